@@ -1,0 +1,1 @@
+"""depyf: decompile CPython bytecode and open up torch.compile (stub)."""

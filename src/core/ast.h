@@ -1,0 +1,106 @@
+/* The output AST: one generic node type whose fields are used per kind as
+ * documented below.  Nodes live in the decompilation's arena. */
+#ifndef DEPYF_AST_H
+#define DEPYF_AST_H
+
+#include "arena.h"
+#include "code.h"
+#include "ir.h"
+
+typedef struct dp_node dp_node;
+
+typedef struct dp_nodes {
+    dp_node **v;
+    int n, cap;
+} dp_nodes;
+
+typedef enum dp_node_kind {
+    /* ---- expressions ---- */
+    E_NAME,       /* s = identifier */
+    E_CONST,      /* cst (any constant, including tuples/frozensets of constants) */
+    E_ATTR,       /* a.s */
+    E_SUBSCR,     /* a[b] (b may be E_SLICE or an E_TUPLE holding slices) */
+    E_SLICE,      /* a:b:c, each may be NULL */
+    E_CALL,       /* a(l1..., l2...): l1 = positional args (E_STARRED for *x),
+                     l2 = E_KEYWORD nodes (s = name, or NULL for **x; a = value) */
+    E_KEYWORD,
+    E_BINOP,      /* a op b; op = dp_binop */
+    E_UNARY,      /* op a; op = dp_unop */
+    E_BOOLOP,     /* l1[0] and/or l1[1] ...; op = 0 for and, 1 for or */
+    E_COMPARE,    /* a ops[i] l1[i] ...; l2 unused; the operators are in `ops` */
+    E_IFEXP,      /* b if a else c */
+    E_NAMED,      /* (s := a) */
+    E_LAMBDA,     /* lambda <args>: body; a = E_ARGUMENTS node, b = body expression */
+    E_TUPLE, E_LIST, E_SET, /* l1 = elements (E_STARRED for *x) */
+    E_DICT,       /* l1 = keys (NULL entry for **value), l2 = values */
+    E_STARRED,    /* *a */
+    E_JOINEDSTR,  /* f-string; l1 = parts: E_CONST str or E_FORMATTED */
+    E_FORMATTED,  /* {a!conv:spec}; op = conversion (0, 's', 'r', 'a'); b = spec (E_JOINEDSTR) or NULL */
+    E_LISTCOMP, E_SETCOMP, E_GENEXP, /* a = element; l1 = E_COMPREHENSION clauses */
+    E_DICTCOMP,   /* a = key, b = value; l1 = clauses */
+    E_COMPREHENSION, /* for a in b if l1...; op = 1 for async */
+    E_YIELD,      /* yield a (a may be NULL) */
+    E_YIELD_FROM, /* yield from a */
+    E_AWAIT,      /* await a */
+    E_RAW,        /* s = verbatim text (used for things with no Python spelling, always commented) */
+
+    /* ---- statements (`line` = source line of the first instruction, or -1) ---- */
+    S_EXPR,       /* a */
+    S_ASSIGN,     /* l1 = targets (a = b = value), b = value */
+    S_AUGASSIGN,  /* a op= b; op = dp_binop */
+    S_ANNASSIGN,  /* a: b = c (c may be NULL); op = 1 when the target is a simple name */
+    S_DELETE,     /* del l1 */
+    S_PASS, S_BREAK, S_CONTINUE,
+    S_RETURN,     /* return a (a may be NULL) */
+    S_RAISE,      /* raise a from b (both may be NULL) */
+    S_GLOBAL, S_NONLOCAL, /* l1 = E_NAME nodes */
+    S_IMPORT,     /* l1 = E_ALIAS nodes */
+    S_IMPORTFROM, /* from s import l1 (E_ALIAS); op = level; s may be NULL for `from . import x` */
+    E_ALIAS,      /* s as b->s (b NULL when no alias) ; s = "*" for star import */
+    S_IF,         /* if a: l1 else: l2 (l2 may hold a single S_IF, printed as elif) */
+    S_WHILE,      /* while a: l1 else: l2 */
+    S_FOR,        /* for a in b: l1 else: l2; op = 1 for async */
+    S_TRY,        /* try: l1, handlers l2 (S_EXCEPT), else l3, finally l4; op = 1 for except* */
+    S_EXCEPT,     /* except a as s: l1 (a NULL = bare except) */
+    S_WITH,       /* with l1 (E_WITHITEM): l2; op = 1 for async */
+    E_WITHITEM,   /* a as b (b may be NULL) */
+    S_FUNCTIONDEF,/* def s(c): l1; l2 = decorators; b = return annotation; op = 1 for async;
+                     c = E_ARGUMENTS */
+    E_ARGUMENTS,  /* l1 = E_ARG positional (first `op` are positional-only), l2 = E_ARG kw-only,
+                     a = E_ARG *vararg or NULL, b = E_ARG **kwarg or NULL.
+                     op2 = 1 when a bare `*` is needed (kw-only without vararg) */
+    E_ARG,        /* s = name, a = annotation, b = default */
+    S_CLASSDEF,   /* class s(l3 bases and E_KEYWORD): l1; l2 = decorators */
+    S_ASSERT,     /* assert a, b */
+    S_MATCH,      /* match a: l1 (S_CASE) */
+    S_CASE,       /* case a if b: l1 */
+    P_VALUE,      /* a */
+    P_SINGLETON,  /* cst (None/True/False) */
+    P_SEQUENCE,   /* [l1] */
+    P_MAPPING,    /* {l1[i] (keys, exprs): l2[i] (patterns), **s} */
+    P_CLASS,      /* a(l1 positional patterns, l2 = E_KEYWORD (s = attr, a = pattern)) */
+    P_STAR,       /* *s (s NULL means *_) */
+    P_AS,         /* a as s (a NULL: capture pattern s, or `_` wildcard when s is NULL) */
+    P_OR,         /* l1[0] | l1[1] | ... */
+    S_COMMENT,    /* # s (may hold several lines) */
+    S_BLOCK,      /* l1 spliced in place (structuring helper; printer flattens it) */
+    DP_NODE_KIND_COUNT
+} dp_node_kind;
+
+struct dp_node {
+    int kind;          /* dp_node_kind */
+    int op, op2;
+    int line;          /* source line for statements, -1 if unknown */
+    int offset;        /* bytecode offset of a statement's first instruction, -1 if none */
+    const char *s;
+    const dp_const *cst;
+    dp_node *a, *b, *c;
+    dp_nodes l1, l2, l3, l4;
+    int *ops;          /* E_COMPARE: dp_cmpop for each comparator */
+};
+
+dp_node *dp_node_new(dp_arena *ar, int kind);
+/* Appends; returns -1 on out-of-memory. */
+int dp_nodes_push(dp_arena *ar, dp_nodes *l, dp_node *n);
+
+#endif

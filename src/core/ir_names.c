@@ -1,0 +1,3 @@
+/* STUB */
+#include "ir.h"
+const char *dp_irop_name(int op) { (void)op; return "?"; }

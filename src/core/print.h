@@ -1,0 +1,31 @@
+/* Precedence-aware printer: AST -> Python source. */
+#ifndef DEPYF_PRINT_H
+#define DEPYF_PRINT_H
+
+#include "ast.h"
+#include "buf.h"
+#include "error.h"
+
+typedef struct dp_printer {
+    dp_buf *out;
+    int indent;          /* spaces per level (4 by default) */
+    int line;            /* current output line, 1-based: lets callers map statements to lines */
+    dp_error *err;
+    /* Optional: called for every statement as it starts printing, with the
+     * output line it starts on (used to map bytecode offsets to lines). */
+    void (*on_stmt)(void *ctx, const dp_node *stmt, int out_line);
+    void *ctx;
+} dp_printer;
+
+void dp_printer_init(dp_printer *p, dp_buf *out, int indent, dp_error *err);
+/* Prints statements at the given nesting level (an empty list prints `pass`
+ * when level > 0).  Returns 0 or -1 (err set). */
+int dp_print_block(dp_printer *p, const dp_nodes *body, int level);
+/* Prints one expression at the lowest precedence (no surrounding parens). */
+int dp_print_expr(dp_printer *p, const dp_node *e);
+/* A constant as a Python literal that evaluates to an equal value of the same
+ * type: str/bytes escapes, float repr (inf/nan spelled as expressions),
+ * complex, big ints, nested tuples, frozensets. */
+void dp_print_const(dp_buf *out, const dp_const *c);
+
+#endif
