@@ -22,6 +22,7 @@ typedef enum dp_const_kind {
     DP_CONST_TUPLE,     /* items/n */
     DP_CONST_FROZENSET, /* items/n */
     DP_CONST_CODE,      /* code */
+    DP_CONST_OTHER,     /* live objects with no literal form (Dynamo can load any object): text = repr */
 } dp_const_kind;
 
 typedef struct dp_code dp_code;

@@ -11,8 +11,20 @@
 #include "code.h"
 #include "error.h"
 
+/* Which output line each bytecode offset of the top-level code object was
+ * printed on (sorted by offset); filled when dp_options.linemap is set.
+ * Owned by the caller: free `entries` with free(). */
+typedef struct dp_linemap_entry {
+    int32_t offset, line;
+} dp_linemap_entry;
+typedef struct dp_linemap {
+    dp_linemap_entry *entries;
+    size_t n, cap;
+} dp_linemap;
+
 typedef struct dp_options {
     int indent;          /* spaces per level; 0 means 4 */
+    dp_linemap *linemap; /* optional out: offset -> output line of the top-level code */
 } dp_options;
 
 /* Limits checked on input; past them a clear error, never a crash. */

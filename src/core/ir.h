@@ -22,6 +22,7 @@
 #include <stdint.h>
 
 #include "arena.h"
+#include "buf.h"
 #include "code.h"
 #include "error.h"
 
@@ -184,5 +185,8 @@ int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err);
 
 /* Name of an IR op, for disassembly and messages. */
 const char *dp_irop_name(int op);
+/* Text listing of a lifted function (index, offset, line, op, args, target,
+ * exception table), for debugging and tests. */
+void dp_ir_dump(const dp_irfunc *f, dp_buf *out);
 
 #endif
