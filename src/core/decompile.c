@@ -1,6 +1,516 @@
-/* STUB */
-#include "depyf.h"
+/* Entry point of the decompiler and everything about code objects: a
+ * function's signature, nested functions, lambdas, comprehensions and class
+ * bodies, and the clean-ups that make output read like source. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "dc.h"
+#include "print.h"
+
+static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
+    memset(d, 0, sizeof *d);
+    d->sh = sh;
+    d->code = code;
+    d->outer = outer;
+    if (dp_lift(sh->ar, code, &d->f, sh->err) < 0) {
+        dp_error_where(sh->err, code->qualname);
+        return -1;
+    }
+    d->in = d->f.ins;
+    d->n = d->f.n;
+    if (d->n > DP_MAX_INSTRUCTIONS)
+        return dc_fail(d, -1, "function too long (%d instructions)", d->n);
+    d->nref = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
+    d->handler = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
+    if (d->nref == NULL || d->handler == NULL)
+        return dp_fail(sh->err, -1, "out of memory");
+    for (int i = 0; i < d->n; i++) {
+        d->handler[i] = -1;
+        int t = d->in[i].target;
+        if (t >= 0) {
+            if (t > d->n)
+                return dc_fail(d, i, "jump target out of range");
+            d->nref[t]++;
+        }
+    }
+    for (int k = 0; k < d->f.nexc; k++) {
+        const dp_exc_entry *e = &d->f.exc[k];
+        if (e->start < 0 || e->end > d->n || e->target < 0 || e->target >= d->n || e->start > e->end)
+            return dc_fail(d, -1, "bad exception table entry");
+        d->nref[e->target]++;
+        for (int i = e->start; i < e->end; i++)
+            d->handler[i] = e->target;
+    }
+    d->is_module = strcmp(code->name, "<module>") == 0;
+    return 0;
+}
+
+/* ---- clean-ups ---- */
+
+static int is_return_none(const dp_node *s) {
+    return s->kind == S_RETURN && (s->a == NULL || dc_is_const_kind(s->a, DP_CONST_NONE));
+}
+
+/* The compiler adds `return None` at the end of every path that falls off
+ * the end of a function; remove those so the source reads naturally. */
+static void drop_implicit_returns(dp_nodes *body) {
+    if (body->n == 0)
+        return;
+    dp_node *last = body->v[body->n - 1];
+    if (is_return_none(last)) {
+        body->n--;
+        return;
+    }
+    if (last->kind == S_IF) {
+        drop_implicit_returns(&last->l1);
+        drop_implicit_returns(&last->l2);
+    }
+}
+
+static int is_assign_to(const dp_node *s, const char *name) {
+    return s->kind == S_ASSIGN && s->l1.n == 1 && s->l1.v[0]->kind == E_NAME && strcmp(s->l1.v[0]->s, name) == 0;
+}
+
+/* `__doc__ = '...'` at the top of a module or class is its docstring. */
+static void docstring_from_assign(dp_nodes *body, int at) {
+    if (body->n > at && is_assign_to(body->v[at], "__doc__") && dc_is_const_kind(body->v[at]->b, DP_CONST_STR)) {
+        dp_node *s = body->v[at];
+        s->kind = S_EXPR;
+        s->a = s->b;
+        s->l1.n = 0;
+    }
+}
+
+static void remove_at(dp_nodes *l, int at) {
+    memmove(l->v + at, l->v + at + 1, (size_t)(l->n - at - 1) * sizeof *l->v);
+    l->n--;
+}
+
+static int prepend_decls(dc *d, dp_nodes *body) {
+    dp_nodes out = {0};
+    if (d->globals.n) {
+        dp_node *g = dc_node(d, S_GLOBAL);
+        if (g == NULL || dc_add(d, &out, g) < 0)
+            return -1;
+        g->l1 = d->globals;
+    }
+    if (d->nonlocals.n) {
+        dp_node *g = dc_node(d, S_NONLOCAL);
+        if (g == NULL || dc_add(d, &out, g) < 0)
+            return -1;
+        g->l1 = d->nonlocals;
+    }
+    if (out.n == 0)
+        return 0;
+    /* after a docstring, if any */
+    int at = body->n > 0 && body->v[0]->kind == S_EXPR && dc_is_const_kind(body->v[0]->a, DP_CONST_STR);
+    for (int k = 0; k < body->n; k++)
+        if (k >= at && dc_add(d, &out, body->v[k]) < 0)
+            return -1;
+    if (at) {
+        dp_nodes merged = {0};
+        if (dc_add(d, &merged, body->v[0]) < 0)
+            return -1;
+        for (int k = 0; k < out.n; k++)
+            if (dc_add(d, &merged, out.v[k]) < 0)
+                return -1;
+        out = merged;
+    }
+    *body = out;
+    return 0;
+}
+
+enum { BODY_FUNCTION, BODY_CLASS, BODY_MODULE, BODY_LAMBDA, BODY_COMPREHENSION };
+
+/* Decompiles a whole code object into statements. */
+static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d) {
+    if (++sh->depth > DP_MAX_NESTING) {
+        sh->depth--;
+        dp_error_where(sh->err, code->qualname);
+        return dp_fail(sh->err, -1, "code objects nested too deeply");
+    }
+    int rc = -1;
+    if (setup(d, sh, code, outer) < 0)
+        goto out;
+    d->is_class_body = kind == BODY_CLASS;
+    dc_stack st = {0};
+    if (dc_block(d, 0, d->n, &st, body) < 0)
+        goto out;
+    if (kind == BODY_CLASS) {
+        /* drop the compiler's prologue and the __class__ cell epilogue */
+        while (body->n && (is_assign_to(body->v[0], "__module__") || is_assign_to(body->v[0], "__qualname__")))
+            remove_at(body, 0);
+        docstring_from_assign(body, 0);
+        if (body->n && body->v[body->n - 1]->kind == S_RETURN) {
+            dp_node *r = body->v[body->n - 1];
+            if (r->a && r->a->kind == E_NAME && strcmp(r->a->s, "__class__") == 0)
+                body->n--;
+        }
+        if (body->n && is_assign_to(body->v[body->n - 1], "__classcell__"))
+            body->n--;
+    }
+    if (kind == BODY_MODULE)
+        docstring_from_assign(body, 0);
+    if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION)
+        drop_implicit_returns(body);
+    if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
+        dp_node *doc = dc_node(d, S_EXPR);
+        dp_nodes withdoc = {0};
+        if (doc == NULL || (doc->a = dc_const(d, code->consts[0])) == NULL || dc_add(d, &withdoc, doc) < 0)
+            goto out;
+        for (int k = 0; k < body->n; k++)
+            if (dc_add(d, &withdoc, body->v[k]) < 0)
+                goto out;
+        *body = withdoc;
+    }
+    if (kind != BODY_LAMBDA && prepend_decls(d, body) < 0)
+        goto out;
+    rc = 0;
+out:
+    sh->depth--;
+    return rc;
+}
+
+/* ---- signatures ---- */
+
+static dp_node *arg_node(dc *d, const char *name) {
+    dp_node *a = dc_node(d, E_ARG);
+    if (a)
+        a->s = name;
+    return a;
+}
+
+/* Values of a defaults tuple: a constant tuple or a BUILD_TUPLE. */
+static int tuple_items(dc *d, dp_node *t, dp_nodes *out) {
+    if (t == NULL)
+        return 0;
+    if (t->kind == E_TUPLE) {
+        *out = t->l1;
+        return 0;
+    }
+    if (dc_is_const_kind(t, DP_CONST_TUPLE)) {
+        for (size_t k = 0; k < t->cst->n; k++)
+            if (dc_add(d, out, dc_const(d, t->cst->items[k])) < 0)
+                return -1;
+        return 0;
+    }
+    return dc_fail(d, -1, "function defaults are not a tuple");
+}
+
+static dp_node *find_arg(dp_node *args, const char *name) {
+    dp_nodes *lists[2] = {&args->l1, &args->l2};
+    for (int l = 0; l < 2; l++)
+        for (int k = 0; k < lists[l]->n; k++)
+            if (strcmp(lists[l]->v[k]->s, name) == 0)
+                return lists[l]->v[k];
+    if (args->a && strcmp(args->a->s, name) == 0)
+        return args->a;
+    if (args->b && strcmp(args->b->s, name) == 0)
+        return args->b;
+    return NULL;
+}
+
+static int apply_annotations(dc *d, dp_node *args, dp_node *ann, dp_node **returns) {
+    dp_nodes keys = {0}, vals = {0};
+    if (ann->kind == E_DICT) {
+        keys = ann->l1;
+        vals = ann->l2;
+    } else {
+        dp_nodes flat = {0};
+        if (tuple_items(d, ann, &flat) < 0)
+            return -1;
+        for (int k = 0; k + 1 < flat.n; k += 2)
+            if (dc_add(d, &keys, flat.v[k]) < 0 || dc_add(d, &vals, flat.v[k + 1]) < 0)
+                return -1;
+    }
+    for (int k = 0; k < keys.n; k++) {
+        if (!dc_is_const_kind(keys.v[k], DP_CONST_STR))
+            return dc_fail(d, -1, "annotation key is not a name");
+        const char *name = keys.v[k]->cst->text;
+        if (strcmp(name, "return") == 0) {
+            *returns = vals.v[k];
+            continue;
+        }
+        dp_node *a = find_arg(args, name);
+        if (a == NULL)
+            return dc_fail(d, -1, "annotation for unknown parameter %s", name);
+        a->a = vals.v[k];
+    }
+    return 0;
+}
+
+/* The parameter list of `code`, with defaults/annotations from `fn`. */
+static dp_node *arguments(dc *d, const dp_code *code, dp_node *fn, dp_node **returns) {
+    dp_node *args = dc_node(d, E_ARGUMENTS);
+    if (args == NULL)
+        return NULL;
+    int npos = code->argcount, nkw = code->kwonlyargcount;
+    int need = npos + nkw + !!(code->flags & DP_CO_VARARGS) + !!(code->flags & DP_CO_VARKEYWORDS);
+    if (npos < 0 || nkw < 0 || need > (int)code->varnames.n || code->posonlyargcount > npos) {
+        dc_fail(d, -1, "argument counts do not match co_varnames");
+        return NULL;
+    }
+    int k = 0;
+    for (; k < npos; k++)
+        if (dc_add(d, &args->l1, arg_node(d, code->varnames.v[k])) < 0)
+            return NULL;
+    args->op = code->posonlyargcount;
+    for (int q = 0; q < nkw; q++, k++)
+        if (dc_add(d, &args->l2, arg_node(d, code->varnames.v[k])) < 0)
+            return NULL;
+    if (code->flags & DP_CO_VARARGS && (args->a = arg_node(d, code->varnames.v[k++])) == NULL)
+        return NULL;
+    if (code->flags & DP_CO_VARKEYWORDS && (args->b = arg_node(d, code->varnames.v[k++])) == NULL)
+        return NULL;
+    args->op2 = nkw > 0 && args->a == NULL;
+    if (fn == NULL)
+        return args;
+    dp_nodes defs = {0};
+    if (tuple_items(d, fn->a, &defs) < 0)
+        return NULL;
+    if (defs.n > npos) {
+        dc_fail(d, -1, "more defaults than parameters");
+        return NULL;
+    }
+    for (int q = 0; q < defs.n; q++)
+        args->l1.v[npos - defs.n + q]->b = defs.v[q];
+    if (fn->b) {
+        if (fn->b->kind != E_DICT) {
+            dc_fail(d, -1, "keyword defaults are not a dict");
+            return NULL;
+        }
+        for (int q = 0; q < fn->b->l1.n; q++) {
+            dp_node *key = fn->b->l1.v[q];
+            dp_node *a = dc_is_const_kind(key, DP_CONST_STR) ? find_arg(args, key->cst->text) : NULL;
+            if (a == NULL) {
+                dc_fail(d, -1, "keyword default for unknown parameter");
+                return NULL;
+            }
+            a->b = fn->b->l2.v[q];
+        }
+    }
+    if (fn->c && apply_annotations(d, args, fn->c, returns) < 0)
+        return NULL;
+    return args;
+}
+
+static int is_async(const dp_code *code) {
+    return (code->flags & (DP_CO_COROUTINE | DP_CO_ASYNC_GENERATOR)) != 0;
+}
+
+dp_node *dc_funcdef(dc *d, dp_node *fn, const char *name, int at) {
+    const dp_code *code = fn->cst->code;
+    dp_node *def = dc_stmt(d, S_FUNCTIONDEF, at);
+    if (def == NULL)
+        return NULL;
+    def->s = name;
+    def->op = is_async(code);
+    if ((def->c = arguments(d, code, fn, &def->b)) == NULL)
+        return NULL;
+    dc sub;
+    if (code_body(d->sh, code, d, BODY_FUNCTION, &def->l1, &sub) < 0)
+        return NULL;
+    return def;
+}
+
+dp_node *dc_lambda(dc *d, dp_node *fn, int at) {
+    const dp_code *code = fn->cst->code;
+    dp_node *lam = dc_node(d, E_LAMBDA);
+    dp_node *ret = NULL;
+    if (lam == NULL || (lam->a = arguments(d, code, fn, &ret)) == NULL)
+        return NULL;
+    dc sub;
+    dp_nodes body = {0};
+    if (code_body(d->sh, code, d, BODY_LAMBDA, &body, &sub) < 0)
+        return NULL;
+    /* generator lambdas end with an implicit `return None` after the yield */
+    if (body.n == 2 && body.v[0]->kind == S_EXPR && is_return_none(body.v[1]))
+        body.n = 1, body.v[0]->kind = S_RETURN;
+    if (body.n != 1 || body.v[0]->kind != S_RETURN || body.v[0]->a == NULL) {
+        dc_fail(d, at, "lambda body is not a single expression");
+        return NULL;
+    }
+    lam->b = body.v[0]->a;
+    return lam;
+}
+
+/* ---- comprehensions ---- */
+
+static int is_dot0(const dp_node *e) { return e && e->kind == E_NAME && strcmp(e->s, ".0") == 0; }
+
+/* Turns the loop nest of a comprehension's code into clauses + element. */
+static int comp_clauses(dc *d, dp_nodes *stmts, dp_node *comp, dp_node *outer_iter, int depth) {
+    if (depth > 50)
+        return dc_fail(d, -1, "comprehension nested too deeply");
+    int idx = -1;
+    for (int k = 0; k < stmts->n; k++) {
+        int kind = stmts->v[k]->kind;
+        if (kind == S_FOR || kind == S_IF || kind == X_APPEND ||
+            (kind == S_EXPR && stmts->v[k]->a->kind == E_YIELD)) {
+            if (idx >= 0)
+                return dc_fail(d, -1, "unexpected statements in a comprehension");
+            idx = k;
+        }
+    }
+    if (idx < 0)
+        return dc_fail(d, -1, "comprehension without an element");
+    dp_node *s = stmts->v[idx];
+    switch (s->kind) {
+    case S_FOR: {
+        dp_node *cl = dc_node(d, E_COMPREHENSION);
+        if (cl == NULL)
+            return -1;
+        cl->a = s->a;
+        cl->b = is_dot0(s->b) ? outer_iter : s->b;
+        cl->op = s->op;
+        if (dc_add(d, &comp->l1, cl) < 0)
+            return -1;
+        return comp_clauses(d, &s->l1, comp, outer_iter, depth + 1);
+    }
+    case S_IF: {
+        if (s->l2.n || comp->l1.n == 0)
+            return dc_fail(d, -1, "unexpected else in a comprehension");
+        dp_node *cl = comp->l1.v[comp->l1.n - 1];
+        if (dc_add(d, &cl->l1, s->a) < 0)
+            return -1;
+        return comp_clauses(d, &s->l1, comp, outer_iter, depth + 1);
+    }
+    case X_APPEND:
+        comp->a = s->a;
+        comp->b = s->b;
+        return 0;
+    default: /* S_EXPR of a yield: generator expression */
+        comp->a = s->a->a;
+        return 0;
+    }
+}
+
+dp_node *dc_comprehension(dc *d, dp_node *fn, dp_node *iter, int at) {
+    const dp_code *code = fn->cst->code;
+    int kind = E_GENEXP;
+    if (strcmp(code->name, "<listcomp>") == 0) kind = E_LISTCOMP;
+    else if (strcmp(code->name, "<setcomp>") == 0) kind = E_SETCOMP;
+    else if (strcmp(code->name, "<dictcomp>") == 0) kind = E_DICTCOMP;
+    dc sub;
+    dp_nodes body = {0};
+    if (code_body(d->sh, code, d, BODY_COMPREHENSION, &body, &sub) < 0)
+        return NULL;
+    dp_node *comp = dc_node(d, kind);
+    if (comp == NULL || comp_clauses(d, &body, comp, iter, 0) < 0)
+        return NULL;
+    if (comp->l1.n == 0 || comp->a == NULL) {
+        dc_fail(d, at, "malformed comprehension");
+        return NULL;
+    }
+    return comp;
+}
+
+/* ---- classes ---- */
+
+dp_node *dc_classdef(dc *d, dp_node *call, const char *name, int at) {
+    if (call->l1.n < 2 || call->l1.v[0]->kind != X_FUNC) {
+        dc_fail(d, at, "malformed class creation");
+        return NULL;
+    }
+    dp_node *cls = dc_stmt(d, S_CLASSDEF, at);
+    if (cls == NULL)
+        return NULL;
+    cls->s = name;
+    for (int k = 2; k < call->l1.n; k++)
+        if (dc_add(d, &cls->l3, call->l1.v[k]) < 0)
+            return NULL;
+    for (int k = 0; k < call->l2.n; k++)
+        if (dc_add(d, &cls->l3, call->l2.v[k]) < 0)
+            return NULL;
+    dc sub;
+    if (code_body(d->sh, call->l1.v[0]->cst->code, d, BODY_CLASS, &cls->l1, &sub) < 0)
+        return NULL;
+    return cls;
+}
+
+/* ---- entry point ---- */
+
+static int collect_linemap(const dp_nodes *body, dp_linemap *map);
+
+typedef struct linemap_ctx {
+    dp_linemap *map;
+    int oom;
+} linemap_ctx;
+
+static void on_stmt(void *ctx, const dp_node *stmt, int line) {
+    linemap_ctx *c = ctx;
+    if (stmt->offset < 0 || c->oom)
+        return;
+    dp_linemap *m = c->map;
+    if (m->n == m->cap) {
+        size_t cap = m->cap ? m->cap * 2 : 64;
+        dp_linemap_entry *e = realloc(m->entries, cap * sizeof *e);
+        if (e == NULL) {
+            c->oom = 1;
+            return;
+        }
+        m->entries = e;
+        m->cap = cap;
+    }
+    m->entries[m->n].offset = stmt->offset;
+    m->entries[m->n].line = line;
+    m->n++;
+}
+
+static int cmp_entry(const void *a, const void *b) {
+    const dp_linemap_entry *x = a, *y = b;
+    return (x->offset > y->offset) - (x->offset < y->offset);
+}
+
+static int collect_linemap(const dp_nodes *body, dp_linemap *map) {
+    (void)body;
+    qsort(map->entries, map->n, sizeof *map->entries, cmp_entry);
+    return 0;
+}
+
 int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_error *err) {
-    (void)code; (void)opt; (void)out;
-    return dp_fail(err, -1, "decompiler not built yet");
+    dp_arena ar;
+    dp_arena_init(&ar);
+    dc_shared sh = {&ar, err, opt, 0, 0};
+    dc d;
+    dp_nodes body = {0};
+    int rc = -1;
+    int is_module = strcmp(code->name, "<module>") == 0;
+    if (code_body(&sh, code, NULL, is_module ? BODY_MODULE : BODY_FUNCTION, &body, &d) < 0)
+        goto out;
+    dp_nodes top = body;
+    if (!is_module) {
+        dp_node *def = dc_node(&d, S_FUNCTIONDEF);
+        dp_nodes one = {0};
+        if (def == NULL || dc_add(&d, &one, def) < 0)
+            goto out;
+        def->s = code->name;
+        def->op = is_async(code);
+        def->l1 = body;
+        if ((def->c = arguments(&d, code, NULL, &def->b)) == NULL)
+            goto out;
+        top = one;
+    }
+    dp_printer p;
+    dp_printer_init(&p, out, opt ? opt->indent : 4, err);
+    linemap_ctx lm = {opt ? opt->linemap : NULL, 0};
+    if (lm.map) {
+        p.on_stmt = on_stmt;
+        p.ctx = &lm;
+    }
+    if (dp_print_block(&p, &top, 0) < 0)
+        goto out;
+    if (lm.oom || !dp_buf_ok(out)) {
+        dp_fail(err, -1, "out of memory");
+        goto out;
+    }
+    if (lm.map)
+        collect_linemap(&top, lm.map);
+    rc = 0;
+out:
+    if (rc < 0 && ar.failed && !err->set)
+        dp_fail(err, -1, "out of memory");
+    dp_error_where(err, code->qualname);
+    dp_arena_free(&ar);
+    return rc;
 }

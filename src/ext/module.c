@@ -1,5 +1,332 @@
-/* STUB */
+/* depyf._core: the C core behind a small Python API.  Each call converts its
+ * input into a model in one arena, runs the core without the GIL (the core
+ * touches no Python object), turns the result or error into Python objects,
+ * and frees everything it allocated on every path. */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
-static struct PyModuleDef mod = {PyModuleDef_HEAD_INIT, "_core", NULL, -1, NULL, NULL, NULL, NULL, NULL};
-PyMODINIT_FUNC PyInit__core(void) { return PyModule_Create(&mod); }
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "convert.h"
+#include "depyf.h"
+#include "ir.h"
+
+typedef struct modstate {
+    PyObject *DecompilationError;
+} modstate;
+
+typedef enum job { JOB_DECOMPILE, JOB_DISASM, JOB_IR_DUMP } job;
+
+/* Everything one call owns; released by call_free on every path. */
+typedef struct call {
+    dp_arena arena;
+    dp_buf out;
+    dp_error err;
+    dp_linemap linemap;
+} call;
+
+static void call_init(call *c) {
+    dp_arena_init(&c->arena);
+    dp_buf_init(&c->out);
+    dp_error_init(&c->err);
+    memset(&c->linemap, 0, sizeof c->linemap);
+}
+
+static void call_free(call *c) {
+    dp_arena_free(&c->arena);
+    dp_buf_free(&c->out);
+    free(c->linemap.entries);
+}
+
+static PyObject *decode(const char *s, size_t n) {
+    return PyUnicode_DecodeUTF8(s, (Py_ssize_t)n, "replace");
+}
+
+/* Raises DecompilationError(qualname, offset, reason) from a core error. */
+static PyObject *raise_core_error(PyObject *module, const dp_error *err, const char *fallback_where) {
+    PyObject *type = ((modstate *)PyModule_GetState(module))->DecompilationError;
+    const char *where = err->where[0] ? err->where : fallback_where;
+    const char *reason = err->msg[0] ? err->msg : "unknown error";
+    PyObject *qualname = decode(where, strlen(where));
+    PyObject *why = decode(reason, strlen(reason));
+    PyObject *offset = Py_None;
+    if (err->offset >= 0)
+        offset = PyLong_FromLong(err->offset);
+    else
+        Py_INCREF(offset);
+    PyObject *msg = NULL, *exc = NULL;
+    if (qualname == NULL || why == NULL || offset == NULL)
+        goto done;
+    msg = err->offset >= 0 ? PyUnicode_FromFormat("cannot decompile %U at offset %d: %U", qualname, err->offset, why)
+                           : PyUnicode_FromFormat("cannot decompile %U: %U", qualname, why);
+    if (msg == NULL)
+        goto done;
+    exc = PyObject_CallFunctionObjArgs(type, msg, NULL);
+    if (exc == NULL || PyObject_SetAttrString(exc, "qualname", qualname) < 0 ||
+        PyObject_SetAttrString(exc, "offset", offset) < 0 || PyObject_SetAttrString(exc, "reason", why) < 0)
+        goto done;
+    PyErr_SetObject(type, exc);
+done:
+    Py_XDECREF(qualname);
+    Py_XDECREF(why);
+    Py_XDECREF(offset);
+    Py_XDECREF(msg);
+    Py_XDECREF(exc);
+    return NULL;
+}
+
+/* A failed job: out of memory, or what the core reported. */
+static PyObject *raise_job_error(PyObject *module, const call *c, const char *fallback_where) {
+    if (c->arena.failed || !dp_buf_ok(&c->out))
+        return PyErr_NoMemory();
+    return raise_core_error(module, &c->err, fallback_where);
+}
+
+/* The core part of a job: no Python object may be touched here. */
+static int run_job(call *c, job what, const dp_code *code, int indent, int want_linemap) {
+    switch (what) {
+    case JOB_DECOMPILE: {
+        dp_options opt = {indent, want_linemap ? &c->linemap : NULL};
+        return dp_decompile(code, &opt, &c->out, &c->err);
+    }
+    case JOB_DISASM:
+        return dp_disasm(code, &c->out, &c->err);
+    case JOB_IR_DUMP: {
+        dp_irfunc f;
+        if (dp_lift(&c->arena, code, &f, &c->err) < 0)
+            return -1;
+        dp_ir_dump(&f, &c->out);
+        return 0;
+    }
+    }
+    return dp_fail(&c->err, -1, "unknown job");
+}
+
+static PyObject *linemap_list(const dp_linemap *lm) {
+    PyObject *list = PyList_New((Py_ssize_t)lm->n);
+    if (list == NULL)
+        return NULL;
+    for (size_t i = 0; i < lm->n; i++) {
+        PyObject *pair = Py_BuildValue("(ii)", (int)lm->entries[i].offset, (int)lm->entries[i].line);
+        if (pair == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, pair);
+    }
+    return list;
+}
+
+/* The job's output as str, or (str, linemap) when asked for. */
+static PyObject *job_result(call *c, int want_linemap) {
+    if (!dp_buf_ok(&c->out))
+        return PyErr_NoMemory();
+    PyObject *text = PyUnicode_DecodeUTF8(c->out.data ? c->out.data : "", (Py_ssize_t)c->out.len, "surrogatepass");
+    if (text == NULL || !want_linemap)
+        return text;
+    PyObject *lines = linemap_list(&c->linemap);
+    if (lines == NULL) {
+        Py_DECREF(text);
+        return NULL;
+    }
+    PyObject *pair = PyTuple_Pack(2, text, lines);
+    Py_DECREF(text);
+    Py_DECREF(lines);
+    return pair;
+}
+
+static PyObject *run_on_code(PyObject *module, PyObject *code, job what, int indent, int want_linemap) {
+    call c;
+    call_init(&c);
+    PyObject *result = NULL;
+    dp_code *model = NULL;
+    if (dpx_code_from_py(code, &c.arena, &model, &c.err) < 0) {
+        if (!PyErr_Occurred())
+            raise_core_error(module, &c.err, "<code>");
+        goto done;
+    }
+    int rc;
+    Py_BEGIN_ALLOW_THREADS
+    rc = run_job(&c, what, model, indent, want_linemap);
+    Py_END_ALLOW_THREADS
+    if (rc < 0)
+        raise_job_error(module, &c, model->qualname);
+    else
+        result = job_result(&c, want_linemap);
+done:
+    call_free(&c);
+    return result;
+}
+
+/* .pyc problems (bad magic, truncation, bad marshal data) are ValueErrors
+ * about the file; a failure on the code inside is a DecompilationError. */
+static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, job what, int indent) {
+    call c;
+    call_init(&c);
+    PyObject *result = NULL;
+    dp_code *model = NULL;
+    int read_rc, rc = -1;
+    Py_BEGIN_ALLOW_THREADS
+    read_rc = dp_read_pyc(&c.arena, data->buf, (size_t)data->len, &model, &c.err);
+    if (read_rc == 0)
+        rc = run_job(&c, what, model, indent, 0);
+    Py_END_ALLOW_THREADS
+    if (read_rc < 0) {
+        if (c.arena.failed)
+            PyErr_NoMemory();
+        else
+            PyErr_SetString(PyExc_ValueError, c.err.msg[0] ? c.err.msg : "not a valid .pyc file");
+    } else if (rc < 0) {
+        raise_job_error(module, &c, model->qualname);
+    } else {
+        result = job_result(&c, 0);
+    }
+    call_free(&c);
+    return result;
+}
+
+static int check_indent(int indent) {
+    if (indent < 1 || indent > 16) {
+        PyErr_Format(PyExc_ValueError, "indent must be between 1 and 16, not %d", indent);
+        return -1;
+    }
+    return 0;
+}
+
+PyDoc_STRVAR(decompile_doc,
+"decompile(code, indent=4, linemap=False)\n--\n\n"
+"Source of a code object: a `def` statement for a function, module source for a module.\n"
+"With linemap=True, return (source, [(offset, line), ...]): the output line each\n"
+"bytecode offset of the top-level code object was printed on, sorted by offset.\n"
+"Raises DecompilationError when the code cannot be decompiled.");
+
+static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"code", "indent", "linemap", NULL};
+    PyObject *code;
+    int indent = 4, linemap = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ip:decompile", kwlist, &PyCode_Type, &code, &indent,
+                                     &linemap) ||
+        check_indent(indent) < 0)
+        return NULL;
+    return run_on_code(module, code, JOB_DECOMPILE, indent, linemap);
+}
+
+PyDoc_STRVAR(disasm_doc,
+"disasm(code)\n--\n\n"
+"Disassembly of a code object and of every code object nested in it.");
+
+static PyObject *core_disasm(PyObject *module, PyObject *code) {
+    if (!PyCode_Check(code))
+        return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
+    return run_on_code(module, code, JOB_DISASM, 4, 0);
+}
+
+PyDoc_STRVAR(ir_dump_doc,
+"ir_dump(code)\n--\n\n"
+"The version-neutral IR of a code object (not of the code objects nested in it).");
+
+static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
+    if (!PyCode_Check(code))
+        return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
+    return run_on_code(module, code, JOB_IR_DUMP, 4, 0);
+}
+
+PyDoc_STRVAR(decompile_pyc_doc,
+"decompile_pyc(data, indent=4)\n--\n\n"
+"Module source of the contents of a .pyc file written by CPython 3.8-3.13.\n"
+"Raises ValueError when `data` is not a valid .pyc file.");
+
+static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"data", "indent", NULL};
+    Py_buffer data;
+    int indent = 4;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|i:decompile_pyc", kwlist, &data, &indent))
+        return NULL;
+    PyObject *result = check_indent(indent) < 0 ? NULL : run_on_pyc(module, &data, JOB_DECOMPILE, indent);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+PyDoc_STRVAR(disasm_pyc_doc,
+"disasm_pyc(data)\n--\n\n"
+"Disassembly of the contents of a .pyc file written by CPython 3.8-3.13.\n"
+"Raises ValueError when `data` is not a valid .pyc file.");
+
+static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
+    Py_buffer data;
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
+        return NULL;
+    PyObject *result = run_on_pyc(module, &data, JOB_DISASM, 4);
+    PyBuffer_Release(&data);
+    return result;
+}
+
+static PyMethodDef core_methods[] = {
+    {"decompile", (PyCFunction)(void (*)(void))core_decompile, METH_VARARGS | METH_KEYWORDS, decompile_doc},
+    {"disasm", core_disasm, METH_O, disasm_doc},
+    {"ir_dump", core_ir_dump, METH_O, ir_dump_doc},
+    {"decompile_pyc", (PyCFunction)(void (*)(void))core_decompile_pyc, METH_VARARGS | METH_KEYWORDS,
+     decompile_pyc_doc},
+    {"disasm_pyc", core_disasm_pyc, METH_O, disasm_pyc_doc},
+    {NULL, NULL, 0, NULL},
+};
+
+PyDoc_STRVAR(error_doc,
+"The decompiler could not handle a code object.\n\n"
+"Attributes: qualname (of the innermost code object concerned), offset (bytecode\n"
+"offset, or None) and reason.");
+
+static int core_exec(PyObject *module) {
+    modstate *st = PyModule_GetState(module);
+    PyObject *attrs = Py_BuildValue("{sOsOsO}", "qualname", Py_None, "offset", Py_None, "reason", Py_None);
+    if (attrs == NULL)
+        return -1;
+    st->DecompilationError = PyErr_NewExceptionWithDoc("depyf.DecompilationError", error_doc, NULL, attrs);
+    Py_DECREF(attrs);
+    if (st->DecompilationError == NULL)
+        return -1;
+    Py_INCREF(st->DecompilationError);
+    if (PyModule_AddObject(module, "DecompilationError", st->DecompilationError) < 0) {
+        Py_DECREF(st->DecompilationError);
+        return -1;
+    }
+    return PyModule_AddIntConstant(module, "MAX_NESTING", DP_MAX_NESTING);
+}
+
+static int core_traverse(PyObject *module, visitproc visit, void *arg) {
+    Py_VISIT(((modstate *)PyModule_GetState(module))->DecompilationError);
+    return 0;
+}
+
+static int core_clear(PyObject *module) {
+    Py_CLEAR(((modstate *)PyModule_GetState(module))->DecompilationError);
+    return 0;
+}
+
+static void core_free(void *module) { core_clear(module); }
+
+static PyModuleDef_Slot core_slots[] = {
+    {Py_mod_exec, (void *)core_exec},
+#if PY_VERSION_HEX >= 0x030C0000
+    {Py_mod_multiple_interpreters, Py_MOD_PER_INTERPRETER_GIL_SUPPORTED},
+#endif
+#if PY_VERSION_HEX >= 0x030D0000
+    {Py_mod_gil, Py_MOD_GIL_NOT_USED},
+#endif
+    {0, NULL},
+};
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    "depyf._core",
+    "The C core of depyf: decompile and disassemble code objects and .pyc files.",
+    sizeof(modstate),
+    core_methods,
+    core_slots,
+    core_traverse,
+    core_clear,
+    core_free,
+};
+
+PyMODINIT_FUNC PyInit__core(void) { return PyModuleDef_Init(&core_module); }

@@ -1,0 +1,102 @@
+"""Decompiling Dynamo's code objects for the torch layer, never failing the user.
+
+When the decompiler cannot handle a code object, what we show instead is a
+clear comment and the disassembly; callers log one warning and go on.
+"""
+
+import dis
+import io
+import re
+
+
+class Decompiled:
+    """The outcome for one code object: `source` (a `def`) and `linemap`, or `error`."""
+
+    def __init__(self, source=None, linemap=None, error=None):
+        self.source = source
+        self.linemap = linemap or []
+        self.error = error
+
+    @property
+    def ok(self):
+        return self.error is None
+
+
+def decompile(code):
+    """Decompile `code` with its offset -> line map; failures become Decompiled(error=...)."""
+    try:
+        from depyf import _core
+        source, linemap = _core.decompile(code, indent=4, linemap=True)
+    except Exception as exc:  # the decompiler's failure is reported, never raised
+        return Decompiled(error="%s: %s" % (type(exc).__name__, exc))
+    if not isinstance(source, str):
+        return Decompiled(error="the decompiler returned %s" % type(source).__name__)
+    return Decompiled(source, [(int(off), int(line)) for off, line in linemap])
+
+
+def disassembly(code):
+    """A readable disassembly of `code` and its nested code objects."""
+    try:
+        from depyf import _core
+        text = _core.disasm(code)
+        if isinstance(text, str) and text.strip():
+            return text
+    except Exception:  # fall back to the standard library's listing
+        pass
+    buf = io.StringIO()
+    dis.dis(code, file=buf)
+    return buf.getvalue()
+
+
+def failure_text(code, error, what):
+    """Comment + disassembly standing in for source that could not be decompiled."""
+    lines = [
+        "# depyf could not decompile %s (%s)." % (what, getattr(code, "co_qualname", code.co_name)),
+        "# Reason: %s" % " ".join(str(error).split()),
+        "# The program runs this bytecode unchanged. Its disassembly:",
+        "#",
+    ]
+    lines += [("#   " + line).rstrip() for line in disassembly(code).splitlines()]
+    return "\n".join(lines) + "\n"
+
+
+def rename_def(source, old, new):
+    """Rename the top-level `def old(` of decompiled source to `new`."""
+    pattern = re.compile(r"^((?:async\s+)?def\s+)%s(\s*\()" % re.escape(old), re.M)
+    return pattern.sub(lambda m: m.group(1) + new + m.group(2), source, count=1)
+
+
+def signature_of(code):
+    """(parameter list, call argument list) texts for a code object's arguments."""
+    CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+    names = code.co_varnames
+    npos, nkw = code.co_argcount, code.co_kwonlyargcount
+    posonly = getattr(code, "co_posonlyargcount", 0)
+    params, call = [], []
+    for i, name in enumerate(names[:npos]):
+        params.append(name)
+        call.append(name)
+        if posonly and i + 1 == posonly:
+            params.append("/")
+    i = npos + nkw
+    if code.co_flags & CO_VARARGS:
+        params.append("*" + names[i])
+        call.append("*" + names[i])
+        i += 1
+    elif nkw:
+        params.append("*")
+    for name in names[npos:npos + nkw]:
+        params.append(name)
+        call.append("%s=%s" % (name, name))
+    if code.co_flags & CO_VARKEYWORDS:
+        params.append("**" + names[i])
+        call.append("**" + names[i])
+    return ", ".join(params), ", ".join(call)
+
+
+def local_names(code):
+    """Names of a code object's arguments, in order (the frame locals guards look at)."""
+    CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
+    n = code.co_argcount + code.co_kwonlyargcount
+    n += bool(code.co_flags & CO_VARARGS) + bool(code.co_flags & CO_VARKEYWORDS)
+    return list(code.co_varnames[:n])

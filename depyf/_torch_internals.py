@@ -1,0 +1,356 @@
+"""Every torch internal depyf touches, each behind one small function.
+
+torch.compile offers no stable API for what depyf shows, so these functions
+reach into Dynamo, FX, AOTAutograd and Inductor.  Keeping them here means a
+torch release that moves one thing breaks one function, with a clear message.
+The supported torch range is checked when this module is imported.
+
+Every patch returned here is undone by calling it (`restore()`); every hook
+wrapper calls torch's original code whatever our callback does, and a callback
+that raises is logged once and otherwise ignored.
+"""
+
+import collections
+import contextlib
+import logging
+import os
+import re
+import sys
+
+import torch
+
+log = logging.getLogger("depyf")
+
+# Inclusive (major, minor) bounds of the torch releases this module was checked against.
+SUPPORTED_TORCH = ((2, 13), (2, 13))
+_OVERRIDE_ENV = "DEPYF_ALLOW_UNSUPPORTED_TORCH"
+
+
+def _torch_release(version):
+    match = re.match(r"(\d+)\.(\d+)", version)
+    if not match:
+        raise ImportError("depyf cannot read the torch version %r" % version)
+    return int(match.group(1)), int(match.group(2))
+
+
+def check_torch_version(version):
+    """Raise ImportError unless `version` is in SUPPORTED_TORCH (or the override is set)."""
+    release = _torch_release(version)
+    low, high = SUPPORTED_TORCH
+    if low <= release <= high or os.environ.get(_OVERRIDE_ENV) == "1":
+        return
+    raise ImportError(
+        "depyf's torch.compile support needs torch >= %d.%d, < %d.%d (tested with 2.13.0); "
+        "found torch %s. The decompiler (depyf.decompile) works without torch. "
+        "Set %s=1 to try this torch anyway." % (low[0], low[1], high[0], high[1] + 1, version, _OVERRIDE_ENV))
+
+
+check_torch_version(torch.__version__)
+
+import torch._dynamo  # noqa: E402  (after the version check on purpose)
+import torch._dynamo.convert_frame  # noqa: E402
+import torch._dynamo.eval_frame  # noqa: E402
+import torch._dynamo.utils  # noqa: E402
+import torch.fx  # noqa: E402
+import torch.fx._utils  # noqa: E402
+
+_reported = set()
+
+
+def _callback_failed(what, exc):
+    """One warning per failing hook and process; the program goes on as without depyf."""
+    if what not in _reported:
+        _reported.add(what)
+        log.warning("depyf: the %s hook failed (%s: %s); continuing without it",
+                    what, type(exc).__name__, exc)
+
+
+def _call_safely(what, callback, *args):
+    try:
+        return callback(*args)
+    except Exception as exc:  # a depyf bug must never reach the user's program
+        _callback_failed(what, exc)
+        return None
+
+
+def _set_attr(obj, name, value):
+    """Set obj.name and return the function that puts the old value back."""
+    had = name in vars(obj)
+    old = vars(obj).get(name)
+    setattr(obj, name, value)
+
+    def restore():
+        if had:
+            setattr(obj, name, old)
+        else:
+            delattr(obj, name)
+    return restore
+
+
+# ---------------------------------------------------------------- Dynamo bytecode
+
+def register_bytecode_hook(hook):
+    """Call hook(original_code, transformed_code) after Dynamo transforms a frame.
+
+    The hook may return a replacement code object (or None to keep Dynamo's).
+    Returns the function that removes the hook.
+    """
+    def safe_hook(code, new_code):
+        replacement = _call_safely("bytecode", hook, code, new_code)
+        return replacement if isinstance(replacement, type(new_code)) else None
+
+    handle = torch._dynamo.convert_frame.register_bytecode_hook(safe_hook)
+    return handle.remove
+
+
+def bytecode_logger():
+    """The logger Dynamo writes ORIGINAL/MODIFIED BYTECODE to (TORCH_LOGS=+bytecode)."""
+    return torch._dynamo.convert_frame.bytecode_log
+
+
+def compiled_codes():
+    """Original code objects that Dynamo transformed and that are still alive, oldest first."""
+    seen, codes = set(), []
+    for code in list(torch._dynamo.utils.orig_code_map.values.values()):
+        if id(code) not in seen:
+            seen.add(id(code))
+            codes.append(code)
+    return codes
+
+
+CacheEntry = collections.namedtuple("CacheEntry", "code compile_id guard_manager")
+
+
+def cache_entries(code):
+    """Dynamo's cache entries for `code`, in the order its dispatcher checks them."""
+    entries = torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
+    return [CacheEntry(e.code, str(e.compile_id), e.guard_manager) for e in entries]
+
+
+def entry_globals(entry):
+    """The globals of the frame the entry was compiled for (where resume functions live)."""
+    scope = getattr(entry.guard_manager, "global_scope", None) or {}
+    found = scope.get("G")
+    return found if isinstance(found, dict) else None
+
+
+Guard = collections.namedtuple("Guard", "kind text")
+
+
+def guards_of(entry):
+    """Every leaf guard of the entry's guard manager tree, in check order.
+
+    Each is a Guard(kind, text) where text is a verbose code part as Dynamo
+    prints it: a Python expression, then `# user source line  # file:line`.
+    """
+    from torch._C._dynamo.guards import DictGuardManager, RelationalGuard
+
+    root = entry.guard_manager.root
+    guards, seen_relational = [], set()
+
+    def leaves(mgr):
+        for guard in mgr.get_leaf_guards():
+            if isinstance(guard, RelationalGuard):
+                if id(guard) in seen_relational:
+                    continue
+                seen_relational.add(id(guard))
+            for text in guard.verbose_code_parts():
+                guards.append(Guard(type(guard).__name__, text))
+
+    def visit(mgr, depth=0):
+        if mgr is None or depth > 200:
+            return
+        leaves(mgr)
+        if isinstance(mgr, DictGuardManager):
+            for _idx, (key_mgr, value_mgr) in sorted(mgr.get_key_value_managers().items()):
+                visit(key_mgr, depth + 1)
+                visit(value_mgr, depth + 1)
+        for child in mgr.get_child_managers():
+            visit(child, depth + 1)
+
+    visit(root)
+    for guard in getattr(root, "get_epilogue_lambda_guards", list)():
+        for text in guard.verbose_code_parts():
+            guards.append(Guard(type(guard).__name__, text))
+    return guards
+
+
+def unwrap_compiled(obj):
+    """The user function (with its code and globals) behind a torch.compile'd object.
+
+    Accepts what torch.compile returns for a function or an nn.Module, the
+    original function, a bound method, or a module compiled in place.
+    """
+    from torch._dynamo.eval_frame import OptimizedModule, innermost_fn
+
+    if isinstance(obj, OptimizedModule):
+        obj = obj._orig_mod
+    if isinstance(obj, torch.nn.Module):
+        obj = type(obj).forward
+    obj = innermost_fn(obj)
+    obj = getattr(obj, "__func__", obj)
+    code = getattr(obj, "__code__", None)
+    if code is None:
+        raise TypeError("depyf: expected a function or nn.Module compiled by torch.compile, got %s"
+                        % type(obj).__name__)
+    return obj
+
+
+def graph_module_of(compiled_fn):
+    """The FX GraphModule a `__compiled_fn_*` global runs directly (eager backend), else None."""
+    fn = compiled_fn
+    for _ in range(20):
+        owner = getattr(fn, "__self__", None)
+        if isinstance(owner, torch.fx.GraphModule):
+            return owner
+        fn = getattr(fn, "_torchdynamo_orig_callable", None) or getattr(fn, "__wrapped__", None)
+        if fn is None:
+            return None
+    return None
+
+
+def graph_break_count():
+    """How many graph breaks Dynamo has counted in this process."""
+    return sum(torch._dynamo.utils.counters["graph_break"].values())
+
+
+def current_compile_id():
+    """The Dynamo compile id ("frame/attempt") being compiled right now, or None."""
+    cid = torch._guards.CompileContext.current_compile_id()
+    return None if cid is None else str(cid)
+
+
+# ---------------------------------------------------------------- FX graphs
+
+def patch_graph_logging(callback):
+    """Call callback(name, gm, maybe_id) whenever torch formats a graph for its logs.
+
+    Dynamo (captured graph, named after its `__compiled_fn_*`), AOTAutograd
+    (joint, forward, backward) and Inductor (pre/post grad) all go through
+    `lazy_format_graph_code`, whether or not logging is enabled.  Torch modules
+    import the function by name, so every torch module binding it is patched.
+    """
+    original = torch.fx._utils.lazy_format_graph_code
+
+    def logged(name, gm, maybe_id=None, **kwargs):
+        _call_safely("graph logging", callback, name, gm, maybe_id)
+        return original(name, gm, maybe_id, **kwargs)
+
+    def rebind(old, new):
+        for modname, module in list(sys.modules.items()):
+            if modname.startswith("torch") and module is not None:
+                if getattr(module, "__dict__", {}).get("lazy_format_graph_code") is old:
+                    module.lazy_format_graph_code = new
+
+    rebind(original, logged)
+    return lambda: rebind(logged, original)
+
+
+def patch_graph_recompile(callback):
+    """Call callback(gm) after every GraphModule.recompile() (new forward source)."""
+    original = torch.fx.GraphModule.recompile
+
+    def recompile(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        _call_safely("FX recompile", callback, self)
+        return result
+
+    return _set_attr(torch.fx.GraphModule, "recompile", recompile)
+
+
+def graph_code(gm):
+    """The Python source of gm.forward as FX generated it (what runs)."""
+    return gm.code
+
+
+def is_boxed_codegen(gm):
+    """True when gm's forward takes one list of arguments (aot_eager's boxed convention)."""
+    from torch.fx.graph import _BoxedCodeGen
+    return isinstance(gm.graph._codegen, _BoxedCodeGen)
+
+
+def run_graph_from_file(gm, path, text, first_code_line):
+    """Make gm.forward the `forward` defined by `text`, compiled as file `path`.
+
+    `text` holds gm.code verbatim starting at line `first_code_line`, so the
+    function runs exactly the source FX generated, now with a real file behind
+    it for debuggers.  GraphModule gives every instance its own class, so only
+    this gm changes.
+    """
+    cls = type(gm)
+    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls):
+        return False
+    fx_globals = dict(vars(cls)["forward"].__globals__)
+    code = compile(text, path, "exec", dont_inherit=True)
+    namespace = dict(fx_globals, __file__=path)
+    exec(code, namespace)
+    forward = namespace["forward"]
+    if forward.__code__.co_firstlineno < first_code_line:
+        return False
+    cls.forward = forward
+    return True
+
+
+# ---------------------------------------------------------------- Inductor
+
+def patch_output_code_loading(callback):
+    """Let callback(source, path, linemap) redirect Inductor's generated wrapper module.
+
+    Inductor loads the Python module it generates for a graph (with its `call`
+    function and its C++/Triton kernels as source strings) through
+    PyCodeCache.load_by_key_path.  The callback may return (new_path,
+    new_linemap) to load the same source from another file, or None.
+    """
+    from torch._inductor.codecache import PyCodeCache
+
+    original = PyCodeCache.__dict__["load_by_key_path"].__func__
+
+    def load_by_key_path(cls, key, path, linemap=None, attrs=None, **kwargs):
+        if linemap is not None:  # only wrapper modules of a compiled graph carry a line map
+            redirect = _call_safely("Inductor code loading", _redirect, callback, path, linemap)
+            if redirect is not None:
+                path, linemap = redirect
+        return original(cls, key, path, linemap, attrs, **kwargs)
+
+    return _set_attr(PyCodeCache, "load_by_key_path", classmethod(load_by_key_path))
+
+
+def _redirect(callback, path, linemap):
+    with open(path, encoding="utf-8") as f:
+        source = f.read()
+    if "\ndef call(" not in source:
+        return None
+    return callback(source, path, linemap)
+
+
+def shift_linemap(linemap, lines):
+    """Inductor's [(line, node info)] moved down by `lines`."""
+    return [(line + lines, info) for line, info in linemap]
+
+
+@contextlib.contextmanager
+def compile_caches_disabled():
+    """Turn off AOTAutograd's and Inductor's on-disk caches.
+
+    A cache hit skips the stages depyf dumps (joint/forward/backward graphs,
+    post-grad graph), so while dumping every stage must really run.
+    """
+    import torch._functorch.config as functorch_config
+    import torch._inductor.config as inductor_config
+
+    with functorch_config.patch(enable_autograd_cache=False), \
+            inductor_config.patch(fx_graph_cache=False):
+        yield
+
+
+# ---------------------------------------------------------------- distributed
+
+def process_rank():
+    """This process's rank when several processes run (torchrun, initialized group), else None."""
+    import torch.distributed as dist
+
+    if dist.is_available() and dist.is_initialized() and dist.get_world_size() > 1:
+        return dist.get_rank()
+    if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ:
+        return int(os.environ["RANK"])
+    return None

@@ -1,0 +1,143 @@
+/* Internal state of one decompilation (IR -> AST).  Shared by decompile.c
+ * (entry, nested code objects), expr.c (the stack machine that builds
+ * expressions) and stmt.c (control-flow structuring). */
+#ifndef DEPYF_DC_H
+#define DEPYF_DC_H
+
+#include "ast.h"
+#include "depyf.h"
+#include "ir.h"
+
+/* Internal node kinds that live only on the symbolic stack. */
+enum {
+    X_NULL = DP_NODE_KIND_COUNT + 1, /* NULL half of a callable pair */
+    X_SLOT,       /* unpack/for target slot: a = holder tuple, op = index */
+    X_FUNC,       /* made function: cst = code, a = defaults, b = kwdefaults,
+                     c = annotations */
+    X_IMPORT,     /* IMPORT_NAME result: s = module, op = level, cst = fromlist,
+                     a = the S_IMPORTFROM statement once one was emitted */
+    X_ITER,       /* a loop's iterator (GET_ITER result): a = iterable */
+    X_EXC,        /* the exception being handled (pushed by PUSH_EXC_INFO) */
+    X_PREV_EXC,   /* the previous exception saved below it */
+    X_WITH_EXIT,  /* bound __exit__ of a with-statement: a = manager */
+    X_BUILD_CLASS,/* LOAD_BUILD_CLASS */
+    X_CONVERTED,  /* 3.13 CONVERT_VALUE: a = value, op = conversion */
+    X_ASSERTION,  /* LOAD_ASSERTION_ERROR */
+    X_OPAQUE,     /* a value with no source form (interpreter internals) */
+    X_APPEND,     /* comprehension body: LIST_APPEND/SET_ADD (a = value) or
+                     MAP_ADD (a = key, b = value) */
+};
+
+typedef struct dc_stack {
+    dp_node **v;
+    int n, cap;
+} dc_stack;
+
+typedef struct dc_loop {
+    int head;          /* where `continue` jumps */
+    int brk;           /* where `break` jumps (-1 if unknown) */
+    int is_for;        /* the iterator sits on the stack inside the body */
+    struct dc_loop *up;
+} dc_loop;
+
+typedef struct dc_shared {
+    dp_arena *ar;
+    dp_error *err;
+    const dp_options *opt;
+    int depth;         /* nesting of code objects and blocks: bounded */
+    int ntemps;        /* counter for spilled temporaries */
+} dc_shared;
+
+/* The try statements (by handler) found in a code object: see try.c. */
+typedef struct dc_handler {
+    int at;            /* IR index of the handler (PUSH_EXC_INFO) */
+    int start, end;    /* protected range, nested try bodies included */
+    int opened;        /* already being structured */
+} dc_handler;
+
+typedef struct dc {
+    dc_shared *sh;
+    const dp_code *code;
+    dp_irfunc f;
+    const dp_instr *in;
+    int n;
+    int *handler;      /* per instruction: innermost handler target, -1 */
+    int *nref;         /* per instruction: jumps and handlers that target it */
+    dc_handler *handlers;
+    int nhandlers;
+    const char *except_name; /* name bound by the innermost `except ... as` */
+    const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
+    int fin_len;
+    dc_loop *loop;
+    struct dc *outer;  /* enclosing function's decompilation (for global/nonlocal) */
+    dp_node *pending_chain; /* S_ASSIGN being extended by `a = b = v` */
+    dp_nodes globals, nonlocals; /* declarations this code needs */
+    int is_class_body, is_module;
+} dc;
+
+/* ---- stack (expr.c) ---- */
+int dc_push(dc *d, dc_stack *st, dp_node *e);
+dp_node *dc_pop(dc *d, dc_stack *st, int at);  /* NULL + error on underflow */
+dp_node *dc_top(dc *d, dc_stack *st, int k, int at); /* k = 0: top */
+int dc_stack_copy(dc *d, dc_stack *dst, const dc_stack *src);
+
+/* Node helpers (expr.c). */
+dp_node *dc_node(dc *d, int kind);
+dp_node *dc_name(dc *d, const char *s);
+dp_node *dc_const(dc *d, const dp_const *c);
+dp_node *dc_none(dc *d);
+dp_node *dc_not(dc *d, dp_node *e);
+dp_node *dc_boolop(dc *d, int is_or, dp_node *a, dp_node *b);
+int dc_add(dc *d, dp_nodes *l, dp_node *n);
+int dc_is_const_kind(const dp_node *e, int kind);
+
+/* Executes instruction i when it is a pure expression/stack operation.
+ * Returns 1 if handled, 0 if i is not one, -1 on error. */
+int dc_expr_step(dc *d, int i, dc_stack *st);
+
+/* ---- statements (stmt.c) ---- */
+/* Structures instructions [start, end) into statements appended to `out`,
+ * with the symbolic stack `st` (updated in place). */
+int dc_block(dc *d, int start, int end, dc_stack *st, dp_nodes *out);
+/* Evaluates [start, end) as an expression region that leaves exactly one
+ * more value on the stack; returns that value or NULL (error set). */
+dp_node *dc_value_region(dc *d, int start, int end, dc_stack *st);
+
+/* Structures the statement starting at instruction i when it is a
+ * conditional jump (stmt.c); *next receives where to continue. */
+int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+/* try/except/finally and with (try.c): returns 1 if a try statement starts at
+ * i (then *next is set), 0 if not, -1 on error. */
+int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
+/* A with statement whose BEFORE_WITH is at i (try.c). */
+int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
+/* The same as dc_block with an explicit exit label: where control goes when
+ * [start, end) falls off its end (-1: the function ends). */
+int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out);
+/* Statement node with the source position of instruction `at`. */
+dp_node *dc_stmt(dc *d, int kind, int at);
+
+/* Speculative structuring: run, and on failure restore the error state. */
+typedef struct dc_spec {
+    dp_error saved;
+} dc_spec;
+void dc_spec_begin(dc *d, dc_spec *s);
+/* Returns 1 if the speculation succeeded, 0 if it failed (error cleared). */
+int dc_spec_end(dc *d, dc_spec *s, int result);
+
+/* ---- nested code (decompile.c) ---- */
+/* Builds the statement for a function definition from X_FUNC `fn`, stored
+ * under `name` (decorators applied by the caller). */
+dp_node *dc_funcdef(dc *d, dp_node *fn, const char *name, int at);
+dp_node *dc_lambda(dc *d, dp_node *fn, int at);
+/* A comprehension: fn = X_FUNC of a <listcomp>/<setcomp>/<dictcomp>/<genexpr>
+ * code, iter = the outermost iterable. */
+dp_node *dc_comprehension(dc *d, dp_node *fn, dp_node *iter, int at);
+dp_node *dc_classdef(dc *d, dp_node *call, const char *name, int at);
+int dc_fail(dc *d, int at, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#endif

@@ -1,0 +1,711 @@
+/* The symbolic stack machine: every IR instruction that only computes a
+ * value (or shuffles the stack) becomes an expression node. */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "dc.h"
+
+int dc_fail(dc *d, int at, const char *fmt, ...) {
+    char msg[300];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    int off = (at >= 0 && at < d->n) ? d->in[at].offset : -1;
+    dp_error_where(d->sh->err, d->code->qualname);
+    return dp_fail(d->sh->err, off, "%s", msg);
+}
+
+static int oom(dc *d) { return dp_fail(d->sh->err, -1, "out of memory"); }
+
+dp_node *dc_node(dc *d, int kind) {
+    dp_node *n = dp_node_new(d->sh->ar, kind);
+    if (n == NULL)
+        oom(d);
+    return n;
+}
+
+int dc_add(dc *d, dp_nodes *l, dp_node *n) {
+    if (n == NULL || dp_nodes_push(d->sh->ar, l, n) < 0)
+        return n == NULL ? -1 : oom(d);
+    return 0;
+}
+
+dp_node *dc_name(dc *d, const char *s) {
+    dp_node *n = dc_node(d, E_NAME);
+    if (n)
+        n->s = s;
+    return n;
+}
+
+dp_node *dc_const(dc *d, const dp_const *c) {
+    dp_node *n = dc_node(d, E_CONST);
+    if (n)
+        n->cst = c;
+    return n;
+}
+
+dp_node *dc_none(dc *d) {
+    static const dp_const none = {DP_CONST_NONE, NULL, 0, 0, 0, NULL, 0, NULL};
+    return dc_const(d, &none);
+}
+
+int dc_is_const_kind(const dp_node *e, int kind) {
+    return e != NULL && e->kind == E_CONST && e->cst != NULL && (int)e->cst->kind == kind;
+}
+
+dp_node *dc_not(dc *d, dp_node *e) {
+    if (e == NULL)
+        return NULL;
+    if (e->kind == E_UNARY && e->op == DP_UN_NOT)
+        return e->a;
+    /* `not (a is b)` is `a is not b`, and the compiler emits the latter */
+    if (e->kind == E_COMPARE && e->l1.n == 1) {
+        int op = e->ops[0], inv = -1;
+        if (op == DP_CMP_IS) inv = DP_CMP_IS_NOT;
+        else if (op == DP_CMP_IS_NOT) inv = DP_CMP_IS;
+        else if (op == DP_CMP_IN) inv = DP_CMP_NOT_IN;
+        else if (op == DP_CMP_NOT_IN) inv = DP_CMP_IN;
+        if (inv >= 0) {
+            dp_node *c = dc_node(d, E_COMPARE);
+            if (c == NULL)
+                return NULL;
+            *c = *e;
+            c->ops = dp_alloc(d->sh->ar, sizeof(int));
+            if (c->ops == NULL)
+                return oom(d), NULL;
+            c->ops[0] = inv;
+            return c;
+        }
+    }
+    dp_node *n = dc_node(d, E_UNARY);
+    if (n) {
+        n->op = DP_UN_NOT;
+        n->a = e;
+    }
+    return n;
+}
+
+/* Flattens `a and (b and c)` into one BoolOp, as the compiler does. */
+dp_node *dc_boolop(dc *d, int is_or, dp_node *a, dp_node *b) {
+    if (a == NULL || b == NULL)
+        return NULL;
+    dp_node *n = dc_node(d, E_BOOLOP);
+    if (n == NULL)
+        return NULL;
+    n->op = is_or;
+    dp_node *parts[2] = {a, b};
+    for (int k = 0; k < 2; k++) {
+        dp_node *p = parts[k];
+        if (p->kind == E_BOOLOP && p->op == is_or) {
+            for (int j = 0; j < p->l1.n; j++)
+                if (dc_add(d, &n->l1, p->l1.v[j]) < 0)
+                    return NULL;
+        } else if (dc_add(d, &n->l1, p) < 0) {
+            return NULL;
+        }
+    }
+    return n;
+}
+
+/* ---- stack ---- */
+
+int dc_push(dc *d, dc_stack *st, dp_node *e) {
+    if (e == NULL)
+        return -1;
+    if (st->n == st->cap) {
+        int cap = st->cap ? st->cap * 2 : 16;
+        if (cap > 1 << 20)
+            return dc_fail(d, -1, "symbolic stack too deep");
+        dp_node **v = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *v);
+        if (v == NULL)
+            return oom(d);
+        if (st->n)
+            memcpy(v, st->v, (size_t)st->n * sizeof *v);
+        st->v = v;
+        st->cap = cap;
+    }
+    st->v[st->n++] = e;
+    return 0;
+}
+
+dp_node *dc_pop(dc *d, dc_stack *st, int at) {
+    if (st->n <= 0) {
+        dc_fail(d, at, "stack underflow at %s", at >= 0 && at < d->n ? dp_irop_name(d->in[at].op) : "?");
+        return NULL;
+    }
+    return st->v[--st->n];
+}
+
+dp_node *dc_top(dc *d, dc_stack *st, int k, int at) {
+    if (k < 0 || st->n <= k) {
+        dc_fail(d, at, "stack underflow at %s", at >= 0 && at < d->n ? dp_irop_name(d->in[at].op) : "?");
+        return NULL;
+    }
+    return st->v[st->n - 1 - k];
+}
+
+int dc_stack_copy(dc *d, dc_stack *dst, const dc_stack *src) {
+    dst->n = 0;
+    for (int k = 0; k < src->n; k++)
+        if (dc_push(d, dst, src->v[k]) < 0)
+            return -1;
+    return 0;
+}
+
+/* ---- helpers for building values ---- */
+
+static dp_node *seq_node(dc *d, int kind, dc_stack *st, int count, int at) {
+    if (count < 0 || count > st->n) {
+        dc_fail(d, at, "bad element count %d", count);
+        return NULL;
+    }
+    dp_node *n = dc_node(d, kind);
+    if (n == NULL)
+        return NULL;
+    int base = st->n - count;
+    for (int k = 0; k < count; k++)
+        if (dc_add(d, &n->l1, st->v[base + k]) < 0)
+            return NULL;
+    st->n = base;
+    return n;
+}
+
+/* Elements of a constant tuple/frozenset as E_CONST nodes. */
+static int add_const_items(dc *d, dp_nodes *l, const dp_const *c) {
+    for (size_t k = 0; k < c->n; k++)
+        if (dc_add(d, l, dc_const(d, c->items[k])) < 0)
+            return -1;
+    return 0;
+}
+
+/* LIST_EXTEND / SET_UPDATE: `coll` gains the items of `it` (unpacked). */
+static int extend_display(dc *d, dp_node *coll, dp_node *it) {
+    if (it->kind == E_CONST && it->cst &&
+        (it->cst->kind == DP_CONST_TUPLE || it->cst->kind == DP_CONST_FROZENSET) &&
+        coll->l1.n == 0)
+        return add_const_items(d, &coll->l1, it->cst);
+    dp_node *s = dc_node(d, E_STARRED);
+    if (s == NULL)
+        return -1;
+    s->a = it;
+    return dc_add(d, &coll->l1, s);
+}
+
+/* DICT_UPDATE / DICT_MERGE: literal dicts merge, anything else is **it. */
+static int update_dict(dc *d, dp_node *dict, dp_node *it) {
+    if (it->kind == E_DICT && it->op2 == 0) {
+        for (int k = 0; k < it->l1.n; k++)
+            if (dc_add(d, &dict->l1, it->l1.v[k]) < 0 || dc_add(d, &dict->l2, it->l2.v[k]) < 0)
+                return -1;
+        return 0;
+    }
+    if (dp_nodes_push(d->sh->ar, &dict->l1, NULL) < 0)
+        return oom(d);
+    return dc_add(d, &dict->l2, it);
+}
+
+static dp_node *callable_of(dc *d, dc_stack *st, int pair, int at) {
+    if (!pair)
+        return dc_pop(d, st, at);
+    dp_node *x = dc_pop(d, st, at), *y = x ? dc_pop(d, st, at) : NULL;
+    if (y == NULL)
+        return NULL;
+    /* One of the two slots is NULL or the bound self of a method. */
+    if (x->kind == X_NULL)
+        return y;
+    return x;
+}
+
+/* Positional arguments from the tuple operand of CALL_FUNCTION_EX. */
+static int add_ex_args(dc *d, dp_node *call, dp_node *args) {
+    if (args->kind == E_TUPLE || (args->kind == E_LIST && args->op2 == 1)) {
+        for (int k = 0; k < args->l1.n; k++)
+            if (dc_add(d, &call->l1, args->l1.v[k]) < 0)
+                return -1;
+        return 0;
+    }
+    if (dc_is_const_kind(args, DP_CONST_TUPLE))
+        return add_const_items(d, &call->l1, args->cst);
+    dp_node *s = dc_node(d, E_STARRED);
+    if (s == NULL)
+        return -1;
+    s->a = args;
+    return dc_add(d, &call->l1, s);
+}
+
+static int add_ex_kwargs(dc *d, dp_node *call, dp_node *kw) {
+    if (kw->kind == E_DICT) {
+        for (int k = 0; k < kw->l1.n; k++) {
+            dp_node *key = kw->l1.v[k];
+            dp_node *e = dc_node(d, E_KEYWORD);
+            if (e == NULL)
+                return -1;
+            e->a = kw->l2.v[k];
+            if (key == NULL) {
+                e->s = NULL;
+            } else if (dc_is_const_kind(key, DP_CONST_STR)) {
+                e->s = key->cst->text;
+            } else {
+                return dc_fail(d, -1, "non-string keyword in call");
+            }
+            if (dc_add(d, &call->l2, e) < 0)
+                return -1;
+        }
+        return 0;
+    }
+    dp_node *e = dc_node(d, E_KEYWORD);
+    if (e == NULL)
+        return -1;
+    e->a = kw;
+    return dc_add(d, &call->l2, e);
+}
+
+static int is_code_named(const dp_node *fn, const char *name) {
+    return fn && fn->kind == X_FUNC && fn->cst && fn->cst->code && strcmp(fn->cst->code->name, name) == 0;
+}
+
+static int is_comprehension(const dp_node *fn) {
+    return is_code_named(fn, "<listcomp>") || is_code_named(fn, "<setcomp>") ||
+           is_code_named(fn, "<dictcomp>") || is_code_named(fn, "<genexpr>");
+}
+
+static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
+    int nkw = (ins->cst && ins->cst->kind == DP_CONST_TUPLE) ? (int)ins->cst->n : 0;
+    int nargs = ins->arg;
+    if (nargs < nkw || nargs > st->n)
+        return dc_fail(d, at, "bad call argument count"), NULL;
+    int base = st->n - nargs;
+    dp_node **vals = st->v + base;
+    st->n = base;
+    dp_node *fn = callable_of(d, st, ins->arg2 & DP_CALL_PAIR, at);
+    if (fn == NULL)
+        return NULL;
+    if (nkw == 0 && nargs == 1 && is_comprehension(fn))
+        return dc_comprehension(d, fn, vals[0]->kind == X_ITER ? vals[0]->a : vals[0], at);
+    dp_node *call = dc_node(d, E_CALL);
+    if (call == NULL)
+        return NULL;
+    call->a = fn;
+    for (int k = 0; k < nargs - nkw; k++)
+        if (dc_add(d, &call->l1, vals[k]) < 0)
+            return NULL;
+    for (int k = 0; k < nkw; k++) {
+        const dp_const *kn = ins->cst->items[k];
+        dp_node *e = dc_node(d, E_KEYWORD);
+        if (e == NULL)
+            return NULL;
+        e->s = kn->text;
+        e->a = vals[nargs - nkw + k];
+        if (dc_add(d, &call->l2, e) < 0)
+            return NULL;
+    }
+    return call;
+}
+
+static dp_node *make_function(dc *d, dc_stack *st, int flags, int at) {
+    dp_node *code = dc_pop(d, st, at);
+    if (code == NULL)
+        return NULL;
+    if (!dc_is_const_kind(code, DP_CONST_CODE))
+        return dc_fail(d, at, "MAKE_FUNCTION without a code constant"), NULL;
+    dp_node *fn = dc_node(d, X_FUNC);
+    if (fn == NULL)
+        return NULL;
+    fn->cst = code->cst;
+    if (flags & DP_FN_CLOSURE && dc_pop(d, st, at) == NULL)
+        return NULL;
+    if (flags & DP_FN_ANNOTATIONS && (fn->c = dc_pop(d, st, at)) == NULL)
+        return NULL;
+    if (flags & DP_FN_KWDEFAULTS && (fn->b = dc_pop(d, st, at)) == NULL)
+        return NULL;
+    if (flags & DP_FN_DEFAULTS && (fn->a = dc_pop(d, st, at)) == NULL)
+        return NULL;
+    return fn;
+}
+
+static dp_node *binop(dc *d, int kind, int op, dp_node *a, dp_node *b) {
+    if (a == NULL || b == NULL)
+        return NULL;
+    dp_node *n = dc_node(d, kind);
+    if (n) {
+        n->op = op;
+        n->a = a;
+        n->b = b;
+    }
+    return n;
+}
+
+static dp_node *compare(dc *d, int op, dp_node *a, dp_node *b) {
+    if (a == NULL || b == NULL)
+        return NULL;
+    dp_node *n = dc_node(d, E_COMPARE);
+    if (n == NULL)
+        return NULL;
+    n->a = a;
+    n->ops = dp_alloc(d->sh->ar, sizeof(int));
+    if (n->ops == NULL)
+        return oom(d), NULL;
+    n->ops[0] = op;
+    if (dc_add(d, &n->l1, b) < 0)
+        return NULL;
+    return n;
+}
+
+/* f-string parts: a format spec is always printed from an E_JOINEDSTR. */
+static dp_node *as_joined(dc *d, dp_node *e) {
+    if (e->kind == E_JOINEDSTR)
+        return e;
+    dp_node *j = dc_node(d, E_JOINEDSTR);
+    if (j && dc_add(d, &j->l1, e) < 0)
+        return NULL;
+    return j;
+}
+
+static dp_node *format_value(dc *d, dc_stack *st, int arg, int at) {
+    dp_node *spec = NULL;
+    if (arg & DP_FMT_HAS_SPEC && (spec = dc_pop(d, st, at)) == NULL)
+        return NULL;
+    dp_node *v = dc_pop(d, st, at);
+    if (v == NULL)
+        return NULL;
+    int conv = arg & DP_FMT_CONV_MASK;
+    if (v->kind == X_CONVERTED) {
+        conv = v->op;
+        v = v->a;
+    }
+    dp_node *f = dc_node(d, E_FORMATTED);
+    if (f == NULL)
+        return NULL;
+    static const int convs[4] = {0, 's', 'r', 'a'};
+    f->op = convs[conv];
+    f->a = v;
+    if (spec && (f->b = as_joined(d, spec)) == NULL)
+        return NULL;
+    return as_joined(d, f);
+}
+
+static dp_node *build_string(dc *d, dc_stack *st, int count, int at) {
+    if (count < 0 || count > st->n)
+        return dc_fail(d, at, "bad BUILD_STRING count"), NULL;
+    dp_node *j = dc_node(d, E_JOINEDSTR);
+    if (j == NULL)
+        return NULL;
+    int base = st->n - count;
+    for (int k = 0; k < count; k++) {
+        dp_node *p = st->v[base + k];
+        if (p->kind == E_JOINEDSTR) {
+            for (int q = 0; q < p->l1.n; q++)
+                if (dc_add(d, &j->l1, p->l1.v[q]) < 0)
+                    return NULL;
+        } else if (dc_add(d, &j->l1, p) < 0) {
+            return NULL;
+        }
+    }
+    st->n = base;
+    return j;
+}
+
+/* An import level: a small non-negative int literal. */
+static int small_int(const char *text) {
+    int v = 0;
+    for (const char *p = text; *p >= '0' && *p <= '9' && v < 1000000; p++)
+        v = v * 10 + (*p - '0');
+    return v;
+}
+
+/* The value at stack depth `depth` (1 = top) for LIST_APPEND and friends. */
+static dp_node *at_depth(dc *d, dc_stack *st, int depth, int at) {
+    return dc_top(d, st, depth - 1, at);
+}
+
+int dc_expr_step(dc *d, int i, dc_stack *st) {
+    const dp_instr *ins = &d->in[i];
+    dp_node *a, *b, *c, *n;
+    switch (ins->op) {
+    case IR_NOP:
+        return 1;
+    case IR_LOAD_CONST:
+        return dc_push(d, st, dc_const(d, ins->cst)) < 0 ? -1 : 1;
+    case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_FAST: case IR_LOAD_DEREF:
+    case IR_LOAD_CLASSDEREF: case IR_LOAD_CLOSURE:
+        if (ins->op == IR_LOAD_GLOBAL && !d->is_module) {
+            /* needs `global x` when an enclosing function binds x */
+            for (dc *o = d->outer; o; o = o->outer) {
+                int bound = 0;
+                for (size_t k = 0; k < o->code->varnames.n && !bound; k++)
+                    bound = strcmp(o->code->varnames.v[k], ins->name) == 0;
+                for (size_t k = 0; k < o->code->cellvars.n && !bound; k++)
+                    bound = strcmp(o->code->cellvars.v[k], ins->name) == 0;
+                if (bound && !o->is_class_body && !o->is_module) {
+                    int seen = 0;
+                    for (int k = 0; k < d->globals.n; k++)
+                        seen |= strcmp(d->globals.v[k]->s, ins->name) == 0;
+                    if (!seen && dc_add(d, &d->globals, dc_name(d, ins->name)) < 0)
+                        return -1;
+                    break;
+                }
+            }
+        }
+        return dc_push(d, st, dc_name(d, ins->name)) < 0 ? -1 : 1;
+    case IR_LOAD_FAST_AND_CLEAR:
+        return dc_push(d, st, dc_node(d, X_OPAQUE)) < 0 ? -1 : 1;
+    case IR_PUSH_NULL:
+        return dc_push(d, st, dc_node(d, X_NULL)) < 0 ? -1 : 1;
+    case IR_LOAD_BUILD_CLASS:
+        return dc_push(d, st, dc_node(d, X_BUILD_CLASS)) < 0 ? -1 : 1;
+    case IR_LOAD_ASSERTION_ERROR:
+        return dc_push(d, st, dc_name(d, "AssertionError")) < 0 ? -1 : 1;
+    case IR_LOAD_ATTR: case IR_LOAD_METHOD:
+        if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, E_ATTR)) == NULL)
+            return -1;
+        n->a = a;
+        n->s = ins->name;
+        if (ins->op == IR_LOAD_METHOD) {
+            /* 3.8-3.12 order [NULL, meth]; 3.13 [meth, NULL] */
+            if (d->code->py_minor >= 13)
+                return (dc_push(d, st, n) < 0 || dc_push(d, st, dc_node(d, X_NULL)) < 0) ? -1 : 1;
+            return (dc_push(d, st, dc_node(d, X_NULL)) < 0 || dc_push(d, st, n) < 0) ? -1 : 1;
+        }
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_LOAD_SUPER_ATTR: {
+        dp_node *self = dc_pop(d, st, i), *cls = self ? dc_pop(d, st, i) : NULL;
+        dp_node *sup = cls ? dc_pop(d, st, i) : NULL;
+        if (sup == NULL || (c = dc_node(d, E_CALL)) == NULL || (n = dc_node(d, E_ATTR)) == NULL)
+            return -1;
+        c->a = sup;
+        if (ins->arg & 2 && (dc_add(d, &c->l1, cls) < 0 || dc_add(d, &c->l1, self) < 0))
+            return -1;
+        n->a = c;
+        n->s = ins->name;
+        if (dc_push(d, st, n) < 0)
+            return -1;
+        if (ins->arg & 1)
+            return dc_push(d, st, dc_node(d, X_NULL)) < 0 ? -1 : 1;
+        return 1;
+    }
+    case IR_BINARY_OP:
+        b = dc_pop(d, st, i);
+        a = b ? dc_pop(d, st, i) : NULL;
+        if ((n = binop(d, E_BINOP, ins->arg, a, b)) == NULL)
+            return -1;
+        n->op2 = ins->arg2; /* in-place: becomes an augmented assignment */
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_UNARY:
+        if ((a = dc_pop(d, st, i)) == NULL)
+            return -1;
+        if (ins->arg == DP_UN_NOT)
+            return dc_push(d, st, dc_not(d, a)) < 0 ? -1 : 1;
+        if ((n = dc_node(d, E_UNARY)) == NULL)
+            return -1;
+        n->op = ins->arg;
+        n->a = a;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_COMPARE: case IR_IS: case IR_CONTAINS: {
+        int op = ins->arg;
+        if (ins->op == IR_IS)
+            op = ins->arg ? DP_CMP_IS_NOT : DP_CMP_IS;
+        else if (ins->op == IR_CONTAINS)
+            op = ins->arg ? DP_CMP_NOT_IN : DP_CMP_IN;
+        b = dc_pop(d, st, i);
+        a = b ? dc_pop(d, st, i) : NULL;
+        /* `x in {1, 2}` is stored as a frozenset constant */
+        if (b && ins->op == IR_CONTAINS && dc_is_const_kind(b, DP_CONST_FROZENSET) && b->cst->n) {
+            dp_node *s = dc_node(d, E_SET);
+            if (s == NULL || add_const_items(d, &s->l1, b->cst) < 0)
+                return -1;
+            b = s;
+        }
+        return dc_push(d, st, compare(d, op, a, b)) < 0 ? -1 : 1;
+    }
+    case IR_BINARY_SUBSCR:
+        b = dc_pop(d, st, i);
+        a = b ? dc_pop(d, st, i) : NULL;
+        return dc_push(d, st, binop(d, E_SUBSCR, 0, a, b)) < 0 ? -1 : 1;
+    case IR_BINARY_SLICE:
+        c = dc_pop(d, st, i);
+        b = c ? dc_pop(d, st, i) : NULL;
+        a = b ? dc_pop(d, st, i) : NULL;
+        if (a == NULL || (n = dc_node(d, E_SLICE)) == NULL)
+            return -1;
+        n->a = dc_is_const_kind(b, DP_CONST_NONE) ? NULL : b;
+        n->b = dc_is_const_kind(c, DP_CONST_NONE) ? NULL : c;
+        return dc_push(d, st, binop(d, E_SUBSCR, 0, a, n)) < 0 ? -1 : 1;
+    case IR_BUILD_SLICE: {
+        dp_node *step = NULL;
+        if (ins->arg == 3 && (step = dc_pop(d, st, i)) == NULL)
+            return -1;
+        b = dc_pop(d, st, i);
+        a = b ? dc_pop(d, st, i) : NULL;
+        if (a == NULL || (n = dc_node(d, E_SLICE)) == NULL)
+            return -1;
+        n->a = dc_is_const_kind(a, DP_CONST_NONE) ? NULL : a;
+        n->b = dc_is_const_kind(b, DP_CONST_NONE) ? NULL : b;
+        n->c = (step && !dc_is_const_kind(step, DP_CONST_NONE)) ? step : NULL;
+        n->op = ins->arg == 3; /* keep `a[::None]`-style explicit step count */
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    }
+    case IR_CALL:
+        return dc_push(d, st, make_call(d, st, ins, i)) < 0 ? -1 : 1;
+    case IR_CALL_EX: {
+        dp_node *kw = NULL;
+        if (ins->arg & 1 && (kw = dc_pop(d, st, i)) == NULL)
+            return -1;
+        dp_node *args = dc_pop(d, st, i);
+        dp_node *fn = args ? callable_of(d, st, ins->arg2 & DP_CALL_PAIR, i) : NULL;
+        if (fn == NULL || (n = dc_node(d, E_CALL)) == NULL)
+            return -1;
+        n->a = fn;
+        if (add_ex_args(d, n, args) < 0 || (kw && add_ex_kwargs(d, n, kw) < 0))
+            return -1;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    }
+    case IR_MAKE_FUNCTION:
+        return dc_push(d, st, make_function(d, st, ins->arg, i)) < 0 ? -1 : 1;
+    case IR_SET_FUNCTION_ATTRIBUTE:
+        if ((a = dc_pop(d, st, i)) == NULL || (b = dc_pop(d, st, i)) == NULL)
+            return -1;
+        if (a->kind != X_FUNC)
+            return dc_fail(d, i, "SET_FUNCTION_ATTRIBUTE on a non-function");
+        if (ins->arg == DP_FN_DEFAULTS) a->a = b;
+        else if (ins->arg == DP_FN_KWDEFAULTS) a->b = b;
+        else if (ins->arg == DP_FN_ANNOTATIONS) a->c = b;
+        return dc_push(d, st, a) < 0 ? -1 : 1;
+    case IR_BUILD_TUPLE:
+        /* a tuple of closure cells feeds MAKE_FUNCTION; any tuple works */
+        return dc_push(d, st, seq_node(d, E_TUPLE, st, ins->arg, i)) < 0 ? -1 : 1;
+    case IR_BUILD_LIST:
+        return dc_push(d, st, seq_node(d, E_LIST, st, ins->arg, i)) < 0 ? -1 : 1;
+    case IR_BUILD_SET:
+        return dc_push(d, st, seq_node(d, E_SET, st, ins->arg, i)) < 0 ? -1 : 1;
+    case IR_BUILD_MAP: {
+        int cnt = ins->arg;
+        if (cnt < 0 || 2 * cnt > st->n || (n = dc_node(d, E_DICT)) == NULL)
+            return cnt < 0 || 2 * cnt > st->n ? dc_fail(d, i, "bad BUILD_MAP count") : -1;
+        int base = st->n - 2 * cnt;
+        for (int k = 0; k < cnt; k++)
+            if (dc_add(d, &n->l1, st->v[base + 2 * k]) < 0 || dc_add(d, &n->l2, st->v[base + 2 * k + 1]) < 0)
+                return -1;
+        st->n = base;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    }
+    case IR_BUILD_CONST_KEY_MAP: {
+        dp_node *keys = dc_pop(d, st, i);
+        if (keys == NULL)
+            return -1;
+        if (!dc_is_const_kind(keys, DP_CONST_TUPLE) || (int)keys->cst->n != ins->arg || ins->arg > st->n)
+            return dc_fail(d, i, "BUILD_CONST_KEY_MAP without a matching key tuple");
+        if ((n = dc_node(d, E_DICT)) == NULL)
+            return -1;
+        int base = st->n - ins->arg;
+        for (int k = 0; k < ins->arg; k++)
+            if (dc_add(d, &n->l1, dc_const(d, keys->cst->items[k])) < 0 || dc_add(d, &n->l2, st->v[base + k]) < 0)
+                return -1;
+        st->n = base;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    }
+    case IR_BUILD_STRING:
+        return dc_push(d, st, build_string(d, st, ins->arg, i)) < 0 ? -1 : 1;
+    case IR_FORMAT_VALUE:
+        return dc_push(d, st, format_value(d, st, ins->arg, i)) < 0 ? -1 : 1;
+    case IR_CONVERT_VALUE:
+        if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, X_CONVERTED)) == NULL)
+            return -1;
+        n->a = a;
+        n->op = ins->arg & DP_FMT_CONV_MASK;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_LIST_EXTEND: case IR_SET_UPDATE:
+        if ((b = dc_pop(d, st, i)) == NULL || (a = at_depth(d, st, ins->arg, i)) == NULL)
+            return -1;
+        if (a->kind != E_LIST && a->kind != E_SET)
+            return dc_fail(d, i, "LIST_EXTEND/SET_UPDATE on a non-display");
+        return extend_display(d, a, b) < 0 ? -1 : 1;
+    case IR_DICT_UPDATE: case IR_DICT_MERGE:
+        if ((b = dc_pop(d, st, i)) == NULL || (a = at_depth(d, st, ins->arg, i)) == NULL)
+            return -1;
+        if (a->kind != E_DICT)
+            return dc_fail(d, i, "DICT_UPDATE on a non-dict");
+        return update_dict(d, a, b) < 0 ? -1 : 1;
+    case IR_LIST_TO_TUPLE:
+        if ((a = dc_pop(d, st, i)) == NULL)
+            return -1;
+        if (a->kind == E_LIST) {
+            dp_node *t = dc_node(d, E_TUPLE);
+            if (t == NULL)
+                return -1;
+            t->l1 = a->l1;
+            a = t;
+        }
+        return dc_push(d, st, a) < 0 ? -1 : 1;
+    case IR_BUILD_UNPACK: {
+        int kind = ins->arg2;
+        int nk = (kind == 'L') ? E_LIST : (kind == 'S') ? E_SET : (kind == 'M' || kind == 'K') ? E_DICT : E_TUPLE;
+        if (ins->arg < 0 || ins->arg > st->n || (n = dc_node(d, nk)) == NULL)
+            return ins->arg < 0 || ins->arg > st->n ? dc_fail(d, i, "bad BUILD_*_UNPACK count") : -1;
+        int base = st->n - ins->arg;
+        for (int k = 0; k < ins->arg; k++) {
+            dp_node *it = st->v[base + k];
+            int r = (nk == E_DICT) ? update_dict(d, n, it) : extend_display(d, n, it);
+            if (r < 0)
+                return -1;
+        }
+        st->n = base;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    }
+    case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER:
+        if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, X_ITER)) == NULL)
+            return -1;
+        n->a = a;
+        n->op = ins->op == IR_GET_YIELD_FROM_ITER;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_GET_AWAITABLE:
+        if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, E_AWAIT)) == NULL)
+            return -1;
+        n->a = a;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_YIELD_FROM:
+        if ((a = dc_pop(d, st, i)) == NULL)
+            return -1;
+        if (a->kind == E_AWAIT)
+            return dc_push(d, st, a) < 0 ? -1 : 1;
+        if ((n = dc_node(d, E_YIELD_FROM)) == NULL)
+            return -1;
+        n->a = a->kind == X_ITER ? a->a : a;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_YIELD_VALUE:
+        if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, E_YIELD)) == NULL)
+            return -1;
+        n->a = dc_is_const_kind(a, DP_CONST_NONE) ? NULL : a;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_ASYNC_GEN_WRAP:
+        return 1; /* value unchanged as far as the source is concerned */
+    case IR_COPY:
+        if ((a = dc_top(d, st, ins->arg - 1, i)) == NULL)
+            return -1;
+        return dc_push(d, st, a) < 0 ? -1 : 1;
+    case IR_SWAP: {
+        int k = ins->arg;
+        if (k < 2 || k > st->n)
+            return dc_fail(d, i, "bad SWAP %d", k);
+        dp_node *t = st->v[st->n - 1];
+        st->v[st->n - 1] = st->v[st->n - k];
+        st->v[st->n - k] = t;
+        return 1;
+    }
+    case IR_IMPORT_NAME:
+        b = dc_pop(d, st, i);
+        a = b ? dc_pop(d, st, i) : NULL;
+        if (a == NULL || (n = dc_node(d, X_IMPORT)) == NULL)
+            return -1;
+        n->s = ins->name;
+        n->op = (dc_is_const_kind(a, DP_CONST_INT) && a->cst->text) ? small_int(a->cst->text) : 0;
+        n->cst = b->kind == E_CONST ? b->cst : NULL;
+        return dc_push(d, st, n) < 0 ? -1 : 1;
+    case IR_CALL_INTRINSIC_1: case IR_CALL_INTRINSIC_2:
+    case IR_LOAD_LOCALS:
+        return dc_fail(d, i, "unsupported instruction %s", dp_irop_name(ins->op));
+    default:
+        return 0;
+    }
+}

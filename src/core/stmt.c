@@ -1,0 +1,1033 @@
+/* Statements and control flow: the linear walk over a region of IR, stores
+ * and simple statements, conditionals (if/elif/else, ternaries, and/or,
+ * assert, break/continue) and loops (for, while). try/with are in try.c. */
+#include <string.h>
+
+#include "dc.h"
+
+void dc_spec_begin(dc *d, dc_spec *s) { s->saved = *d->sh->err; }
+
+int dc_spec_end(dc *d, dc_spec *s, int result) {
+    if (result >= 0 && !d->sh->err->set)
+        return 1;
+    *d->sh->err = s->saved;
+    return 0;
+}
+
+dp_node *dc_stmt(dc *d, int kind, int at) {
+    dp_node *n = dc_node(d, kind);
+    if (n && at >= 0 && at < d->n) {
+        n->line = d->in[at].line;
+        n->offset = d->in[at].offset;
+    }
+    return n;
+}
+
+static int is_jump(int op) {
+    return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE ||
+           op == IR_POP_JUMP_IF_NONE || op == IR_POP_JUMP_IF_NOT_NONE ||
+           op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP;
+}
+
+static int is_cond_jump(int op) { return is_jump(op) && op != IR_JUMP; }
+
+static int same_node(const dp_node *a, const dp_node *b);
+
+static int same_list(const dp_nodes *a, const dp_nodes *b) {
+    if (a->n != b->n)
+        return 0;
+    for (int k = 0; k < a->n; k++)
+        if (!same_node(a->v[k], b->v[k]))
+            return 0;
+    return 1;
+}
+
+/* Structural equality of target expressions (for augmented assignment). */
+static int same_node(const dp_node *a, const dp_node *b) {
+    if (a == b)
+        return 1;
+    if (a == NULL || b == NULL || a->kind != b->kind)
+        return 0;
+    switch (a->kind) {
+    case E_NAME:
+        return strcmp(a->s, b->s) == 0;
+    case E_ATTR:
+        return strcmp(a->s, b->s) == 0 && same_node(a->a, b->a);
+    case E_SUBSCR:
+        return same_node(a->a, b->a) && same_node(a->b, b->b);
+    case E_SLICE:
+        return same_node(a->a, b->a) && same_node(a->b, b->b) && same_node(a->c, b->c);
+    case E_CONST:
+        return a->cst == b->cst;
+    case E_TUPLE:
+        return same_list(&a->l1, &b->l1);
+    default:
+        return 0;
+    }
+}
+
+static int on_stack(const dc_stack *st, const dp_node *v) {
+    for (int k = 0; k < st->n; k++)
+        if (st->v[k] == v)
+            return 1;
+    return 0;
+}
+
+static int declare(dc *d, dp_nodes *decls, const char *name) {
+    for (int k = 0; k < decls->n; k++)
+        if (strcmp(decls->v[k]->s, name) == 0)
+            return 0;
+    return dc_add(d, decls, dc_name(d, name));
+}
+
+static int is_freevar(const dc *d, const char *name) {
+    for (size_t k = 0; k < d->code->freevars.n; k++)
+        if (strcmp(d->code->freevars.v[k], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Peels decorator calls `deco(inner)` around a function or class value. */
+static dp_node *peel_decorators(dc *d, dp_node *v, dp_nodes *decos) {
+    while (v->kind == E_CALL && v->l1.n == 1 && v->l2.n == 0 &&
+           (v->l1.v[0]->kind == X_FUNC || v->l1.v[0]->kind == E_CALL)) {
+        dp_node *inner = v->l1.v[0];
+        dp_node *probe = inner;
+        while (probe->kind == E_CALL && probe->l1.n == 1 && probe->l2.n == 0)
+            probe = probe->l1.v[0];
+        int is_class_call = probe->kind == E_CALL && probe->a && probe->a->kind == X_BUILD_CLASS;
+        if (probe->kind != X_FUNC && !is_class_call && !(inner->kind == E_CALL && inner->a->kind == X_BUILD_CLASS))
+            break;
+        if (dc_add(d, decos, v->a) < 0)
+            return NULL;
+        v = inner;
+    }
+    return v;
+}
+
+static int is_plain_def(const dp_node *fn, const dp_node *target) {
+    return fn->kind == X_FUNC && target->kind == E_NAME && fn->cst->code &&
+           strcmp(fn->cst->code->name, target->s) == 0 && strcmp(target->s, "<lambda>") != 0;
+}
+
+/* An `import` / `from ... import` statement for a store of an import value. */
+static int store_import(dc *d, dp_node *target, dp_node *v, dp_nodes *out, int at) {
+    if (target->kind != E_NAME)
+        return 0;
+    if (v->kind == X_IMPORT && v->op2 == 0) { /* import a.b.c / import a as b */
+        dp_node *s = dc_stmt(d, S_IMPORT, at), *al = dc_node(d, E_ALIAS);
+        if (s == NULL || al == NULL)
+            return -1;
+        al->s = v->s;
+        size_t first = strcspn(v->s, ".");
+        if (!(strlen(target->s) == first && strncmp(v->s, target->s, first) == 0) || v->op != 0) {
+            al->b = target;
+        }
+        return (dc_add(d, &s->l1, al) < 0 || dc_add(d, out, s) < 0) ? -1 : 1;
+    }
+    if (v->kind == X_IMPORT && v->op2 == 1) { /* from-item, or import a.b as c */
+        dp_node *mod = v->a;
+        dp_node *al = dc_node(d, E_ALIAS);
+        if (al == NULL)
+            return -1;
+        if (mod->cst == NULL || mod->cst->kind == DP_CONST_NONE) {
+            dp_node *s = dc_stmt(d, S_IMPORT, at);
+            if (s == NULL)
+                return -1;
+            al->s = mod->s;
+            al->b = target;
+            return (dc_add(d, &s->l1, al) < 0 || dc_add(d, out, s) < 0) ? -1 : 1;
+        }
+        al->s = v->s;
+        if (strcmp(v->s, target->s) != 0)
+            al->b = target;
+        if (mod->a == NULL) {
+            dp_node *s = dc_stmt(d, S_IMPORTFROM, at);
+            if (s == NULL)
+                return -1;
+            s->s = mod->s[0] ? mod->s : NULL;
+            s->op = mod->op;
+            mod->a = s;
+            if (dc_add(d, out, s) < 0)
+                return -1;
+        }
+        return dc_add(d, &mod->a->l1, al) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
+/* Stores `v` into `target`: an assignment, augmented assignment, def, class,
+ * import, unpacking slot or loop target. */
+static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out, int at) {
+    if (target == NULL || v == NULL)
+        return -1;
+    if (v->kind == X_SLOT) {
+        dp_node *holder = v->a;
+        if (v->op < 0 || v->op >= holder->l1.n)
+            return dc_fail(d, at, "bad unpack slot");
+        if (holder->op2 && v->op == holder->op2 - 1) {
+            dp_node *s = dc_node(d, E_STARRED);
+            if (s == NULL)
+                return -1;
+            s->a = target;
+            target = s;
+        }
+        holder->l1.v[v->op] = target;
+        return 0;
+    }
+    int r = store_import(d, target, v, out, at);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
+    if (d->pending_chain && d->pending_chain->b == v) {
+        if (dc_add(d, &d->pending_chain->l1, target) < 0)
+            return -1;
+        if (!on_stack(st, v))
+            d->pending_chain = NULL;
+        return 0;
+    }
+    dp_nodes decos = {0};
+    dp_node *core = v;
+    if (v->kind == E_CALL && (core = peel_decorators(d, v, &decos)) == NULL)
+        return -1;
+    if (is_plain_def(core, target) || (core->kind == E_CALL && core->a && core->a->kind == X_BUILD_CLASS)) {
+        dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, target->s, at) : dc_classdef(d, core, target->s, at);
+        if (def == NULL)
+            return -1;
+        def->l2 = decos;
+        return dc_add(d, out, def);
+    }
+    if (v->kind == X_FUNC) {
+        if ((v = dc_lambda(d, v, at)) == NULL)
+            return -1;
+    }
+    if (v->kind == E_BINOP && v->op2 && same_node(v->a, target)) {
+        dp_node *s = dc_stmt(d, S_AUGASSIGN, at);
+        if (s == NULL)
+            return -1;
+        s->a = target;
+        s->op = v->op;
+        s->b = v->b;
+        return dc_add(d, out, s);
+    }
+    dp_node *s = dc_stmt(d, S_ASSIGN, at);
+    if (s == NULL || dc_add(d, &s->l1, target) < 0)
+        return -1;
+    s->b = v;
+    d->pending_chain = on_stack(st, v) ? s : NULL;
+    return dc_add(d, out, s);
+}
+
+/* UNPACK_SEQUENCE / UNPACK_EX: the value goes to a tuple target whose
+ * elements are filled by the stores that follow. */
+static int unpack(dc *d, const dp_instr *ins, dc_stack *st, dp_nodes *out, int at) {
+    int before = ins->op == IR_UNPACK_EX ? (ins->arg & 0xff) : ins->arg;
+    int after = ins->op == IR_UNPACK_EX ? (ins->arg >> 8) : 0;
+    int count = before + after + (ins->op == IR_UNPACK_EX);
+    if (count > 65536)
+        return dc_fail(d, at, "unpack count too large");
+    dp_node *v = dc_pop(d, st, at);
+    dp_node *tuple = dc_node(d, E_TUPLE);
+    if (v == NULL || tuple == NULL)
+        return -1;
+    for (int k = 0; k < count; k++)
+        if (dp_nodes_push(d->sh->ar, &tuple->l1, NULL) < 0)
+            return dc_fail(d, at, "out of memory");
+    if (ins->op == IR_UNPACK_EX)
+        tuple->op2 = before + 1;
+    if (v->kind == X_SLOT) {
+        /* nested target: (a, (b, c)) = ... or for a, b in ... */
+        v->a->l1.v[v->op] = tuple;
+    } else {
+        if (store(d, tuple, v, st, out, at) < 0)
+            return -1;
+    }
+    for (int k = count - 1; k >= 0; k--) {
+        dp_node *slot = dc_node(d, X_SLOT);
+        if (slot == NULL)
+            return -1;
+        slot->a = tuple;
+        slot->op = k;
+        if (dc_push(d, st, slot) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static dp_node *name_target(dc *d, const dp_instr *ins) {
+    if (ins->op == IR_STORE_GLOBAL || ins->op == IR_DELETE_GLOBAL) {
+        if (!d->is_module && declare(d, &d->globals, ins->name) < 0)
+            return NULL;
+    } else if ((ins->op == IR_STORE_DEREF || ins->op == IR_DELETE_DEREF) && !d->is_class_body &&
+               is_freevar(d, ins->name)) {
+        if (declare(d, &d->nonlocals, ins->name) < 0)
+            return NULL;
+    }
+    return dc_name(d, ins->name);
+}
+
+static int add_simple(dc *d, dp_nodes *out, int kind, dp_node *a, int at) {
+    dp_node *s = dc_stmt(d, kind, at);
+    if (s == NULL)
+        return -1;
+    s->a = a;
+    return dc_add(d, out, s);
+}
+
+static int add_delete(dc *d, dp_nodes *out, dp_node *target, int at) {
+    dp_node *s = dc_stmt(d, S_DELETE, at);
+    if (s == NULL || dc_add(d, &s->l1, target) < 0)
+        return -1;
+    return dc_add(d, out, s);
+}
+
+/* `e = None; del e` closes every `except ... as e` body: not source. */
+static int is_except_cleanup(const dc *d, int i, int end) {
+    return d->except_name && i + 2 < end && d->in[i].op == IR_LOAD_CONST && d->in[i].cst &&
+           d->in[i].cst->kind == DP_CONST_NONE &&
+           (d->in[i + 1].op == IR_STORE_FAST || d->in[i + 1].op == IR_STORE_NAME || d->in[i + 1].op == IR_STORE_DEREF) &&
+           (d->in[i + 2].op == IR_DELETE_FAST || d->in[i + 2].op == IR_DELETE_NAME || d->in[i + 2].op == IR_DELETE_DEREF) &&
+           strcmp(d->in[i + 1].name, d->except_name) == 0 && strcmp(d->in[i + 2].name, d->except_name) == 0;
+}
+
+/* A copy of the innermost finally body starting at i (CPython inlines the
+ * finally block before every exit of the try body); returns its length. */
+static int finally_copy_at(const dc *d, int i, int end) {
+    if (d->fin_ops == NULL || d->fin_len <= 0 || i + d->fin_len > end)
+        return 0;
+    for (int k = 0; k < d->fin_len; k++) {
+        const dp_instr *a = &d->in[i + k], *b = &d->fin_ops[k];
+        if (a->op != b->op || a->arg != b->arg || a->cst != b->cst ||
+            (a->name != b->name && (a->name == NULL || b->name == NULL || strcmp(a->name, b->name) != 0)))
+            return 0;
+        if (is_jump(a->op) && a->target - i != b->target - (int)(b - d->in) + 0 * k) {
+            /* relative layout of jumps inside the copy must agree */
+            if (a->target - (i + k) != b->target - (int)(b - d->in))
+                return 0;
+        }
+    }
+    int after = i + d->fin_len;
+    if (after >= end)
+        return d->fin_len;
+    int op = d->in[after].op;
+    if (op == IR_RETURN_VALUE || op == IR_JUMP || (op == IR_SWAP) || op == IR_POP_TOP || op == IR_LOAD_CONST || op == IR_NOP)
+        return d->fin_len;
+    return 0;
+}
+
+/* A jump leaving the region: break, continue, or the region's own exit. */
+static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
+    *handled = 1;
+    if (target == exit)
+        return 0;
+    for (dc_loop *lp = d->loop; lp; lp = lp->up) {
+        if (target == lp->head)
+            return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
+        if (target == lp->brk)
+            return dc_add(d, out, dc_stmt(d, S_BREAK, i));
+        break; /* only the innermost loop can be the target of break/continue */
+    }
+    *handled = 0;
+    return 0;
+}
+
+static int find_loop_exit(dc *d, int from, int to, int after);
+static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+
+/* The last backward jump to `head` inside [head, end), or -1. */
+static int back_edge(const dc *d, int head, int end) {
+    int found = -1;
+    for (int j = head; j < end; j++)
+        if (is_jump(d->in[j].op) && d->in[j].target == head && j >= head)
+            found = j;
+    return found;
+}
+
+int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) {
+    if (++d->sh->depth > DP_MAX_NESTING * 4) {
+        d->sh->depth--;
+        return dc_fail(d, start, "statements nested too deeply");
+    }
+    int base = st->n, stmt_start = start;
+    int i = start;
+    int rc = 0;
+    while (i < end) {
+        const dp_instr *ins = &d->in[i];
+        int next = i + 1;
+        if (st->n <= base)
+            stmt_start = i;
+        /* constructs that start at a statement boundary */
+        if (st->n == base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER)) {
+            int fin = finally_copy_at(d, i, end);
+            if (fin > 0) {
+                i += fin;
+                continue;
+            }
+            int r = dc_try(d, i, end, st, out, &next);
+            if (r < 0)
+                goto fail;
+            if (r > 0) {
+                i = next;
+                continue;
+            }
+            if (ins->op != IR_FOR_ITER && d->nref[i] > 0) {
+                int last = back_edge(d, i, end);
+                if (last > i && d->in[last].op == IR_JUMP) {
+                    if (while_true(d, i, last, end, exit, st, out, &next) < 0)
+                        goto fail;
+                    i = next;
+                    continue;
+                }
+            }
+        }
+        if (is_except_cleanup(d, i, end)) {
+            i += 3;
+            continue;
+        }
+        int r = dc_expr_step(d, i, st);
+        if (r < 0)
+            goto fail;
+        if (r > 0) {
+            i = next;
+            continue;
+        }
+        dp_node *v, *t, *x;
+        switch (ins->op) {
+        case IR_STORE_NAME: case IR_STORE_FAST: case IR_STORE_GLOBAL: case IR_STORE_DEREF:
+            if ((v = dc_pop(d, st, i)) == NULL || store(d, name_target(d, ins), v, st, out, stmt_start) < 0)
+                goto fail;
+            break;
+        case IR_STORE_ATTR:
+            if ((x = dc_pop(d, st, i)) == NULL || (v = dc_pop(d, st, i)) == NULL || (t = dc_node(d, E_ATTR)) == NULL)
+                goto fail;
+            t->a = x;
+            t->s = ins->name;
+            if (store(d, t, v, st, out, stmt_start) < 0)
+                goto fail;
+            break;
+        case IR_STORE_SUBSCR: {
+            dp_node *idx = dc_pop(d, st, i);
+            if (idx == NULL || (x = dc_pop(d, st, i)) == NULL || (v = dc_pop(d, st, i)) == NULL ||
+                (t = dc_node(d, E_SUBSCR)) == NULL)
+                goto fail;
+            t->a = x;
+            t->b = idx;
+            if (store(d, t, v, st, out, stmt_start) < 0)
+                goto fail;
+            break;
+        }
+        case IR_STORE_SLICE: {
+            dp_node *hi = dc_pop(d, st, i), *lo = hi ? dc_pop(d, st, i) : NULL;
+            dp_node *sl = dc_node(d, E_SLICE);
+            if (lo == NULL || sl == NULL || (x = dc_pop(d, st, i)) == NULL || (v = dc_pop(d, st, i)) == NULL ||
+                (t = dc_node(d, E_SUBSCR)) == NULL)
+                goto fail;
+            sl->a = dc_is_const_kind(lo, DP_CONST_NONE) ? NULL : lo;
+            sl->b = dc_is_const_kind(hi, DP_CONST_NONE) ? NULL : hi;
+            t->a = x;
+            t->b = sl;
+            if (store(d, t, v, st, out, stmt_start) < 0)
+                goto fail;
+            break;
+        }
+        case IR_DELETE_NAME: case IR_DELETE_FAST: case IR_DELETE_GLOBAL: case IR_DELETE_DEREF:
+            if (add_delete(d, out, name_target(d, ins), stmt_start) < 0)
+                goto fail;
+            break;
+        case IR_DELETE_ATTR:
+            if ((x = dc_pop(d, st, i)) == NULL || (t = dc_node(d, E_ATTR)) == NULL)
+                goto fail;
+            t->a = x;
+            t->s = ins->name;
+            if (add_delete(d, out, t, stmt_start) < 0)
+                goto fail;
+            break;
+        case IR_DELETE_SUBSCR: {
+            dp_node *idx = dc_pop(d, st, i);
+            if (idx == NULL || (x = dc_pop(d, st, i)) == NULL || (t = dc_node(d, E_SUBSCR)) == NULL)
+                goto fail;
+            t->a = x;
+            t->b = idx;
+            if (add_delete(d, out, t, stmt_start) < 0)
+                goto fail;
+            break;
+        }
+        case IR_UNPACK_SEQUENCE: case IR_UNPACK_EX:
+            if (unpack(d, ins, st, out, stmt_start) < 0)
+                goto fail;
+            break;
+        case IR_IMPORT_FROM:
+            if ((x = dc_top(d, st, 0, i)) == NULL || (v = dc_node(d, X_IMPORT)) == NULL)
+                goto fail;
+            if (x->kind != X_IMPORT)
+                goto unsupported;
+            v->op2 = 1;
+            v->a = x;
+            v->s = ins->name;
+            if (dc_push(d, st, v) < 0)
+                goto fail;
+            break;
+        case IR_IMPORT_STAR: {
+            if ((x = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            dp_node *s = dc_stmt(d, S_IMPORTFROM, stmt_start), *al = dc_node(d, E_ALIAS);
+            if (s == NULL || al == NULL || x->kind != X_IMPORT)
+                goto fail;
+            s->s = x->s[0] ? x->s : NULL;
+            s->op = x->op;
+            al->s = "*";
+            if (dc_add(d, &s->l1, al) < 0 || dc_add(d, out, s) < 0)
+                goto fail;
+            break;
+        }
+        case IR_POP_TOP:
+            if ((v = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            if (v->kind < DP_NODE_KIND_COUNT && v->kind != E_NAME) {
+                if (add_simple(d, out, S_EXPR, v, stmt_start) < 0)
+                    goto fail;
+            } else if (v->kind == E_NAME && !on_stack(st, v)) {
+                if (add_simple(d, out, S_EXPR, v, stmt_start) < 0)
+                    goto fail;
+            }
+            break;
+        case IR_PRINT_EXPR:
+            if ((v = dc_pop(d, st, i)) == NULL || add_simple(d, out, S_EXPR, v, stmt_start) < 0)
+                goto fail;
+            break;
+        case IR_LIST_APPEND: case IR_SET_ADD: case IR_MAP_ADD: {
+            dp_node *ap = dc_stmt(d, X_APPEND, stmt_start);
+            if (ap == NULL || (v = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            if (ins->op == IR_MAP_ADD) {
+                ap->b = v;
+                if ((ap->a = dc_pop(d, st, i)) == NULL)
+                    goto fail;
+            } else {
+                ap->a = v;
+            }
+            if (dc_add(d, out, ap) < 0)
+                goto fail;
+            break;
+        }
+        case IR_RETURN_VALUE:
+            if ((v = dc_pop(d, st, i)) == NULL || add_simple(d, out, S_RETURN, v, stmt_start) < 0)
+                goto fail;
+            st->n = base < st->n ? base : st->n;
+            break;
+        case IR_RETURN_GENERATOR:
+            if (dc_push(d, st, dc_node(d, X_OPAQUE)) < 0)
+                goto fail;
+            break;
+        case IR_SETUP_ANNOTATIONS:
+            break;
+        case IR_RAISE: {
+            dp_node *s = dc_stmt(d, S_RAISE, stmt_start);
+            if (s == NULL)
+                goto fail;
+            if (ins->arg >= 2 && (s->b = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            if (ins->arg >= 1 && (s->a = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            if (dc_add(d, out, s) < 0)
+                goto fail;
+            break;
+        }
+        case IR_RERAISE:
+            /* inside an except body a bare `raise` re-raises the exception */
+            if ((v = dc_pop(d, st, i)) == NULL || add_simple(d, out, S_RAISE, NULL, stmt_start) < 0)
+                goto fail;
+            break;
+        case IR_POP_EXCEPT:
+            if (dc_pop(d, st, i) == NULL)
+                goto fail;
+            break;
+        case IR_BEFORE_WITH:
+            if (dc_with(d, i, st, out, &next) < 0)
+                goto fail;
+            break;
+        case IR_FOR_ITER:
+            if (for_loop(d, i, end, exit, st, out, &next) < 0)
+                goto fail;
+            break;
+        case IR_JUMP: {
+            int handled;
+            if (jump_stmt(d, i, ins->target, exit, out, &handled) < 0)
+                goto fail;
+            if (!handled) {
+                if (ins->target >= end && ins->target > i) {
+                    /* jumps to code after the region: the region ends here */
+                    next = end;
+                } else {
+                    dc_fail(d, i, "unstructured jump to offset %d", ins->target < d->n ? d->in[ins->target].offset : -1);
+                    goto fail;
+                }
+            }
+            break;
+        }
+        case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE:
+        case IR_POP_JUMP_IF_NOT_NONE: case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
+            if (dc_cond(d, stmt_start, i, end, exit, st, out, &next) < 0)
+                goto fail;
+            break;
+        default:
+        unsupported:
+            dc_fail(d, i, "cannot structure %s here", dp_irop_name(ins->op));
+            goto fail;
+        }
+        i = next;
+    }
+    goto done;
+fail:
+    rc = -1;
+done:
+    d->sh->depth--;
+    return rc;
+}
+
+int dc_block(dc *d, int start, int end, dc_stack *st, dp_nodes *out) {
+    return dc_region(d, start, end, -1, st, out);
+}
+
+dp_node *dc_value_region(dc *d, int start, int end, dc_stack *st) {
+    int base = st->n;
+    dp_nodes tmp = {0};
+    if (dc_region(d, start, end, end, st, &tmp) < 0)
+        return NULL;
+    if (tmp.n != 0 || st->n != base + 1) {
+        dc_fail(d, start, "expected one value from this expression");
+        return NULL;
+    }
+    return dc_pop(d, st, start);
+}
+
+/* ------------------------------------------------------------------ */
+/* Loops                                                                */
+
+/* Where `break` jumps: the largest forward jump target beyond `after` found
+ * in [from, to), or `after` when no jump leaves the loop. */
+static int find_loop_exit(dc *d, int from, int to, int after) {
+    int brk = after;
+    for (int j = from; j < to; j++) {
+        const dp_instr *x = &d->in[j];
+        if (is_jump(x->op) && x->target > brk && x->target > to)
+            brk = x->target;
+    }
+    return brk;
+}
+
+static int loop_body(dc *d, dc_loop *lp, int start, int end, dc_stack *st, dp_nodes *out) {
+    lp->up = d->loop;
+    d->loop = lp;
+    int r = dc_region(d, start, end, lp->head, st, out);
+    d->loop = lp->up;
+    return r;
+}
+
+static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
+    (void)exit;
+    const dp_instr *ins = &d->in[i];
+    int done_at = ins->target; /* first instruction after the loop */
+    if (done_at <= i || done_at > d->n)
+        return dc_fail(d, i, "bad FOR_ITER target");
+    dp_node *it = dc_top(d, st, 0, i);
+    if (it == NULL)
+        return -1;
+    int body_end = done_at;
+    if (body_end - 1 > i && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
+        body_end--;
+    int brk = find_loop_exit(d, i + 1, body_end, done_at);
+    if (brk > end)
+        brk = done_at;
+    dp_node *s = dc_stmt(d, S_FOR, i), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
+    if (s == NULL || holder == NULL || slot == NULL || dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0)
+        return -1;
+    slot->a = holder;
+    s->b = it->kind == X_ITER ? it->a : it;
+    s->op = 0;
+    dc_stack body_st = {0};
+    if (dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, slot) < 0)
+        return -1;
+    dc_loop lp = {i, brk, 1, NULL};
+    if (loop_body(d, &lp, i + 1, body_end, &body_st, &s->l1) < 0)
+        return -1;
+    if ((s->a = holder->l1.v[0]) == NULL)
+        return dc_fail(d, i, "for loop without a target");
+    if (dc_pop(d, st, i) == NULL) /* the exhausted iterator is gone */
+        return -1;
+    if (brk > done_at) {
+        if (dc_region(d, done_at, brk, brk, st, &s->l2) < 0)
+            return -1;
+    }
+    *next = brk > done_at ? brk : done_at;
+    return dc_add(d, out, s);
+}
+
+static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
+    (void)exit;
+    int brk = find_loop_exit(d, i, last, last + 1);
+    if (brk > end)
+        brk = last + 1;
+    dp_node *s = dc_stmt(d, S_WHILE, i);
+    static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
+    if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
+        return -1;
+    dc_loop lp = {i, brk, 0, NULL};
+    if (loop_body(d, &lp, i, last, st, &s->l1) < 0)
+        return -1;
+    if (brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
+        return -1;
+    *next = brk;
+    return dc_add(d, out, s);
+}
+
+/* ------------------------------------------------------------------ */
+/* Conditions                                                           */
+
+typedef struct seg {
+    int start;      /* first instruction of the operand */
+    int jump;       /* the conditional jump */
+    dp_node *e;     /* the tested expression */
+    int jumps_if;   /* 1: jumps when e is true; 0: when false */
+    int or_pop;     /* JUMP_IF_*_OR_POP: the value itself flows to the target */
+    int target;
+} seg;
+
+#define MAX_SEGS 64
+
+static dp_node *tested(dc *d, dp_node *x, int op, int *jumps_if) {
+    static const dp_const none = {DP_CONST_NONE, NULL, 0, 0, 0, NULL, 0, NULL};
+    switch (op) {
+    case IR_POP_JUMP_IF_FALSE: case IR_JUMP_IF_FALSE_OR_POP:
+        *jumps_if = 0;
+        return x;
+    case IR_POP_JUMP_IF_TRUE: case IR_JUMP_IF_TRUE_OR_POP:
+        *jumps_if = 1;
+        return x;
+    default: {
+        dp_node *c = dc_node(d, E_COMPARE);
+        if (c == NULL || (c->ops = dp_alloc(d->sh->ar, sizeof(int))) == NULL)
+            return NULL;
+        c->a = x;
+        c->ops[0] = op == IR_POP_JUMP_IF_NONE ? DP_CMP_IS : DP_CMP_IS_NOT;
+        if (dc_add(d, &c->l1, dc_const(d, &none)) < 0)
+            return NULL;
+        *jumps_if = 1;
+        return c;
+    }
+    }
+}
+
+/* Speculatively evaluates a pure operand from `p`: expression steps only,
+ * up to a conditional jump with exactly one new value on the stack. */
+static int try_segment(dc *d, int p, int end, dc_stack *st, seg *out) {
+    dc_stack tmp = {0};
+    if (dc_stack_copy(d, &tmp, st) < 0)
+        return -1;
+    int base = tmp.n;
+    dc_spec sp;
+    dc_spec_begin(d, &sp);
+    int q = p, ok = 0;
+    while (q < end) {
+        int op = d->in[q].op;
+        if (q > p && d->nref[q] > 0 && 0)
+            break;
+        if (is_cond_jump(op)) {
+            ok = tmp.n == base + 1;
+            break;
+        }
+        if (op == IR_JUMP || op == IR_FOR_ITER || op == IR_RETURN_VALUE)
+            break;
+        int r = dc_expr_step(d, q, &tmp);
+        if (r <= 0)
+            break;
+        q++;
+    }
+    if (!dc_spec_end(d, &sp, ok ? 0 : -1) || !ok)
+        return 0;
+    dp_node *x = tmp.v[tmp.n - 1];
+    out->start = p;
+    out->jump = q;
+    out->target = d->in[q].target;
+    out->or_pop = d->in[q].op == IR_JUMP_IF_FALSE_OR_POP || d->in[q].op == IR_JUMP_IF_TRUE_OR_POP;
+    out->e = tested(d, x, d->in[q].op, &out->jumps_if);
+    return out->e ? 1 : -1;
+}
+
+static int seg_starting_at(const seg *s, int k, int pos) {
+    for (int m = 0; m < k; m++)
+        if (s[m].start == pos)
+            return m;
+    return -1;
+}
+
+/* Is segs[0..k) a complete condition: every jump goes to the fall-through
+ * exit B, the far exit F (= the last jump's target) or a later segment? */
+static int chain_valid(const seg *s, int k) {
+    int B = s[k - 1].jump + 1, F = s[k - 1].target;
+    if (F == B)
+        return 0;
+    for (int m = 0; m < k - 1; m++) {
+        int t = s[m].target;
+        if (s[m].or_pop && t != F)
+            return 0;
+        if (t == F || t == B)
+            continue;
+        int at = seg_starting_at(s, k, t);
+        if (at <= m)
+            return 0;
+    }
+    return 1;
+}
+
+/* The condition of segs[i..j] that holds exactly when control reaches T
+ * (the other exit being F). */
+static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
+    if (i == j) {
+        const seg *g = &s[i];
+        int jump_true = g->jumps_if; /* jumps to target when e == jump_true */
+        if (g->target == T)
+            return jump_true ? g->e : dc_not(d, g->e);
+        if (g->target == F)
+            return jump_true ? dc_not(d, g->e) : g->e;
+        dc_fail(d, g->jump, "condition jumps to neither exit");
+        return NULL;
+    }
+    /* split at the furthest jump target that starts a later segment */
+    int split = -1;
+    for (int m = i; m < j; m++) {
+        int at = seg_starting_at(s + 0, j + 1, s[m].target);
+        if (at > i && at <= j && at > split)
+            split = at;
+    }
+    if (split > i) {
+        int L = s[split].start, other = -1;
+        for (int m = i; m < split; m++) {
+            int t = s[m].target;
+            if (t == T || t == F)
+                other = other < 0 || other == t ? t : -2;
+        }
+        if (other == F || other == -1) {
+            dp_node *l = parse_cond(d, s, i, split - 1, L, F), *r = l ? parse_cond(d, s, split, j, T, F) : NULL;
+            return dc_boolop(d, 0, l, r);
+        }
+        if (other == T) {
+            dp_node *l = parse_cond(d, s, i, split - 1, T, L), *r = l ? parse_cond(d, s, split, j, T, F) : NULL;
+            return dc_boolop(d, 1, l, r);
+        }
+        dc_fail(d, s[i].jump, "unrecognized boolean condition");
+        return NULL;
+    }
+    const seg *g = &s[i];
+    dp_node *rest = parse_cond(d, s, i + 1, j, T, F);
+    if (rest == NULL)
+        return NULL;
+    if (g->target == T)
+        return dc_boolop(d, 1, g->jumps_if ? g->e : dc_not(d, g->e), rest);
+    if (g->target == F)
+        return dc_boolop(d, 0, g->jumps_if ? dc_not(d, g->e) : g->e, rest);
+    dc_fail(d, g->jump, "condition jumps to neither exit");
+    return NULL;
+}
+
+/* Do instructions [a, a+len) and [b, b+len) do the same thing? (while loops
+ * test their condition at the top and again at the bottom) */
+static int same_code(const dc *d, int a, int b, int len) {
+    for (int k = 0; k < len; k++) {
+        const dp_instr *x = &d->in[a + k], *y = &d->in[b + k];
+        if (is_cond_jump(x->op) && is_cond_jump(y->op))
+            continue;
+        if (x->op != y->op || x->arg != y->arg || x->cst != y->cst)
+            return 0;
+        if (x->name != y->name && (x->name == NULL || y->name == NULL || strcmp(x->name, y->name) != 0))
+            return 0;
+    }
+    return 1;
+}
+
+static int cond_while(dc *d, const seg *s, int k, int end, dc_stack *st, dp_nodes *out, int *next) {
+    int B = s[k - 1].jump + 1, F = s[k - 1].target;
+    int top_len = B - s[0].start;
+    int bottom = F - top_len;
+    if (bottom < B || !same_code(d, s[0].start, bottom, top_len))
+        return 0;
+    dp_node *w = dc_stmt(d, S_WHILE, s[0].start);
+    if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+        return -1;
+    int brk = find_loop_exit(d, B, bottom, F);
+    if (brk > end)
+        brk = F;
+    dc_loop lp = {s[0].start, brk, 0, NULL};
+    if (loop_body(d, &lp, B, bottom, st, &w->l1) < 0)
+        return -1;
+    if (brk > F && dc_region(d, F, brk, brk, st, &w->l2) < 0)
+        return -1;
+    *next = brk;
+    return dc_add(d, out, w) < 0 ? -1 : 1;
+}
+
+static int is_assert_fail(const dc *d, int B, int F) {
+    return B < F && d->in[B].op == IR_LOAD_ASSERTION_ERROR && d->in[F - 1].op == IR_RAISE && d->in[F - 1].arg == 1;
+}
+
+int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
+    seg s[MAX_SEGS];
+    int k = 1;
+    dp_node *x = dc_pop(d, st, i);
+    if (x == NULL)
+        return -1;
+    s[0].start = stmt_start;
+    s[0].jump = i;
+    s[0].target = d->in[i].target;
+    s[0].or_pop = d->in[i].op == IR_JUMP_IF_FALSE_OR_POP || d->in[i].op == IR_JUMP_IF_TRUE_OR_POP;
+    if ((s[0].e = tested(d, x, d->in[i].op, &s[0].jumps_if)) == NULL)
+        return -1;
+    /* gather following operands that are themselves tests */
+    int best = 1;
+    while (k < MAX_SEGS) {
+        int r = try_segment(d, s[k - 1].jump + 1, end, st, &s[k]);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        k++;
+        if (chain_valid(s, k))
+            best = k;
+    }
+    k = best;
+    int B = s[k - 1].jump + 1, F = s[k - 1].target;
+    /* the chosen operands are consumed: re-run them on the real stack */
+    for (int m = 1; m < k; m++) {
+        for (int q = s[m].start; q < s[m].jump; q++)
+            if (dc_expr_step(d, q, st) < 0)
+                return -1;
+        dc_pop(d, st, s[m].jump);
+    }
+    if (s[k - 1].or_pop) {
+        /* value context: (chain) and/or (value region [B, F)) */
+        int is_or = s[k - 1].jumps_if;
+        dp_node *left = is_or ? parse_cond(d, s, 0, k - 1, F, B) : parse_cond(d, s, 0, k - 1, B, F);
+        if (k == 1)
+            left = x;
+        dp_node *right = left ? dc_value_region(d, B, F, st) : NULL;
+        if (right == NULL)
+            return -1;
+        *next = F;
+        return dc_push(d, st, dc_boolop(d, is_or, left, right));
+    }
+    if (F < i) {
+        /* a backward conditional jump: `if cond: continue` in a loop */
+        dp_node *c = parse_cond(d, s, 0, k - 1, F, B);
+        int handled;
+        dp_nodes body = {0};
+        if (c == NULL || jump_stmt(d, i, F, exit, &body, &handled) < 0)
+            return -1;
+        if (!handled)
+            return dc_fail(d, s[k - 1].jump, "unstructured backward jump");
+        if (exit == F) {
+            /* the region loops back anyway: `if not cond: rest` */
+            dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
+            if (ifs == NULL || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+                return -1;
+            if (dc_region(d, B, end, exit, st, &ifs->l1) < 0)
+                return -1;
+            *next = end;
+            return dc_add(d, out, ifs);
+        }
+        dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
+        if (ifs == NULL)
+            return -1;
+        ifs->a = c;
+        ifs->l1 = body;
+        *next = B;
+        return dc_add(d, out, ifs);
+    }
+    if (is_assert_fail(d, B, F)) {
+        dp_node *a = dc_stmt(d, S_ASSERT, stmt_start);
+        if (a == NULL || (a->a = parse_cond(d, s, 0, k - 1, F, B)) == NULL)
+            return -1;
+        dc_stack tmp = {0};
+        if (dc_stack_copy(d, &tmp, st) < 0)
+            return -1;
+        for (int q = B; q < F - 1; q++)
+            if (dc_expr_step(d, q, &tmp) <= 0)
+                return dc_fail(d, q, "unexpected code in assert");
+        dp_node *exc = dc_top(d, &tmp, 0, F - 1);
+        if (exc == NULL)
+            return -1;
+        if (exc->kind == E_CALL && exc->l1.n == 1)
+            a->b = exc->l1.v[0];
+        *next = F;
+        return dc_add(d, out, a);
+    }
+    if (F > d->n)
+        return dc_fail(d, i, "jump out of range");
+    if (F > end) {
+        int handled;
+        dp_nodes body = {0};
+        if (jump_stmt(d, i, F, exit, &body, &handled) < 0)
+            return -1;
+        if (handled && body.n > 0) {
+            dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
+            if (ifs == NULL || (ifs->a = parse_cond(d, s, 0, k - 1, F, B)) == NULL)
+                return -1;
+            ifs->l1 = body;
+            *next = B;
+            return dc_add(d, out, ifs);
+        }
+        F = end; /* jumps to where this region flows anyway */
+    }
+    /* while loop whose test is repeated at the bottom */
+    if (F - 1 > B && d->in[F - 1].target == B && is_cond_jump(d->in[F - 1].op)) {
+        int r = cond_while(d, s, k, end, st, out, next);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
+    }
+    dp_node *cond = parse_cond(d, s, 0, k - 1, B, F);
+    if (cond == NULL)
+        return -1;
+    /* then-part [B, then_end), else-part [F, J) when the then-part jumps over it */
+    int then_end = F, J = F;
+    if (F - 1 >= B && d->in[F - 1].op == IR_JUMP && d->in[F - 1].target > F) {
+        int t = d->in[F - 1].target;
+        int is_loop_jump = d->loop && (t == d->loop->brk || t == d->loop->head);
+        if (!is_loop_jump || t == exit) {
+            then_end = F - 1;
+            J = t > end ? end : t;
+        }
+    }
+    /* a conditional expression leaves one value from each branch */
+    if (J > F) {
+        dc_spec sp;
+        dc_spec_begin(d, &sp);
+        dc_stack t1 = {0}, t2 = {0};
+        dp_node *a = NULL, *b = NULL;
+        if (dc_stack_copy(d, &t1, st) == 0 && dc_stack_copy(d, &t2, st) == 0) {
+            a = dc_value_region(d, B, then_end, &t1);
+            b = a ? dc_value_region(d, F, J, &t2) : NULL;
+        }
+        if (dc_spec_end(d, &sp, b ? 0 : -1)) {
+            dp_node *e = dc_node(d, E_IFEXP);
+            if (e == NULL)
+                return -1;
+            e->a = cond;
+            e->b = a;
+            e->c = b;
+            *next = J;
+            return dc_push(d, st, e);
+        }
+    }
+    dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
+    if (ifs == NULL)
+        return -1;
+    ifs->a = cond;
+    dc_stack t1 = {0};
+    if (dc_stack_copy(d, &t1, st) < 0)
+        return -1;
+    if (dc_region(d, B, then_end, J == F ? F : J, &t1, &ifs->l1) < 0)
+        return -1;
+    if (J > F && dc_region(d, F, J, J, st, &ifs->l2) < 0)
+        return -1;
+    *next = J;
+    return dc_add(d, out, ifs);
+}

@@ -1,0 +1,282 @@
+/* try/except/finally and with statements, recovered from the 3.11+
+ * exception table.  CPython flattens nested handlers into one table where
+ * each instruction maps to its innermost handler; we rebuild the nesting:
+ * a handler's protected range grows to include every try whose handler code
+ * it protects. */
+#include <string.h>
+
+#include "dc.h"
+
+static int is_handler_start(const dc *d, int at) {
+    return at >= 0 && at < d->n && d->in[at].op == IR_PUSH_EXC_INFO;
+}
+
+/* Builds d->handlers once per code object. */
+static int find_handlers(dc *d) {
+    if (d->handlers != NULL || d->f.nexc == 0)
+        return 0;
+    d->handlers = dp_alloc_array(d->sh->ar, (size_t)d->f.nexc, sizeof *d->handlers);
+    if (d->handlers == NULL)
+        return dc_fail(d, -1, "out of memory");
+    for (int k = 0; k < d->f.nexc; k++) {
+        const dp_exc_entry *e = &d->f.exc[k];
+        if (!is_handler_start(d, e->target))
+            continue;
+        int h = 0;
+        while (h < d->nhandlers && d->handlers[h].at != e->target)
+            h++;
+        if (h == d->nhandlers) {
+            d->handlers[h].at = e->target;
+            d->handlers[h].start = e->start;
+            d->handlers[h].end = e->end;
+            d->handlers[h].opened = 0;
+            d->nhandlers++;
+        }
+        if (e->start < d->handlers[h].start)
+            d->handlers[h].start = e->start;
+        if (e->end > d->handlers[h].end)
+            d->handlers[h].end = e->end;
+    }
+    /* a try protects the handlers of the tries nested in its body */
+    for (int round = 0, changed = 1; changed && round <= d->nhandlers; round++) {
+        changed = 0;
+        for (int a = 0; a < d->nhandlers; a++)
+            for (int b = 0; b < d->nhandlers; b++) {
+                dc_handler *A = &d->handlers[a], *B = &d->handlers[b];
+                if (a != b && d->handler[B->at] == A->at && B->start < A->start) {
+                    A->start = B->start;
+                    changed = 1;
+                }
+            }
+    }
+    return 0;
+}
+
+static dc_handler *handler_at(dc *d, int at) {
+    for (int h = 0; h < d->nhandlers; h++)
+        if (d->handlers[h].at == at)
+            return &d->handlers[h];
+    return NULL;
+}
+
+/* Is `at` the target of any exception-table entry? */
+static int is_exc_target(const dc *d, int at) {
+    for (int k = 0; k < d->f.nexc; k++)
+        if (d->f.exc[k].target == at)
+            return 1;
+    return 0;
+}
+
+/* The end of the `COPY 3; POP_EXCEPT; RERAISE 1` block that every handler
+ * is protected by. */
+static int cleanup_end(const dc *d, int cleanup) {
+    if (cleanup >= 0 && cleanup + 2 < d->n && d->in[cleanup].op == IR_COPY && d->in[cleanup + 1].op == IR_POP_EXCEPT &&
+        d->in[cleanup + 2].op == IR_RERAISE)
+        return cleanup + 3;
+    return -1;
+}
+
+static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out, dp_node *extra1,
+                       dp_node *extra2) {
+    dc_stack tmp = {0};
+    if (dc_stack_copy(d, &tmp, st) < 0)
+        return -1;
+    if (extra1 && dc_push(d, &tmp, extra1) < 0)
+        return -1;
+    if (extra2 && dc_push(d, &tmp, extra2) < 0)
+        return -1;
+    return dc_region(d, start, end, exit, &tmp, out);
+}
+
+/* Where control continues after a try statement: the target of the jumps
+ * that leave its parts, else just past its handler code. */
+static int try_after(const dc *d, int from, int to, int fallback) {
+    int after = -1;
+    for (int j = from; j < to; j++) {
+        const dp_instr *x = &d->in[j];
+        if (x->op == IR_JUMP && x->target >= to && x->target > after)
+            after = x->target;
+    }
+    return after > 0 ? after : fallback;
+}
+
+/* Handlers of a try/except, starting at H (PUSH_EXC_INFO). */
+static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
+    dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
+    if (prev == NULL || exc == NULL)
+        return -1;
+    int p = H + 1;
+    while (p < clean) {
+        const dp_instr *ins = &d->in[p];
+        if (ins->op == IR_RERAISE)
+            return 0; /* no clause matched */
+        dp_node *h = dc_stmt(d, S_EXCEPT, p);
+        if (h == NULL || dc_add(d, &tr->l2, h) < 0)
+            return -1;
+        int body, body_end;
+        if (ins->op == IR_POP_TOP) {
+            body = p + 1;
+            body_end = clean;
+        } else {
+            dc_stack tmp = {0};
+            if (dc_stack_copy(d, &tmp, st) < 0 || dc_push(d, &tmp, prev) < 0 || dc_push(d, &tmp, exc) < 0)
+                return -1;
+            int q = p;
+            while (q < clean && d->in[q].op != IR_CHECK_EXC_MATCH && d->in[q].op != IR_CHECK_EG_MATCH) {
+                if (dc_expr_step(d, q, &tmp) <= 0)
+                    return dc_fail(d, q, "unexpected code in an except clause");
+                q++;
+            }
+            if (q + 2 >= clean || d->in[q + 1].op != IR_POP_JUMP_IF_FALSE)
+                return dc_fail(d, p, "malformed except clause");
+            if (d->in[q].op == IR_CHECK_EG_MATCH)
+                tr->op = 1;
+            if ((h->a = dc_top(d, &tmp, 0, q)) == NULL)
+                return -1;
+            int next = d->in[q + 1].target;
+            const dp_instr *bind = &d->in[q + 2];
+            if (bind->op == IR_STORE_FAST || bind->op == IR_STORE_NAME || bind->op == IR_STORE_DEREF ||
+                bind->op == IR_STORE_GLOBAL)
+                h->s = bind->name;
+            else if (bind->op != IR_POP_TOP)
+                return dc_fail(d, q + 2, "malformed except clause");
+            body = q + 3;
+            body_end = next;
+            p = next;
+        }
+        for (int j = body; j < body_end; j++)
+            if (is_exc_target(d, j)) {
+                body_end = j;
+                break;
+            }
+        const char *saved = d->except_name;
+        d->except_name = h->s;
+        int r = region_with(d, body, body_end, exit, st, &h->l1, prev, NULL);
+        d->except_name = saved;
+        if (r < 0)
+            return -1;
+        if (ins->op == IR_POP_TOP)
+            return 0; /* a bare except is the last clause */
+    }
+    return 0;
+}
+
+/* Is the handler at H a finally block (as opposed to except clauses)? */
+static int is_finally(dc *d, int H, int clean) {
+    if (d->in[H + 1].op == IR_POP_TOP)
+        return 0;
+    for (int q = H + 1; q < clean; q++) {
+        int op = d->in[q].op;
+        if (op == IR_CHECK_EXC_MATCH || op == IR_CHECK_EG_MATCH)
+            return 0;
+        if (op != IR_LOAD_GLOBAL && op != IR_LOAD_NAME && op != IR_LOAD_FAST && op != IR_LOAD_DEREF &&
+            op != IR_LOAD_ATTR && op != IR_BUILD_TUPLE && op != IR_LOAD_CONST && op != IR_NOP &&
+            op != IR_LOAD_CLASSDEREF)
+            return 1;
+    }
+    return 1;
+}
+
+static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, int *next) {
+    int H = h->at;
+    int clean = H < d->n ? d->handler[H] : -1;
+    int cend = cleanup_end(d, clean);
+    if (cend < 0)
+        return dc_fail(d, H, "handler without its cleanup block");
+    h->opened = 1;
+    dp_node *tr = dc_stmt(d, S_TRY, i);
+    if (tr == NULL)
+        return -1;
+    if (is_finally(d, H, clean)) {
+        if (clean - 1 <= H || d->in[clean - 1].op != IR_RERAISE)
+            return dc_fail(d, H, "malformed finally block");
+        int after = try_after(d, i, H, cend);
+        const dp_instr *saved_ops = d->fin_ops;
+        int saved_len = d->fin_len;
+        d->fin_ops = &d->in[H + 1];
+        d->fin_len = clean - 1 - (H + 1);
+        int r = region_with(d, i, H, after, st, &tr->l1, NULL, NULL);
+        d->fin_ops = saved_ops;
+        d->fin_len = saved_len;
+        if (r < 0)
+            return -1;
+        dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
+        if (prev == NULL || exc == NULL)
+            return -1;
+        if (region_with(d, H + 1, clean - 1, -1, st, &tr->l4, prev, exc) < 0)
+            return -1;
+        if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
+            return -1;
+        *next = after;
+        return dc_add(d, out, tr);
+    }
+    int body_end = h->end;
+    for (int k = 0; k < d->f.nexc; k++)
+        if (d->f.exc[k].target == H && d->f.exc[k].end > body_end)
+            body_end = d->f.exc[k].end;
+    if (body_end > H)
+        return dc_fail(d, i, "try body overlaps its handler");
+    int after = try_after(d, body_end, cend, cend);
+    for (int j = H; j < cend; j++) {
+        const dp_instr *x = &d->in[j];
+        if (x->op == IR_JUMP && x->target >= cend && x->target > after)
+            after = x->target;
+    }
+    if (region_with(d, i, body_end, after, st, &tr->l1, NULL, NULL) < 0)
+        return -1;
+    if (body_end < H && region_with(d, body_end, H, after, st, &tr->l3, NULL, NULL) < 0)
+        return -1;
+    if (except_handlers(d, tr, H, clean, after, st) < 0)
+        return -1;
+    *next = after;
+    return dc_add(d, out, tr);
+}
+
+/* with mgr as target: BEFORE_WITH at i, the handler protecting i + 1. */
+int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
+    dp_node *mgr = dc_pop(d, st, i);
+    if (mgr == NULL)
+        return -1;
+    int H = i + 1 < d->n ? d->handler[i + 1] : -1;
+    dc_handler *h = handler_at(d, H);
+    if (h == NULL || H + 3 >= d->n || d->in[H + 1].op != IR_WITH_EXCEPT_START ||
+        d->in[H + 2].op != IR_POP_JUMP_IF_TRUE)
+        return dc_fail(d, i, "with statement without its exit handler");
+    h->opened = 1;
+    int L = d->in[H + 2].target;
+    int after = L + 4;
+    if (after > d->n)
+        return dc_fail(d, H, "truncated with handler");
+    for (int j = i + 1; j < H; j++) {
+        const dp_instr *x = &d->in[j];
+        if (x->op == IR_JUMP && x->target >= after && x->target > after)
+            after = x->target;
+    }
+    dp_node *w = dc_stmt(d, S_WITH, i), *item = dc_node(d, E_WITHITEM);
+    dp_node *exitfn = dc_node(d, X_WITH_EXIT), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
+    if (w == NULL || item == NULL || exitfn == NULL || holder == NULL || slot == NULL ||
+        dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0 || dc_add(d, &w->l1, item) < 0)
+        return -1;
+    exitfn->a = mgr;
+    slot->a = holder;
+    item->a = mgr;
+    if (region_with(d, i + 1, H, after, st, &w->l2, exitfn, slot) < 0)
+        return -1;
+    item->b = holder->l1.v[0];
+    *next = after;
+    return dc_add(d, out, w);
+}
+
+int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
+    if (find_handlers(d) < 0)
+        return -1;
+    dc_handler *best = NULL;
+    for (int h = 0; h < d->nhandlers; h++) {
+        dc_handler *c = &d->handlers[h];
+        if (!c->opened && c->start == i && c->at < end && (best == NULL || c->at > best->at))
+            best = c;
+    }
+    if (best == NULL)
+        return 0;
+    return try_stmt(d, best, i, st, out, next) < 0 ? -1 : 1;
+}

@@ -1,0 +1,174 @@
+"""The `depyf` command line, run as a subprocess: unusable files give exit 2
+and one line on stderr, never a traceback; good files give source."""
+
+import os
+import py_compile
+import subprocess
+import sys
+
+import pytest
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+PYENV = "/root/.pyenv/versions"
+
+SOURCE = '''\
+def greet(name, punctuation="!"):
+    if not name:
+        return "hello" + punctuation
+    return "hello " + name + punctuation
+'''
+
+
+def depyf(*args):
+    env = dict(os.environ, PYTHONPATH=REPO)
+    return subprocess.run([sys.executable, "-m", "depyf", *map(str, args)],
+                          capture_output=True, text=True, env=env, timeout=120)
+
+
+def reason_of_input_error(result, path):
+    """Checks the error contract (exit 2, one line naming the file) and returns the reason."""
+    assert result.returncode == 2, result
+    assert result.stdout == ""
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1, result.stderr
+    prefix = f"depyf: {path}: "
+    assert lines[0].startswith(prefix), lines[0]
+    reason = lines[0][len(prefix):]
+    assert reason
+    return reason
+
+
+def skip_while_stub(text):
+    if "not built yet" in text:
+        pytest.skip(f"core not built yet: {text.strip()}")
+
+
+@pytest.fixture
+def source_file(tmp_path):
+    path = tmp_path / "greet.py"
+    path.write_text(SOURCE)
+    return path
+
+
+@pytest.fixture
+def pyc_file(source_file, tmp_path):
+    return py_compile.compile(str(source_file), cfile=str(tmp_path / "greet.pyc"), doraise=True)
+
+
+@pytest.fixture
+def pyc_bytes(pyc_file):
+    with open(pyc_file, "rb") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("command", ["decompile", "disasm"])
+def test_missing_file(tmp_path, command):
+    path = tmp_path / "missing.pyc"
+    assert reason_of_input_error(depyf(command, path), path) == "No such file or directory"
+
+
+def test_directory(tmp_path):
+    assert reason_of_input_error(depyf("decompile", tmp_path), tmp_path) == "Is a directory"
+
+
+@pytest.mark.parametrize("command", ["decompile", "disasm"])
+@pytest.mark.parametrize("keep", [0, 1, 3, 4, 8, 12, 15, 16, 17, 24, "half", "all but one"])
+def test_truncated_pyc(pyc_bytes, tmp_path, command, keep):
+    n = {"half": len(pyc_bytes) // 2, "all but one": len(pyc_bytes) - 1}.get(keep, keep)
+    path = tmp_path / "truncated.pyc"
+    path.write_bytes(pyc_bytes[:n])
+    reason_of_input_error(depyf(command, path), path)
+
+
+def test_wrong_magic(pyc_bytes, tmp_path):
+    path = tmp_path / "foreign.pyc"
+    path.write_bytes(b"\x42\x42\r\n" + pyc_bytes[4:])
+    reason = reason_of_input_error(depyf("decompile", path), path)
+    skip_while_stub(reason)
+    assert "magic" in reason.lower()
+
+
+def test_not_a_pyc(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("just some text, long enough to hold a header\n" * 3)
+    reason_of_input_error(depyf("disasm", path), path)
+
+
+def test_bad_marshal_data(pyc_bytes, tmp_path):
+    path = tmp_path / "garbage.pyc"
+    path.write_bytes(pyc_bytes[:16] + b"\xff" * 64)
+    reason_of_input_error(depyf("decompile", path), path)
+
+
+def test_py_file_with_a_syntax_error(tmp_path):
+    path = tmp_path / "broken.py"
+    path.write_text("x = 1\ndef f(:\n")
+    assert reason_of_input_error(depyf("decompile", path), path).startswith("line 2: ")
+
+
+def test_indent_out_of_range_is_refused(pyc_file):
+    result = depyf("decompile", "--indent", "0", pyc_file)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "depyf: --indent must be between 1 and 16, not 0"
+
+
+def test_help_documents_errors_and_exit_status():
+    result = depyf("--help")
+    assert result.returncode == 0
+    for words in ("decompile", "disasm", ".pyc", "Exit status", "depyf: FILE: reason"):
+        assert words in result.stdout
+
+
+def test_no_command_is_a_usage_error():
+    result = depyf()
+    assert result.returncode == 2
+    assert "usage:" in result.stderr and "Traceback" not in result.stderr
+
+
+def run_greet(source):
+    namespace = {}
+    exec(compile(source, "<decompiled>", "exec"), namespace)
+    greet = namespace["greet"]
+    return greet("world"), greet(""), greet("x", punctuation="?")
+
+
+@pytest.mark.parametrize("which", ["pyc", "py"])
+def test_decompiled_source_behaves_like_the_original(which, pyc_file, source_file):
+    result = depyf("decompile", pyc_file if which == "pyc" else source_file)
+    skip_while_stub(result.stderr)
+    assert result.returncode == 0, result.stderr
+    assert run_greet(result.stdout) == run_greet(SOURCE)
+
+
+def test_indent_option_changes_indentation(pyc_file):
+    result = depyf("decompile", "--indent", "2", pyc_file)
+    skip_while_stub(result.stderr)
+    assert result.returncode == 0, result.stderr
+    assert "\n  return " in result.stdout or "\n  if " in result.stdout
+    assert run_greet(result.stdout) == run_greet(SOURCE)
+
+
+@pytest.mark.parametrize("which", ["pyc", "py"])
+def test_disasm_lists_every_code_object(which, pyc_file, source_file):
+    result = depyf("disasm", pyc_file if which == "pyc" else source_file)
+    skip_while_stub(result.stderr)
+    assert result.returncode == 0, result.stderr
+    assert "<module>" in result.stdout and "greet" in result.stdout
+
+
+@pytest.mark.parametrize("version", ["3.8.18", "3.9.18", "3.10.13", "3.11.7", "3.12.1", "3.13.0"])
+def test_pyc_of_every_supported_version(version, source_file, tmp_path):
+    python = os.path.join(PYENV, version, "bin", "python")
+    if not os.path.exists(python):
+        pytest.skip(f"Python {version} not installed")
+    pyc = tmp_path / f"greet-{version}.pyc"
+    subprocess.run([python, "-c", f"import py_compile; py_compile.compile({str(source_file)!r}, "
+                                  f"cfile={str(pyc)!r}, doraise=True)"], check=True, timeout=60)
+    disasm = depyf("disasm", pyc)
+    skip_while_stub(disasm.stderr)
+    assert disasm.returncode == 0, disasm.stderr
+    assert "greet" in disasm.stdout
+    result = depyf("decompile", pyc)
+    skip_while_stub(result.stderr)
+    assert result.returncode == 0, result.stderr
+    assert run_greet(result.stdout) == run_greet(SOURCE)
