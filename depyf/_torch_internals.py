@@ -146,14 +146,14 @@ def guards_of(entry):
     from torch._C._dynamo.guards import DictGuardManager, RelationalGuard
 
     root = entry.guard_manager.root
-    guards, seen_relational = [], set()
+    guards, seen_relational = [], []  # relational guards sit under several managers: show once
 
     def leaves(mgr):
         for guard in mgr.get_leaf_guards():
             if isinstance(guard, RelationalGuard):
-                if id(guard) in seen_relational:
+                if any(guard is seen for seen in seen_relational):
                     continue
-                seen_relational.add(id(guard))
+                seen_relational.append(guard)
             for text in guard.verbose_code_parts():
                 guards.append(Guard(type(guard).__name__, text))
 
@@ -207,11 +207,6 @@ def graph_module_of(compiled_fn):
         if fn is None:
             return None
     return None
-
-
-def graph_break_count():
-    """How many graph breaks Dynamo has counted in this process."""
-    return sum(torch._dynamo.utils.counters["graph_break"].values())
 
 
 def current_compile_id():
@@ -315,10 +310,13 @@ def patch_output_code_loading(callback):
     return _set_attr(PyCodeCache, "load_by_key_path", classmethod(load_by_key_path))
 
 
+_WRAPPER_CALL = re.compile(r"^(def call\(|call = )", re.M)
+
+
 def _redirect(callback, path, linemap):
     with open(path, encoding="utf-8") as f:
         source = f.read()
-    if "\ndef call(" not in source:
+    if not _WRAPPER_CALL.search(source):
         return None
     return callback(source, path, linemap)
 

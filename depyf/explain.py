@@ -17,7 +17,8 @@ from depyf import _torch_internals as _ti
 __all__ = ["dump_src"]
 
 _COMPILED_FN = re.compile(r"__compiled_fn_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
-_RESUME = re.compile(r"__resume_at_\d+_\d+$")
+RESUME_NAME = re.compile(r"__resume_at_\d+_\d+$")
+_TYPE_SUFFIX = re.compile(r",\s*(type=<class '[^']*'>)$")
 
 
 def dump_src(fn):
@@ -78,9 +79,14 @@ def transformed_def(original, code, n, result):
         name, params, "depyf could not decompile this code; see its disassembly above")
 
 
-def explain_code(code, scope, names):
-    """The explanation of `code` (compiled by Dynamo) and of its resume functions."""
-    out, seen, graph_notes = [], set(), set()
+def explain_code(code, scope, names, seen=None):
+    """The explanation of `code` (compiled by Dynamo) and of its resume functions.
+
+    `scope` is the function's globals when known (cache entries carry them too);
+    `seen` collects the ids of every code object explained.
+    """
+    out, graph_notes = [], set()
+    seen = set() if seen is None else seen
     _explain_one(code, code.co_name, None, scope, names, out, seen, graph_notes)
     return "\n\n".join(part.rstrip() + "\n" for part in out)
 
@@ -92,9 +98,10 @@ def _explain_one(code, call_name, source, scope, names, out, seen, graph_notes):
     label = label_of(code.co_name)
     entries = _ti.cache_entries(code)
     params, call = _decompiled.signature_of(code)
-    pending_resumes = []
+    pending_resumes, numbers = [], []
     for entry in entries:
         n, transformed = names.transformed(code, entry.code)
+        numbers.append(n)
         out.append(guard_function("__guard_%d_for_%s" % (n, label), entry))
         entry_scope = _ti.entry_globals(entry) or scope or {}
         for name in entry.code.co_names:
@@ -103,11 +110,10 @@ def _explain_one(code, call_name, source, scope, names, out, seen, graph_notes):
                 out.append(names.graph_note(name, entry_scope))
         out.append(transformed)
         for name in entry.code.co_names:
-            if _RESUME.match(name) and callable(entry_scope.get(name)):
+            if RESUME_NAME.match(name) and callable(entry_scope.get(name)):
                 pending_resumes.append((name, entry_scope[name].__code__, entry_scope))
     out.append(original_source(code, call_name, source))
-    out.append(dispatcher(code, call_name, label, params, call, [names.transformed(code, e.code)[0]
-                                                                 for e in entries]))
+    out.append(dispatcher(code, call_name, label, params, call, numbers))
     out.append("#============ end of %s ============#" % call_name)
     for name, resume_code, resume_scope in pending_resumes:
         _explain_one(resume_code, name, None, resume_scope, names, out, seen, graph_notes)
@@ -131,12 +137,19 @@ def guard_function(name, entry):
 
 
 def split_guard(text):
-    """(python expression, trailing comment) of a verbose guard; expression None if it is none."""
+    """(python expression, trailing comment) of a verbose guard; expression None if it is none.
+
+    Dynamo appends comments (`# user line  # file:line`) and, for ID_MATCH,
+    `, type=<class '...'>`; neither is part of the check.
+    """
     candidates = [len(text)] + [i for i, ch in enumerate(text) if ch == "#"]
-    for end in sorted(candidates, reverse=False):
-        expr = text[:end].rstrip()
+    for end in sorted(candidates):
+        expr, comment = text[:end].rstrip(), text[end:].strip()
+        typed = _TYPE_SUFFIX.search(expr)
+        if typed:
+            expr, comment = expr[:typed.start()], (typed.group(1) + " " + comment).strip()
         if expr and _is_expression(expr):
-            return expr, text[end:].strip()
+            return expr, comment
     return None, text
 
 
@@ -169,7 +182,7 @@ def original_source(code, call_name, source=None):
 def dispatcher(code, call_name, label, params, call, numbers):
     """What Dynamo does on a call: check each cache entry's guards in order."""
     lines = ["def transformed_%s(%s):" % (call_name, params)]
-    locals_ = ", ".join('"%s": %s' % (name, name.lstrip("*")) for name in _decompiled.local_names(code))
+    locals_ = ", ".join('"%s": %s' % (name, name) for name in _decompiled.local_names(code))
     lines.append("    __local_dict = {%s}" % locals_)
     lines.append("    __global_dict = globals()")
     for n in numbers:

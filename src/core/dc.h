@@ -66,6 +66,11 @@ typedef struct dc {
     dc_handler *handlers;
     int nhandlers;
     const char *except_name; /* name bound by the innermost `except ... as` */
+    int finish_stmt;   /* next dc_region may run past its end to complete a statement */
+    dp_node *stop_node; /* next dc_region stops at a statement boundary once this
+                           value left the stack (a with block ends at __exit__) */
+    int *skip_to;      /* per instruction: handler code to step over, -1 */
+    int region_stop;   /* where the last dc_region stopped */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;
     dc_loop *loop;
@@ -94,6 +99,10 @@ int dc_is_const_kind(const dp_node *e, int kind);
 /* Executes instruction i when it is a pure expression/stack operation.
  * Returns 1 if handled, 0 if i is not one, -1 on error. */
 int dc_expr_step(dc *d, int i, dc_stack *st);
+
+/* A chained comparison starting at i (compare.c): 1 if handled (the
+ * comparison is pushed, *next set), 0 if none starts here, -1 on error. */
+int dc_chain_compare(dc *d, int i, dc_stack *st, int *next);
 
 /* ---- statements (stmt.c) ---- */
 /* Structures instructions [start, end) into statements appended to `out`,

@@ -22,10 +22,12 @@ static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         return dc_fail(d, -1, "function too long (%d instructions)", d->n);
     d->nref = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
     d->handler = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
-    if (d->nref == NULL || d->handler == NULL)
+    d->skip_to = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
+    if (d->nref == NULL || d->handler == NULL || d->skip_to == NULL)
         return dp_fail(sh->err, -1, "out of memory");
     for (int i = 0; i < d->n; i++) {
         d->handler[i] = -1;
+        d->skip_to[i] = -1;
         int t = d->in[i].target;
         if (t >= 0) {
             if (t > d->n)

@@ -206,16 +206,23 @@ static int update_dict(dc *d, dp_node *dict, dp_node *it) {
     return dc_add(d, &dict->l2, it);
 }
 
-static dp_node *callable_of(dc *d, dc_stack *st, int pair, int at) {
+/* Pops the callable of a call.  With a slot pair, one slot is NULL (our
+ * LOAD_METHOD also leaves NULL where the interpreter keeps the bound self);
+ * when neither is, the second slot is a first argument: 3.11+ calls a
+ * comprehension's function as `func, iterator; CALL 0`. */
+static dp_node *callable_of(dc *d, dc_stack *st, int pair, int at, dp_node **first_arg) {
+    *first_arg = NULL;
     if (!pair)
         return dc_pop(d, st, at);
     dp_node *x = dc_pop(d, st, at), *y = x ? dc_pop(d, st, at) : NULL;
     if (y == NULL)
         return NULL;
-    /* One of the two slots is NULL or the bound self of a method. */
     if (x->kind == X_NULL)
         return y;
-    return x;
+    if (y->kind == X_NULL)
+        return x;
+    *first_arg = x;
+    return y;
 }
 
 /* Positional arguments from the tuple operand of CALL_FUNCTION_EX. */
@@ -279,15 +286,22 @@ static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
     int base = st->n - nargs;
     dp_node **vals = st->v + base;
     st->n = base;
-    dp_node *fn = callable_of(d, st, ins->arg2 & DP_CALL_PAIR, at);
+    dp_node *first = NULL;
+    dp_node *fn = callable_of(d, st, ins->arg2 & DP_CALL_PAIR, at, &first);
     if (fn == NULL)
         return NULL;
-    if (nkw == 0 && nargs == 1 && is_comprehension(fn))
+    if (first && nargs == 0 && is_comprehension(fn))
+        return dc_comprehension(d, fn, first->kind == X_ITER ? first->a : first, at);
+    if (nkw == 0 && nargs == 1 && first == NULL && is_comprehension(fn))
         return dc_comprehension(d, fn, vals[0]->kind == X_ITER ? vals[0]->a : vals[0], at);
+    if (fn->kind == X_WITH_EXIT)
+        return dc_node(d, X_OPAQUE); /* the __exit__ call closing a with block */
     dp_node *call = dc_node(d, E_CALL);
     if (call == NULL)
         return NULL;
     call->a = fn;
+    if (first && dc_add(d, &call->l1, first) < 0)
+        return NULL;
     for (int k = 0; k < nargs - nkw; k++)
         if (dc_add(d, &call->l1, vals[k]) < 0)
             return NULL;
@@ -322,6 +336,8 @@ static dp_node *make_function(dc *d, dc_stack *st, int flags, int at) {
         return NULL;
     if (flags & DP_FN_DEFAULTS && (fn->a = dc_pop(d, st, at)) == NULL)
         return NULL;
+    if (strcmp(fn->cst->code->name, "<lambda>") == 0 && d->code->py_minor < 13)
+        return dc_lambda(d, fn, at);
     return fn;
 }
 
@@ -552,8 +568,8 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         dp_node *kw = NULL;
         if (ins->arg & 1 && (kw = dc_pop(d, st, i)) == NULL)
             return -1;
-        dp_node *args = dc_pop(d, st, i);
-        dp_node *fn = args ? callable_of(d, st, ins->arg2 & DP_CALL_PAIR, i) : NULL;
+        dp_node *args = dc_pop(d, st, i), *first = NULL;
+        dp_node *fn = args ? callable_of(d, st, ins->arg2 & DP_CALL_PAIR, i, &first) : NULL;
         if (fn == NULL || (n = dc_node(d, E_CALL)) == NULL)
             return -1;
         n->a = fn;

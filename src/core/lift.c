@@ -917,22 +917,28 @@ static int lift_yield_from(lifter *L, int32_t i) {
 }
 
 /* 3.11+: LOAD_CONST None; SEND exit; YIELD_VALUE; RESUME; JUMP_BACKWARD_NO_INTERRUPT send;
- * then (3.12+) END_SEND at `exit`.  The whole loop is one IR_YIELD_FROM. */
+ * then (3.12+) END_SEND at `exit`, with the loop's CLEANUP_THROW just before it
+ * when the compiler placed it inline (inside exception handlers).  The whole
+ * loop is one IR_YIELD_FROM. */
 static int lift_send(lifter *L, int32_t i) {
     dinstr *di = &L->d[i];
-    int loop = L->minor >= 12 ? 5 : 4;
-    int ok = i + loop <= L->nd && L->d[i + 1].op == DPO_YIELD_VALUE && L->d[i + 2].op == DPO_RESUME &&
+    int32_t end = i + 4; /* first instruction after the loop */
+    int ok = end <= L->nd && L->d[i + 1].op == DPO_YIELD_VALUE && L->d[i + 2].op == DPO_RESUME &&
              L->d[i + 3].op == DPO_JUMP_BACKWARD_NO_INTERRUPT && L->d[i + 3].target == di->start;
-    if (ok && L->minor >= 12)
-        ok = L->d[i + 4].op == DPO_END_SEND && di->target == L->d[i + 4].start;
-    else if (ok)
+    if (ok && L->minor >= 12) {
+        if (end < L->nd && L->d[end].op == DPO_CLEANUP_THROW)
+            end++;
+        ok = end < L->nd && L->d[end].op == DPO_END_SEND && di->target == L->d[end].start;
+        end++;
+    } else if (ok) {
         ok = di->target == L->d[i + 3].next;
+    }
     if (!ok)
         return dp_fail(L->err, di->start, "SEND is not part of a yield-from/await loop");
     if (take_prev_none(L, i) < 0)
         return -1;
-    for (int k = 1; k < loop; k++)
-        L->d[i + k].fold = 1;
+    for (int32_t k = i + 1; k < end; k++)
+        L->d[k].fold = 1;
     return emit_arg(L, di, IR_YIELD_FROM, 0);
 }
 
@@ -1115,8 +1121,16 @@ static int resolve_targets(lifter *L) {
     return 0;
 }
 
-/* Exception-table entries in IR indices; those whose handler is a SEND loop's
- * CLEANUP_THROW belong to the folded IR_YIELD_FROM and are dropped. */
+static int only_nops(const lifter *L, int32_t from, int32_t to) {
+    for (int32_t j = from; j < to; j++)
+        if (L->ins[j].op != IR_NOP)
+            return 0;
+    return from <= to;
+}
+
+/* Exception-table entries in IR indices.  Those whose handler is a SEND
+ * loop's CLEANUP_THROW belong to the folded IR_YIELD_FROM and are dropped;
+ * neighbours with the same handler are merged across the NOPs left behind. */
 static int convert_exctable(lifter *L, dp_irfunc *out) {
     if (L->nexc == 0)
         return 0;
@@ -1129,13 +1143,15 @@ static int convert_exctable(lifter *L, dp_irfunc *out) {
         if (h->op == DPO_CLEANUP_THROW)
             continue;
         const dinstr *last = &L->d[L->unit_dec[(e->end - 1) / 2]];
-        dp_exc_entry *x = &out->exc[out->nexc++];
-        x->start = L->d[instr_at(L, e->start)].ir_first;
-        x->end = last->ir_first + last->ir_count;
-        x->target = h->ir_first;
-        x->depth = e->depth;
-        x->lasti = e->lasti;
-        L->ins[x->target].flags |= DP_INSTR_JUMP_TARGET;
+        dp_exc_entry x = {L->d[instr_at(L, e->start)].ir_first, last->ir_first + last->ir_count,
+                          h->ir_first, e->depth, e->lasti};
+        L->ins[x.target].flags |= DP_INSTR_JUMP_TARGET;
+        dp_exc_entry *prev = out->nexc ? &out->exc[out->nexc - 1] : NULL;
+        if (prev && prev->target == x.target && prev->depth == x.depth && prev->lasti == x.lasti &&
+            only_nops(L, prev->end, x.start))
+            prev->end = x.end;
+        else
+            out->exc[out->nexc++] = x;
     }
     return 0;
 }

@@ -569,7 +569,7 @@ static int no_params(const dp_node *a) {
 }
 
 static int keyword(pr *r, const dp_node *k) {
-    if (k->kind != E_KEYWORD)
+    if (k == NULL || k->kind != E_KEYWORD)
         return dp_fail(r->p->err, -1, "call keyword is not E_KEYWORD");
     if (need(r, k->a, "keyword value") < 0)
         return -1;
@@ -584,7 +584,7 @@ static int keyword(pr *r, const dp_node *k) {
 
 /* Call arguments: positional (E_STARRED for *x) then keywords. */
 static int call_args(pr *r, const dp_nodes *pos, const dp_nodes *kw) {
-    if (pos->n == 1 && kw->n == 0 && pos->v[0]->kind == E_GENEXP) {
+    if (pos->n == 1 && kw->n == 0 && pos->v[0] != NULL && pos->v[0]->kind == E_GENEXP) {
         /* the sole argument: f(x for x in y) */
         const dp_node *g = pos->v[0];
         if (expr(r, g->a, PR_IFEXP) < 0)
@@ -629,7 +629,7 @@ static int slice(pr *r, const dp_node *s) {
 }
 
 static int index_item(pr *r, const dp_node *e) {
-    if (e->kind == E_SLICE) {
+    if (e != NULL && e->kind == E_SLICE) {
         if (enter(r) < 0)
             return -1;
         int rc = slice(r, e);
@@ -647,6 +647,8 @@ static int subscript_index(pr *r, const dp_node *i) {
     if (i->kind == E_TUPLE && i->l1.n > 0) {
         int has_slice = 0, has_star = 0;
         for (int k = 0; k < i->l1.n; k++) {
+            if (need(r, i->l1.v[k], "tuple item") < 0)
+                return -1;
             has_slice |= i->l1.v[k]->kind == E_SLICE;
             has_star |= i->l1.v[k]->kind == E_STARRED;
         }
@@ -1105,9 +1107,20 @@ static int fstring(pr *r, const dp_node *e) {
     if (r->fs_nest > 0 || r->fs_lenient)
         return fstring_with(r, e, "'");
 
-    static const char *const quotes[] = {"'", "\"", "'''", "\"\"\""};
+    /* like repr(): double quotes first when the text has ' and no " */
+    int has_s = 0, has_d = 0;
+    for (int i = 0; e->kind == E_JOINEDSTR && i < e->l1.n; i++) {
+        const dp_node *part = e->l1.v[i];
+        if (part != NULL && part->kind == E_CONST && part->cst != NULL && part->cst->text != NULL) {
+            has_s |= memchr(part->cst->text, '\'', part->cst->len) != NULL;
+            has_d |= memchr(part->cst->text, '"', part->cst->len) != NULL;
+        }
+    }
+    static const char *const single_first[] = {"'", "\"", "'''", "\"\"\""};
+    static const char *const double_first[] = {"\"", "'", "\"\"\"", "'''"};
+    const char *const *quotes = has_s && !has_d ? double_first : single_first;
     dp_buf *saved = r->out;
-    for (size_t i = 0; i < sizeof quotes / sizeof quotes[0]; i++) {
+    for (size_t i = 0; i < 4; i++) {
         dp_buf scratch;
         dp_buf_init(&scratch);
         r->out = &scratch;
@@ -1129,7 +1142,7 @@ static int fstring(pr *r, const dp_node *e) {
      * the bytecode came from 3.12+, whose f-strings (PEP 701) take any
      * expression, so print the fields as they are. */
     r->fs_lenient = 1;
-    int rc = fstring_with(r, e, "'");
+    int rc = fstring_with(r, e, quotes[0]);
     r->fs_lenient = 0;
     return rc;
 }
@@ -1138,7 +1151,7 @@ static int fstring(pr *r, const dp_node *e) {
 /* function and lambda parameters                                      */
 
 static int arg(pr *r, const dp_node *a, int lambda, const char *star) {
-    if (a->kind != E_ARG || a->s == NULL)
+    if (a == NULL || a->kind != E_ARG || a->s == NULL)
         return dp_fail(r->p->err, -1, "parameter is not an E_ARG with a name");
     put(r, star);
     put(r, a->s);
@@ -1264,7 +1277,7 @@ static int pattern_inner(pr *r, const dp_node *p) {
             return -1;
         for (int i = 0; i < p->l2.n; i++) {
             const dp_node *k = p->l2.v[i];
-            if (k->kind != E_KEYWORD || k->s == NULL)
+            if (k == NULL || k->kind != E_KEYWORD || k->s == NULL)
                 return dp_fail(err, -1, "class pattern keyword is not E_KEYWORD");
             if (i || p->l1.n)
                 put(r, ", ");
@@ -1362,14 +1375,22 @@ static int decorators(pr *r, const dp_nodes *l, int level) {
     return 0;
 }
 
+/* The only statement of a block, looking through S_BLOCK wrappers. */
+static const dp_node *sole_stmt(const dp_nodes *l) {
+    while (l->n == 1 && l->v[0] != NULL && l->v[0]->kind == S_BLOCK)
+        l = &l->v[0]->l1;
+    return l->n == 1 ? l->v[0] : NULL;
+}
+
 static int stmt_if(pr *r, const dp_node *st, int level) {
     const char *kw = "if";
     for (;;) {
         if (need(r, st->a, "if condition") < 0 || header_body(r, kw, st->a, PR_IFEXP, &st->l1, level) < 0)
             return -1;
-        if (st->l2.n == 1 && st->l2.v[0] != NULL && st->l2.v[0]->kind == S_IF) {
+        const dp_node *sole = sole_stmt(&st->l2);
+        if (sole != NULL && sole->kind == S_IF) {
             /* else: holding only an if prints as elif (a loop: chains can be long) */
-            st = st->l2.v[0];
+            st = sole;
             begin(r, st, level);
             kw = "elif";
             continue;
@@ -1566,14 +1587,47 @@ static void comment(pr *r, const char *s, int level) {
     }
 }
 
+/* A string statement (the compiler keeps one only as a docstring) prints
+ * as """text""" when its text needs no escape: then the raw text reads back
+ * the same, also through 3.13's docstring dedent (dedented text stays so). */
+static int docstring_ok(const dp_const *c) {
+    if (c->kind != DP_CONST_STR || c->text == NULL || c->len == 0 || c->text[0] == '"' ||
+        c->text[c->len - 1] == '"')
+        return 0;
+    const unsigned char *s = (const unsigned char *)c->text;
+    for (size_t i = 0; i < c->len;) {
+        if (s[i] < 0x80) {
+            if (s[i] == '\\' || (s[i] < 0x20 && s[i] != '\n' && s[i] != '\t') || s[i] == 0x7F)
+                return 0;
+            if (s[i] == '"' && i + 2 < c->len && s[i + 1] == '"' && s[i + 2] == '"')
+                return 0;
+            i++;
+            continue;
+        }
+        uint32_t cp;
+        size_t len = utf8_next(s + i, c->len - i, &cp);
+        if (cp == UINT32_MAX || escape_char(cp))
+            return 0;
+        i += len;
+    }
+    return 1;
+}
+
 /* One statement, starting with its indentation and ending with a newline. */
 static int stmt(pr *r, const dp_node *st, int level) {
     dp_error *err = r->p->err;
     begin(r, st, level);
     switch (st->kind) {
     case S_EXPR:
-        if (need(r, st->a, "expression") < 0 || expr(r, st->a, PR_YIELD) < 0)
+        if (need(r, st->a, "expression") < 0)
             return -1;
+        if (st->a->kind == E_CONST && st->a->cst && docstring_ok(st->a->cst)) {
+            put(r, "\"\"\"");
+            dp_buf_putn(r->out, st->a->cst->text, st->a->cst->len);
+            put(r, "\"\"\"");
+        } else if (expr(r, st->a, PR_YIELD) < 0) {
+            return -1;
+        }
         break;
     case S_ASSIGN:
         if (st->l1.n == 0 || need(r, st->b, "assigned value") < 0)

@@ -29,6 +29,29 @@ static int is_jump(int op) {
            op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP;
 }
 
+static int is_terminator(int op) {
+    return op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP;
+}
+
+/* Does instruction i complete a statement?  (`return x` inside a loop or
+ * a with block pops the iterator or __exit__ result before RETURN_VALUE.) */
+static int ends_stmt(const dc *d, int i) {
+    if (i < 0)
+        return 1;
+    switch (d->in[i].op) {
+    case IR_RETURN_VALUE: case IR_RAISE: case IR_RERAISE: case IR_JUMP: case IR_POP_EXCEPT:
+    case IR_STORE_NAME: case IR_STORE_FAST: case IR_STORE_GLOBAL: case IR_STORE_DEREF:
+    case IR_STORE_ATTR: case IR_STORE_SUBSCR: case IR_STORE_SLICE:
+    case IR_DELETE_NAME: case IR_DELETE_FAST: case IR_DELETE_GLOBAL: case IR_DELETE_DEREF:
+    case IR_DELETE_ATTR: case IR_DELETE_SUBSCR: case IR_IMPORT_STAR: case IR_NOP:
+        return 1;
+    case IR_POP_TOP:
+        return i + 1 >= d->n || d->in[i + 1].op != IR_RETURN_VALUE;
+    default:
+        return 0;
+    }
+}
+
 static int is_cond_jump(int op) { return is_jump(op) && op != IR_JUMP; }
 
 static int same_node(const dp_node *a, const dp_node *b);
@@ -331,6 +354,22 @@ static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *han
 }
 
 static int find_loop_exit(dc *d, int from, int to, int after);
+
+/* Is [from, to) code that falls-through execution never reaches (handler
+ * blocks already structured, or code nothing jumps to)? */
+static int skippable(const dc *d, int from, int to) {
+    int j = from;
+    while (j < to) {
+        if (d->skip_to[j] > j) {
+            j = d->skip_to[j];
+            continue;
+        }
+        if (d->nref[j] > 0)
+            return 0;
+        j++;
+    }
+    return 1;
+}
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 
@@ -351,13 +390,33 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     int base = st->n, stmt_start = start;
     int i = start;
     int rc = 0;
-    while (i < end) {
+    /* A try body ends where the exception table stops covering it, which
+     * can be inside its last statement (a RETURN_VALUE cannot raise). */
+    int finish = d->finish_stmt, dead = 0;
+    dp_node *stop = d->stop_node;
+    d->finish_stmt = 0;
+    d->stop_node = NULL;
+    while (i < end || (finish && i < d->n && (st->n > base || !ends_stmt(d, i - 1)))) {
         const dp_instr *ins = &d->in[i];
+        if (i > start && d->nref[i] == 0 && (dead || is_terminator(d->in[i - 1].op)) && st->n <= base) {
+            dead = 1; /* unreachable: nothing jumps here */
+            i++;
+            continue;
+        }
+        dead = 0;
         int next = i + 1;
-        if (st->n <= base)
+        if (d->skip_to[i] > i) {
+            i = d->skip_to[i];
+            continue;
+        }
+        if (st->n <= base) {
             stmt_start = i;
+            /* a with block ends once __exit__ was called and its result popped */
+            if (stop && !on_stack(st, stop) && !(st->n > 0 && st->v[st->n - 1]->kind == X_OPAQUE))
+                break;
+        }
         /* constructs that start at a statement boundary */
-        if (st->n == base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER)) {
+        if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER)) {
             int fin = finally_copy_at(d, i, end);
             if (fin > 0) {
                 i += fin;
@@ -384,7 +443,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += 3;
             continue;
         }
-        int r = dc_expr_step(d, i, st);
+        int r = dc_chain_compare(d, i, st, &next);
+        if (r == 0)
+            r = dc_expr_step(d, i, st);
         if (r < 0)
             goto fail;
         if (r > 0) {
@@ -555,7 +616,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (jump_stmt(d, i, ins->target, exit, out, &handled) < 0)
                 goto fail;
             if (!handled) {
-                if (ins->target >= end && ins->target > i) {
+                if (ins->target > i && ins->target <= end && skippable(d, i + 1, ins->target)) {
+                    next = ins->target; /* over handler code placed in between */
+                } else if (ins->target >= end && ins->target > i) {
                     /* jumps to code after the region: the region ends here */
                     next = end;
                 } else {
@@ -577,6 +640,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         i = next;
     }
+    d->region_stop = i;
     goto done;
 fail:
     rc = -1;
@@ -718,6 +782,16 @@ static dp_node *tested(dc *d, dp_node *x, int op, int *jumps_if) {
     }
 }
 
+/* One step of a pure expression: a chained comparison or a single
+ * instruction; *next receives where the step ends. */
+static int value_step(dc *d, int q, dc_stack *st, int *next) {
+    int r = dc_chain_compare(d, q, st, next);
+    if (r != 0)
+        return r;
+    *next = q + 1;
+    return dc_expr_step(d, q, st);
+}
+
 /* Speculatively evaluates a pure operand from `p`: expression steps only,
  * up to a conditional jump with exactly one new value on the stack. */
 static int try_segment(dc *d, int p, int end, dc_stack *st, seg *out) {
@@ -738,10 +812,10 @@ static int try_segment(dc *d, int p, int end, dc_stack *st, seg *out) {
         }
         if (op == IR_JUMP || op == IR_FOR_ITER || op == IR_RETURN_VALUE)
             break;
-        int r = dc_expr_step(d, q, &tmp);
-        if (r <= 0)
+        int nq = q + 1;
+        if (value_step(d, q, &tmp, &nq) <= 0)
             break;
-        q++;
+        q = nq;
     }
     if (!dc_spec_end(d, &sp, ok ? 0 : -1) || !ok)
         return 0;
@@ -754,6 +828,36 @@ static int try_segment(dc *d, int p, int end, dc_stack *st, seg *out) {
     return out->e ? 1 : -1;
 }
 
+/* CPython duplicates small exit blocks (`return <const>`) into every jump
+ * that leads to them, so two different targets can be the same exit. */
+static int same_exit(const dc *d, int a, int b) {
+    if (a == b)
+        return 1;
+    if (a < 0 || b < 0 || a + 1 >= d->n || b + 1 >= d->n)
+        return 0;
+    return d->in[a].op == IR_LOAD_CONST && d->in[b].op == IR_LOAD_CONST && d->in[a].cst == d->in[b].cst &&
+           d->in[a + 1].op == IR_RETURN_VALUE && d->in[b + 1].op == IR_RETURN_VALUE;
+}
+
+/* Points every jump of the chain that goes to a copy of exit F at the
+ * earliest copy after the condition, so the chain has one far exit. */
+static int unify_exits(dc *d, seg *s, int k) {
+    int B = s[k - 1].jump + 1, F = s[k - 1].target;
+    for (int m = 0; m < k; m++)
+        if (s[m].target >= B && s[m].target < F && same_exit(d, s[m].target, F))
+            F = s[m].target;
+    for (int m = 0; m < k; m++) {
+        if (s[m].target != F && same_exit(d, s[m].target, F)) {
+            dp_instr *j = &d->f.ins[s[m].jump];
+            d->nref[j->target]--;
+            d->nref[F]++;
+            j->target = F;
+            s[m].target = F;
+        }
+    }
+    return F;
+}
+
 static int seg_starting_at(const seg *s, int k, int pos) {
     for (int m = 0; m < k; m++)
         if (s[m].start == pos)
@@ -763,7 +867,7 @@ static int seg_starting_at(const seg *s, int k, int pos) {
 
 /* Is segs[0..k) a complete condition: every jump goes to the fall-through
  * exit B, the far exit F (= the last jump's target) or a later segment? */
-static int chain_valid(const seg *s, int k) {
+static int chain_valid(const dc *d, const seg *s, int k) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     if (F == B)
         return 0;
@@ -771,7 +875,7 @@ static int chain_valid(const seg *s, int k) {
         int t = s[m].target;
         if (s[m].or_pop && t != F)
             return 0;
-        if (t == F || t == B)
+        if (same_exit(d, t, F) || t == B)
             continue;
         int at = seg_starting_at(s, k, t);
         if (at <= m)
@@ -891,15 +995,15 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (r == 0)
             break;
         k++;
-        if (chain_valid(s, k))
+        if (chain_valid(d, s, k))
             best = k;
     }
     k = best;
-    int B = s[k - 1].jump + 1, F = s[k - 1].target;
+    int B = s[k - 1].jump + 1, F = unify_exits(d, s, k);
     /* the chosen operands are consumed: re-run them on the real stack */
     for (int m = 1; m < k; m++) {
-        for (int q = s[m].start; q < s[m].jump; q++)
-            if (dc_expr_step(d, q, st) < 0)
+        for (int q = s[m].start; q < s[m].jump;)
+            if (value_step(d, q, st, &q) < 0)
                 return -1;
         dc_pop(d, st, s[m].jump);
     }

@@ -222,8 +222,10 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         if (x->op == IR_JUMP && x->target >= cend && x->target > after)
             after = x->target;
     }
+    d->finish_stmt = 1;
     if (region_with(d, i, body_end, after, st, &tr->l1, NULL, NULL) < 0)
         return -1;
+    body_end = d->region_stop;
     if (body_end < H && region_with(d, body_end, H, after, st, &tr->l3, NULL, NULL) < 0)
         return -1;
     if (except_handlers(d, tr, H, clean, after, st) < 0)
@@ -260,10 +262,12 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     exitfn->a = mgr;
     slot->a = holder;
     item->a = mgr;
+    d->stop_node = exitfn;
     if (region_with(d, i + 1, H, after, st, &w->l2, exitfn, slot) < 0)
         return -1;
     item->b = holder->l1.v[0];
-    *next = after;
+    d->skip_to[H] = L + 4;
+    *next = d->region_stop;
     return dc_add(d, out, w);
 }
 

@@ -411,7 +411,7 @@ static void test_fstrings(void) {
     CHECK_STR(ex(seq(E_JOINEDSTR, L(fmt(seq(E_TUPLE, L(A, B)), 0, NULL)))), "f'{(a, b)}'");
     /* no spelling before 3.12: such bytecode came from 3.12+ (PEP 701) */
     dp_node *join = call(attr(kstr("\n"), "join"), L(A), NONE_);
-    CHECK_STR(ex(seq(E_JOINEDSTR, L(kstr("it's"), fmt(join, 0, NULL)))), "f'it\\'s{'\\n'.join(a)}'");
+    CHECK_STR(ex(seq(E_JOINEDSTR, L(kstr("it's"), fmt(join, 0, NULL)))), "f\"it's{'\\n'.join(a)}\"");
     CHECK_STR(ex(fmt(A, 'x', NULL)), "ERROR: bad f-string conversion 120");
 }
 
@@ -467,6 +467,8 @@ static void test_if_elif_else(void) {
     /* an else holding an if and more is not an elif */
     dp_node *not_elif = body_stmt(S_IF, A, NONE_, L(body_stmt(S_IF, B, NONE_, NONE_), pass()));
     CHECK_STR(src(L(not_elif)), "if a:\n    pass\nelse:\n    if b:\n        pass\n    pass\n");
+    dp_node *wrapped = body_stmt(S_IF, A, NONE_, L(seq(S_BLOCK, L(body_stmt(S_IF, B, NONE_, NONE_)))));
+    CHECK_STR(src(L(wrapped)), "if a:\n    pass\nelif b:\n    pass\n");
     CHECK_STR(src(L(body_stmt(S_IF, named("x", A), L(s1(S_RETURN, nm("x"))), NONE_))),
               "if (x := a):\n    return x\n");
 }
@@ -545,11 +547,24 @@ static void test_functions_and_classes(void) {
     CHECK_STR(src(L(assign(A, kint("1")), cls, plain)),
               "a = 1\n\n\n"
               "@dataclass\nclass C(b, *bases, metaclass=M, **opts):\n"
-              "    'doc'\n\n"
+              "    \"\"\"doc\"\"\"\n\n"
               "    def m(self):\n        pass\n\n"
               "    def n():\n        pass\n\n"
               "    x = 1\n\n\n"
               "class D:\n    pass\n");
+}
+
+static void test_docstrings(void) {
+    const char *doc = "Summary.\n\n    Details: \"quoted\", caf\xc3\xa9\n    ";
+    CHECK_STR(src(L(def("f", NULL, L(s1(S_EXPR, kstr(doc)))))),
+              "def f():\n    \"\"\"Summary.\n\n    Details: \"quoted\", caf\xc3\xa9\n    \"\"\"\n");
+    /* text that needs an escape keeps the repr() spelling */
+    CHECK_STR(src(L(s1(S_EXPR, kstr("a\\b")))), "'a\\\\b'\n");
+    CHECK_STR(src(L(s1(S_EXPR, kstr("say \"\"\"")))), "'say \"\"\"'\n");
+    CHECK_STR(src(L(s1(S_EXPR, kstr("ends \"")))), "'ends \"'\n");
+    CHECK_STR(src(L(s1(S_EXPR, kstr("a\rb")))), "'a\\rb'\n");
+    CHECK_STR(src(L(s1(S_EXPR, kstr("\xe2\x80\xae")))), "'\\u202e'\n");
+    CHECK_STR(src(L(s1(S_EXPR, kstr("")))), "''\n");
 }
 
 static void test_blocks_comments_and_pass(void) {
@@ -676,7 +691,9 @@ static void test_depth_bounds(void) {
 }
 
 static void test_malformed_nodes_fail(void) {
-    CHECK_STR(ex(node(S_PASS)), "ERROR: node kind 36 is not an expression");
+    char want[64];
+    snprintf(want, sizeof want, "ERROR: node kind %d is not an expression", S_PASS);
+    CHECK_STR(ex(node(S_PASS)), want);
     CHECK_STR(src(L(s1(S_EXPR, NULL))), "ERROR: missing expression in AST");
     CHECK_STR(ex(bin(A, 99, B)), "ERROR: bad binary operator 99");
     CHECK_STR(src(L(nm("x"))), "ERROR: node kind 0 is not a statement");
@@ -699,6 +716,7 @@ int main(void) {
     RUN(test_try);
     RUN(test_with);
     RUN(test_functions_and_classes);
+    RUN(test_docstrings);
     RUN(test_blocks_comments_and_pass);
     RUN(test_match_patterns);
     RUN(test_statement_lines);

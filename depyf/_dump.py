@@ -1,0 +1,392 @@
+"""The dump session behind prepare_debug and debug.
+
+While a session is active, depyf listens to torch.compile and writes, into one
+directory per process (rank_<r> under torchrun):
+
+- `__transformed_code_<n>_for_<fn>.py`: Dynamo's transformed bytecode,
+  decompiled.  The bytecode hook hands Dynamo back its own code object with
+  `co_filename` set to that file and the line table rebuilt from the
+  decompiler's offset -> line map: the exact instructions run, and a debugger
+  stops on the decompiled lines.
+- `__compiled_fn_<n>.<Stage>.<k>.py`: every FX graph torch logs while compiling
+  (Dynamo's captured graph, AOTAutograd's joint/forward/backward graphs,
+  Inductor's pre/post grad graphs).  Each graph's forward is then executed from
+  that file (same source), so breakpoints in it hit.
+- `__compiled_fn_<n>.kernel_<k>.py`: Inductor's generated module, loaded from
+  that file.
+- at exit, `full_code_for_<fn>_<k>.py` for every function Dynamo compiled (see
+  depyf.explain), and a short summary.
+
+Nothing here may break the user's program: a failed decompilation leaves a
+comment and the disassembly in the file and one warning; a failing hook is
+logged once and torch goes on as without depyf.
+"""
+
+import contextlib
+import logging
+import os
+import re
+import sys
+import tempfile
+import threading
+import weakref
+
+from depyf import _decompiled, _linetable
+from depyf import _torch_internals as _ti
+from depyf import explain
+
+log = logging.getLogger("depyf")
+
+_CAPTURED = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
+_COMPILED_FN_IN_TEXT = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?")
+_RESUME_NAME = "torch_dynamo_resume_in_"
+
+_lock = threading.RLock()
+_dirs = {}  # real path -> DumpDir: numbering carries on when a directory is reused
+_active = [None]  # the Session currently active, if any
+_last_dir = [None]  # the DumpDir of the most recent prepare_debug, for debug()
+
+
+def write_atomic(path, text):
+    """Write `text` to `path` so that readers never see half a file."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(path), prefix=".depyf-", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        raise
+
+
+class Transformed:
+    """One transformed code object we saw: its number, file, and what runs."""
+
+    def __init__(self, n, original, code, path, source, error, bridged):
+        self.n, self.original, self.code, self.path = n, original, code, path
+        self.source, self.error, self.bridged = source, error, bridged
+
+
+class DumpDir:
+    """Naming state of one dump directory within this process."""
+
+    def __init__(self, path):
+        self.path = path
+        self.counts = {}
+        self.transformed = {}  # id(code in the cache entry) -> Transformed
+        self.full_code = {}  # id(original code) -> (file name, original code)
+        self.graph_files = {}  # "__compiled_fn_<n>" -> [file names]
+        self.compile_ids = {}  # Dynamo compile id -> "__compiled_fn_<n>"
+        self.last_compiled_fn = None
+        self.graph_texts = {}  # graph file name -> (header, FX code) it holds now
+        self.graph_by_code = {}  # FX code -> the graph file holding it
+        self.bound_graphs = weakref.WeakKeyDictionary()  # GraphModule -> graph file it runs from
+
+    def number(self, key):
+        n = self.counts.get(key, 0)
+        self.counts[key] = n + 1
+        return n
+
+    def write(self, filename, text):
+        path = os.path.join(self.path, filename)
+        write_atomic(path, text)
+        return path
+
+
+def dump_dir(path):
+    """The DumpDir for `path` (made once per process), under rank_<r> when distributed."""
+    rank = _ti.process_rank()
+    if rank is not None:
+        path = os.path.join(path, "rank_%d" % rank)
+    os.makedirs(path, exist_ok=True)
+    real = os.path.realpath(path)
+    with _lock:
+        if real not in _dirs:
+            _dirs[real] = DumpDir(real)
+        return _dirs[real]
+
+
+def _header(*lines):
+    return "".join("# %s\n" % line for line in lines)
+
+
+class Session:
+    """Hooks into torch.compile while active; writes the dump; restores everything on exit."""
+
+    def __init__(self, dd, summary=True):
+        self.dd = dd
+        self.summary = summary
+        self.failures = []  # (what, file) that could not be decompiled
+        self.graphs = []  # compiled fns captured in this session
+        self.recompilations = 0
+        self.graph_breaks = 0  # compiled frames that end by calling a resume function
+        self._stack = None
+
+    # -- lifetime
+    def __enter__(self):
+        with _lock:
+            if _active[0] is not None:
+                raise RuntimeError("depyf: prepare_debug/debug is already active; they do not nest")
+            _active[0] = self
+        stack = contextlib.ExitStack()
+        try:
+            stack.enter_context(_ti.compile_caches_disabled())
+            stack.callback(_ti.register_bytecode_hook(self.on_bytecode))
+            stack.callback(_ti.patch_graph_logging(self.on_graph))
+            stack.callback(_ti.patch_graph_recompile(self.on_recompile))
+            stack.callback(_ti.patch_output_code_loading(self.on_output_code))
+        except BaseException:
+            stack.close()
+            _active[0] = None
+            raise
+        self._stack = stack
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self._stack.close()
+        finally:
+            _active[0] = None
+        try:
+            report = self.write_full_code()
+            if self.summary:
+                print(self.summary_text(report), file=sys.stderr)
+        except Exception as err:  # the dump is a courtesy; the user's program goes on
+            log.warning("depyf: could not finish the dump in %s (%s: %s)",
+                        self.dd.path, type(err).__name__, err)
+        return False
+
+    def _failed(self, what, path, error):
+        self.failures.append((what, path))
+        if len(self.failures) == 1:
+            log.warning("depyf: could not decompile %s (%s); %s holds its disassembly and the "
+                        "program runs on unchanged. Later failures are counted in the summary.",
+                        what, error, path)
+
+    # -- Dynamo's bytecode
+    def on_bytecode(self, original, code):
+        """Dump the transformed code; return it pointed at the dumped file (same instructions)."""
+        with _lock:
+            if _ti.cache_entries(original):
+                self.recompilations += 1
+            if any(explain.RESUME_NAME.match(name) for name in code.co_names):
+                self.graph_breaks += 1
+            record = self.dump_transformed(original, code, bridge=True)
+            return record.code if record.bridged else None
+
+    def dump_transformed(self, original, code, bridge):
+        dd = self.dd
+        label = explain.label_of(original.co_name)
+        n = dd.number(("transformed", label))
+        filename = "__transformed_code_%d_for_%s.py" % (n, label)
+        path = os.path.join(dd.path, filename)
+        result = _decompiled.decompile(code)
+        what = "the transformed code of %s" % original.co_name
+        if not result.ok:
+            dd.write(filename, _decompiled.failure_text(code, result.error, what))
+            self._failed(what, path, result.error)
+            record = Transformed(n, original, code, path, None, result.error, False)
+        else:
+            name = "__transformed_code_%d_for_%s" % (n, label)
+            source = _decompiled.rename_def(result.source.rstrip() + "\n", code.co_name, name)
+            header = _header(
+                "Dynamo's transformed code for %s, decompiled by depyf." % original.co_name,
+                "What runs is Dynamo's bytecode itself; its line numbers point at this file,",
+                "so breakpoints set here are hit (see depyf.debug).")
+            text = header + source
+            dd.write(filename, text)
+            record = Transformed(n, original, code, path, source, None, False)
+            if bridge:
+                record.code, record.bridged = self._bridge(code, path, header, source, result.linemap)
+        dd.transformed[id(record.code)] = record
+        return record
+
+    def _bridge(self, code, path, header, source, linemap):
+        shift = header.count("\n")
+        def_line = _first_def_line(source)
+        if def_line is None or not linemap:
+            return code, False
+        try:
+            moved = _linetable.retarget(code, path, shift + def_line,
+                                        [(offset, line + shift) for offset, line in linemap])
+        except ValueError as err:
+            log.warning("depyf: the line map of %s is unusable (%s); %s is for reading only",
+                        code.co_name, err, path)
+            return code, False
+        return moved, True
+
+    # -- FX graphs
+    def on_graph(self, name, gm, _maybe_id):
+        with _lock:
+            dd = self.dd
+            compile_id = _ti.current_compile_id()
+            captured = _CAPTURED.match(name)
+            if captured:
+                fn, stage = captured.group(1), "Captured Graph"
+                dd.compile_ids[compile_id] = fn
+                dd.last_compiled_fn = fn
+                self.graphs.append(fn)
+            else:
+                inside = _COMPILED_FN_IN_TEXT.search(name)
+                fn = inside.group(1) if inside else dd.compile_ids.get(compile_id, dd.last_compiled_fn)
+                stage = _COMPILED_FN_IN_TEXT.sub("", name)
+            if fn is None:
+                return
+            stage = re.sub(r"\W+", "_", stage).strip("_") or "graph"
+            filename = "%s.%s.%d.py" % (fn, stage, dd.number(("graph", fn, stage)))
+            header = _header(
+                "%s: %s (compile id %s)." % (fn, name if not captured else "Dynamo's captured graph",
+                                             compile_id),
+                "This is the source of the graph's forward; it runs from this file.")
+            self._write_graph(fn, filename, header, gm)
+
+    def _write_graph(self, fn, filename, header, gm):
+        dd = self.dd
+        code = _ti.graph_code(gm)
+        dd.write(filename, header + code)
+        if filename not in dd.graph_files.setdefault(fn, []):
+            dd.graph_files[fn].append(filename)
+        dd.graph_texts[filename] = (header, code)
+        dd.graph_by_code[code] = filename
+        self._run_from_file(gm, filename)
+
+    def _run_from_file(self, gm, filename):
+        header, code = self.dd.graph_texts[filename]
+        path = os.path.join(self.dd.path, filename)
+        if _ti.run_graph_from_file(gm, path, header + code, header.count("\n") + 1):
+            self.dd.bound_graphs[gm] = filename
+
+    def on_recompile(self, gm):
+        """Keep graphs running from their files when torch regenerates their forward.
+
+        AOTAutograd compiles a deep copy of a logged graph (same code: it runs from
+        the same file), and aot_eager then regenerates it with boxed arguments (a
+        new calling convention for the same graph: the file is rewritten to it).
+        """
+        with _lock:
+            dd = self.dd
+            code = _ti.graph_code(gm)
+            filename = dd.bound_graphs.get(gm)
+            if filename is not None and _ti.is_boxed_codegen(gm) and dd.graph_texts[filename][1] != code:
+                fn = filename.split(".", 1)[0]
+                header = dd.graph_texts[filename][0] + _header(
+                    "The backend then regenerated it to take its arguments as one list",
+                    "(boxed calling convention): this is the code that runs.")
+                self._write_graph(fn, filename, header, gm)
+            elif code in dd.graph_by_code:
+                self._run_from_file(gm, dd.graph_by_code[code])
+
+    # -- Inductor
+    def on_output_code(self, source, _path, linemap):
+        with _lock:
+            dd = self.dd
+            fn = dd.compile_ids.get(_ti.current_compile_id(), dd.last_compiled_fn)
+            if fn is None:
+                return None
+            filename = "%s.kernel_%d.py" % (fn, dd.number(("kernel", fn)))
+            header = _header(
+                "%s: the code Inductor generated for it (kernels and the `call` wrapper" % fn,
+                "that runs them). Loaded from this file, so breakpoints in `call` are hit.")
+            path = dd.write(filename, header + source)
+            dd.graph_files.setdefault(fn, []).append(filename)
+            return path, _ti.shift_linemap(linemap, header.count("\n"))
+
+    # -- at exit
+    def write_full_code(self):
+        """Write full_code_for_<fn>_<k>.py for every function Dynamo compiled; report counts."""
+        names = _SessionNames(self)
+        report = {"functions": [], "resume": 0, "files": []}
+        covered = set()
+        codes = _ti.compiled_codes()
+        ordered = ([c for c in codes if not c.co_name.startswith(_RESUME_NAME)]
+                   + [c for c in codes if c.co_name.startswith(_RESUME_NAME)])
+        for code in ordered:
+            if id(code) in covered:
+                continue
+            try:
+                seen = set()
+                text = explain.explain_code(code, None, names, seen)
+                covered |= seen
+            except Exception as err:  # one function's explanation must not stop the others
+                log.warning("depyf: could not explain %s (%s: %s)", code.co_name, type(err).__name__, err)
+                continue
+            filename = self.full_code_name(code)
+            header = _header(
+                "torch.compile's view of %s, explained by depyf: for each cache entry its" % code.co_name,
+                "guards, its transformed code and the graphs it calls, then the original code and",
+                "a dispatcher that checks the guards in order. Resume functions follow.")
+            self.dd.write(filename, header + "\n" + text)
+            report["functions"].append(code.co_name)
+            report["resume"] += len(seen) - 1
+            report["files"].append(filename)
+        return report
+
+    def full_code_name(self, code):
+        dd = self.dd
+        if id(code) not in dd.full_code:
+            label = explain.label_of(code.co_name)
+            dd.full_code[id(code)] = ("full_code_for_%s_%d.py" % (label, dd.number(("full", label))), code)
+        return dd.full_code[id(code)][0]
+
+    def summary_text(self, report):
+        nfiles = sum(len(files) for fn, files in self.dd.graph_files.items() if fn in self.graphs)
+        fns = report["functions"]
+        lines = [
+            "depyf: torch.compile artifacts dumped to %s" % self.dd.path,
+            "  functions: %d%s, resume functions: %d" % (
+                len(fns), " (%s)" % ", ".join(fns[:5]) + (", ..." if len(fns) > 5 else "") if fns else "",
+                report["resume"]),
+            "  graphs: %d (%d graph/kernel files), graph breaks: %d, recompilations: %d" % (
+                len(self.graphs), nfiles, self.graph_breaks, self.recompilations),
+        ]
+        if self.failures:
+            lines.append("  could not decompile %d piece(s); their files hold the disassembly"
+                         % len(self.failures))
+        return "\n".join(lines)
+
+
+class _SessionNames(explain.OnDemandNames):
+    """Explanation names that reuse the session's transformed-code files."""
+
+    def __init__(self, session):
+        super().__init__()
+        self.session = session
+
+    def transformed(self, original, code):
+        dd = self.session.dd
+        with _lock:
+            record = dd.transformed.get(id(code))
+            if record is None:  # compiled before the session: dump it now, nothing to bridge
+                record = self.session.dump_transformed(original, code, bridge=False)
+        if record.source is not None:
+            return record.n, record.source
+        return record.n, explain.transformed_def(original, code, record.n,
+                                                 _decompiled.Decompiled(error=record.error))
+
+    def graph_note(self, name, scope):
+        short = _CAPTURED.match(name)
+        files = self.session.dd.graph_files.get(short.group(1) if short else name)
+        if not files:
+            return "# %s: a graph compiled before depyf started dumping (no graph files).\n" % name
+        return "# %s: the graph this code calls; its stages are in\n%s" % (
+            name, "".join("#   %s\n" % f for f in files))
+
+
+def _first_def_line(source):
+    for i, line in enumerate(source.splitlines(), 1):
+        if re.match(r"(async\s+)?def\s", line):
+            return i
+    return None
+
+
+def active_session():
+    return _active[0]
+
+
+def remember_dir(dd):
+    _last_dir[0] = dd
+
+
+def last_dir():
+    return _last_dir[0]

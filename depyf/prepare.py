@@ -1,0 +1,67 @@
+"""`prepare_debug` dumps what torch.compile does; `debug` lets a debugger step through it."""
+
+import contextlib
+import os
+import sys
+
+from depyf import _dump
+
+__all__ = ["prepare_debug", "debug"]
+
+
+@contextlib.contextmanager
+def prepare_debug(dump_src_dir, *args):
+    """Dump every function torch.compile compiles while inside the block into `dump_src_dir`.
+
+    Written files: `full_code_for_<fn>_<k>.py` (guards, transformed code, original
+    code and dispatcher of each compiled function and its resume functions),
+    `__transformed_code_<n>_for_<fn>.py`, and `__compiled_fn_<n>.<Stage>.<k>.py`
+    / `__compiled_fn_<n>.kernel_<k>.py` for every graph stage that ran.
+    Functions compiled before the block are dumped too.  Under torchrun each
+    rank writes into `rank_<r>/`.  The older form `prepare_debug(fn, dir)` is
+    accepted.  The program computes exactly what it would without depyf.
+    """
+    if args:
+        if len(args) > 1 or not callable(dump_src_dir):
+            raise TypeError("prepare_debug(dump_src_dir) or prepare_debug(fn, dump_src_dir)")
+        dump_src_dir = args[0]
+    if not isinstance(dump_src_dir, (str, os.PathLike)):
+        raise TypeError("prepare_debug: dump_src_dir must be a path, got %s" % type(dump_src_dir).__name__)
+    dd = _dump.dump_dir(os.fspath(dump_src_dir))
+    _dump.remember_dir(dd)
+    with _dump.Session(dd):
+        yield
+
+
+@contextlib.contextmanager
+def debug(pause=None):
+    """Run compiled code so that breakpoints in the files of the last prepare_debug are hit.
+
+    Prints where to set breakpoints, then pauses in the debugger (`breakpoint()`)
+    so you can set them; `pause=False` skips that, and by default it is skipped
+    when stdin is not a terminal.  New compilations inside the block are dumped
+    into the same directory.
+    """
+    dd = _dump.last_dir()
+    if dd is None:
+        raise RuntimeError("depyf.debug() needs a `with depyf.prepare_debug(dir):` block earlier "
+                           "in this process: it runs the code dumped there")
+    with _dump.Session(dd, summary=False):
+        print(_where_to_break(dd), file=sys.stderr)
+        if pause is None:
+            pause = sys.stdin is not None and sys.stdin.isatty()
+        if pause:
+            breakpoint()  # set breakpoints in the files listed above, then continue
+        yield
+
+
+def _where_to_break(dd):
+    names = sorted(os.listdir(dd.path))
+    transformed = [n for n in names if n.startswith("__transformed_code_")]
+    lines = ["depyf: compiled code now runs from the files in %s" % dd.path,
+             "  set breakpoints in the transformed code (%s)," % (", ".join(transformed[:3]) + (
+                 ", ..." if len(transformed) > 3 else "") if transformed else "none dumped yet"),
+             "  and in the graphs that execute for your backend: *.Captured_Graph.*.py (eager),",
+             "  *.Forward_graph.*.py / *.Backward_graph.*.py (aot_eager), *.kernel_*.py (inductor);",
+             "  then continue."]
+    return "\n".join(lines)

@@ -1,0 +1,85 @@
+"""Behaviour: every function of behaviour_cases.py is decompiled, the source
+is executed in a fresh namespace over the same module globals, and the
+original and the decompiled function must give the same outcome on every
+input: the same result (generators drained, coroutines and async generators
+run with asyncio), the same mutations of the arguments, or the same
+exception type."""
+import asyncio
+import copy
+import inspect
+
+import pytest
+
+import behaviour_cases
+import depyf
+
+CASES = behaviour_cases.CASES
+
+
+def _drain(result):
+    """Runs what a call returned to the end: [items..., ('raised', type)]."""
+    if inspect.isgenerator(result):
+        items = []
+        try:
+            for item in result:
+                items.append(item)
+        except Exception as e:
+            items.append(("raised", type(e)))
+        return ("generator", items)
+    if inspect.iscoroutine(result):
+        return ("coroutine", asyncio.run(result))  # its exception is the call's
+    if inspect.isasyncgen(result):
+        async def collect():
+            items = []
+            try:
+                async for item in result:
+                    items.append(item)
+            except Exception as e:
+                items.append(("raised", type(e)))
+            return items
+        return ("async generator", asyncio.run(collect()))
+    return result
+
+
+def outcome(fn, args):
+    """What calling fn(*args) does, as comparable data: the drained result and
+    the arguments after the call, or the type of the exception raised."""
+    args = copy.deepcopy(args)
+    try:
+        result = _drain(fn(*args))
+    except Exception as e:
+        return ("raised", type(e))
+    return ("returned", repr(result), repr(args))
+
+
+def decompiled_function(fn):
+    source = depyf.decompile(fn)
+    namespace = {}
+    try:
+        exec(compile(source, "<decompiled %s>" % fn.__name__, "exec"), fn.__globals__, namespace)
+    except SyntaxError as e:
+        pytest.fail("the decompiled source does not compile: %s\n%s" % (e, source))
+    assert fn.__name__ in namespace, "the decompiled source defines no %s:\n%s" % (fn.__name__, source)
+    return namespace[fn.__name__], source
+
+
+def test_case_count():
+    assert len(CASES) >= 90
+
+
+def test_every_case_can_fail():
+    # Each case must tell its function from one that does nothing.
+    def does_nothing(*args):
+        return None
+
+    for fn, inputs in CASES:
+        assert any(outcome(fn, args) != outcome(does_nothing, args) for args in inputs), fn.__name__
+
+
+@pytest.mark.parametrize("fn, inputs", CASES, ids=[fn.__name__ for fn, _ in CASES])
+def test_decompiled_function_behaves_like_the_original(fn, inputs):
+    new, source = decompiled_function(fn)
+    for args in inputs:
+        want, got = outcome(fn, args), outcome(new, args)
+        assert got == want, "on input %r:\nwant %r\ngot  %r\ndecompiled source:\n%s" % (
+            args, want, got, source)

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Installs depyf and torch 2.13.0 (CPU) into .venv (Python 3.11, created or
+# updated here), runs examples/toy_example.py, which compiles the toy function
+# under depyf.prepare_debug("./dump_src_dir"), and says where the dump is.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. tools/venv.sh
+
+make_venv .venv
+# torch stays pinned: an unpinned torch would pull a multi-GB CUDA build.
+.venv/bin/python -m pip install -q . torch==2.13.0
+# -P: import the installed depyf, not the source tree's ./depyf.
+.venv/bin/python -P examples/toy_example.py
+echo "depyf dumped the torch.compile artifacts of the toy example into $(pwd)/dump_src_dir"
+ls dump_src_dir

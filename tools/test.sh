@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The whole test suite, as CI runs it; stops at the first failing stage.
+#  1. .venv (Python 3.11) with depyf and its `test` extra (pytest, torch 2.13.0 CPU)
+#  2. make ctest: the C unit tests
+#  3. pytest over tests/
+#  4. .venv-asan: depyf built with ASan+UBSan, without torch
+#  5. make ctest-san: the C unit tests under ASan+UBSan
+#  6. pytest under ASan+UBSan, without the torch tests
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. tools/venv.sh
+
+stage() { printf '\n=== %s\n' "$*"; }
+
+stage "install depyf[test] into .venv"
+make_venv .venv
+.venv/bin/python -m pip install -q '.[test]'
+
+stage "C unit tests"
+make ctest
+
+stage "pytest"
+# -P: test the installed depyf, not the source tree's ./depyf.
+.venv/bin/python -P -m pytest -q tests
+
+stage "install depyf built with ASan+UBSan into .venv-asan"
+make_venv .venv-asan
+.venv-asan/bin/python -m pip install -q pytest
+.venv-asan/bin/python -m pip install -q . \
+    -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false
+
+stage "C unit tests under ASan+UBSan"
+make ctest-san
+
+stage "pytest under ASan+UBSan"
+# Python itself is not instrumented: the sanitizer runtimes are preloaded, and
+# leak checks are off (CPython keeps memory until exit by design).
+LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.so)" \
+ASAN_OPTIONS=detect_leaks=0 \
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+DEPYF_SANITIZE=1 \
+    .venv-asan/bin/python -P -m pytest -q -m "not torch" --ignore=tests/torch tests
