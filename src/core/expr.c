@@ -60,25 +60,6 @@ dp_node *dc_not(dc *d, dp_node *e) {
         return NULL;
     if (e->kind == E_UNARY && e->op == DP_UN_NOT)
         return e->a;
-    /* `not (a is b)` is `a is not b`, and the compiler emits the latter */
-    if (e->kind == E_COMPARE && e->l1.n == 1) {
-        int op = e->ops[0], inv = -1;
-        if (op == DP_CMP_IS) inv = DP_CMP_IS_NOT;
-        else if (op == DP_CMP_IS_NOT) inv = DP_CMP_IS;
-        else if (op == DP_CMP_IN) inv = DP_CMP_NOT_IN;
-        else if (op == DP_CMP_NOT_IN) inv = DP_CMP_IN;
-        if (inv >= 0) {
-            dp_node *c = dc_node(d, E_COMPARE);
-            if (c == NULL)
-                return NULL;
-            *c = *e;
-            c->ops = dp_alloc(d->sh->ar, sizeof(int));
-            if (c->ops == NULL)
-                return oom(d), NULL;
-            c->ops[0] = inv;
-            return c;
-        }
-    }
     dp_node *n = dc_node(d, E_UNARY);
     if (n) {
         n->op = DP_UN_NOT;

@@ -276,6 +276,48 @@ static int unpack(dc *d, const dp_instr *ins, dc_stack *st, dp_nodes *out, int a
     return 0;
 }
 
+/* `a, b = x, y` (2 or 3 targets) compiles to `x; y; SWAP 2; STORE a;
+ * STORE b` instead of building and unpacking a tuple.  Returns 1 when the
+ * SWAP at i starts one (the stores then fill the target tuple). */
+static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int at) {
+    const dp_instr *ins = &d->in[i];
+    int k = ins->arg;
+    if (ins->op != IR_SWAP || (k != 2 && k != 3) || st->n - base < k || i + 1 >= d->n)
+        return 0;
+    int nx = d->in[i + 1].op;
+    int is_store = nx == IR_STORE_FAST || nx == IR_STORE_NAME || nx == IR_STORE_GLOBAL || nx == IR_STORE_DEREF;
+    int is_load = nx == IR_LOAD_FAST || nx == IR_LOAD_NAME || nx == IR_LOAD_GLOBAL || nx == IR_LOAD_DEREF;
+    if (!is_store && !is_load)
+        return 0;
+    for (int q = 0; q < k; q++) {
+        const dp_node *v = st->v[st->n - 1 - q];
+        if (v->kind >= DP_NODE_KIND_COUNT)
+            return 0;
+    }
+    dp_node *value = dc_node(d, E_TUPLE), *target = dc_node(d, E_TUPLE);
+    if (value == NULL || target == NULL)
+        return -1;
+    for (int q = 0; q < k; q++)
+        if (dc_add(d, &value->l1, st->v[st->n - k + q]) < 0 ||
+            dp_nodes_push(d->sh->ar, &target->l1, NULL) < 0)
+            return -1;
+    st->n -= k;
+    dp_node *s = dc_stmt(d, S_ASSIGN, at);
+    if (s == NULL || dc_add(d, &s->l1, target) < 0 || dc_add(d, out, s) < 0)
+        return -1;
+    s->b = value;
+    for (int q = k - 1; q >= 0; q--) {
+        dp_node *slot = dc_node(d, X_SLOT);
+        if (slot == NULL)
+            return -1;
+        slot->a = target;
+        slot->op = q;
+        if (dc_push(d, st, slot) < 0)
+            return -1;
+    }
+    return 1;
+}
+
 static dp_node *name_target(dc *d, const dp_instr *ins) {
     if (ins->op == IR_STORE_GLOBAL || ins->op == IR_DELETE_GLOBAL) {
         if (!d->is_module && declare(d, &d->globals, ins->name) < 0)
@@ -392,21 +434,21 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     int rc = 0;
     /* A try body ends where the exception table stops covering it, which
      * can be inside its last statement (a RETURN_VALUE cannot raise). */
-    int finish = d->finish_stmt, dead = 0;
+    int finish = d->finish_stmt, live = 1;
     dp_node *stop = d->stop_node;
     d->finish_stmt = 0;
     d->stop_node = NULL;
     while (i < end || (finish && i < d->n && (st->n > base || !ends_stmt(d, i - 1)))) {
         const dp_instr *ins = &d->in[i];
-        if (i > start && d->nref[i] == 0 && (dead || is_terminator(d->in[i - 1].op)) && st->n <= base) {
-            dead = 1; /* unreachable: nothing jumps here */
-            i++;
-            continue;
-        }
-        dead = 0;
         int next = i + 1;
         if (d->skip_to[i] > i) {
             i = d->skip_to[i];
+            continue;
+        }
+        if (d->nref[i] > 0)
+            live = 1;
+        if (!live && st->n <= base) {
+            i++; /* unreachable: nothing jumps here */
             continue;
         }
         if (st->n <= base) {
@@ -443,7 +485,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += 3;
             continue;
         }
-        int r = dc_chain_compare(d, i, st, &next);
+        int r = swap_assign(d, i, base, st, out, stmt_start);
+        if (r == 0)
+            r = dc_chain_compare(d, i, st, &next);
         if (r == 0)
             r = dc_expr_step(d, i, st);
         if (r < 0)
@@ -638,6 +682,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             dc_fail(d, i, "cannot structure %s here", dp_irop_name(ins->op));
             goto fail;
         }
+        if (is_terminator(ins->op))
+            live = 0;
         i = next;
     }
     d->region_stop = i;

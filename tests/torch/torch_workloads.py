@@ -1,0 +1,165 @@
+"""Real workloads for the torch tests and the benchmark: small, CPU, no downloads.
+
+Each workload is `run(compile_fn) -> list of tensors`: it builds its model with a
+fixed seed, compiles what should be compiled with `compile_fn` (identity for
+eager), runs it, and returns everything worth comparing (outputs, gradients,
+updated parameters).
+"""
+
+import math
+
+import torch
+import torch.nn as nn
+
+
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+
+def run_toy(compile_fn):
+    torch.manual_seed(0)
+    fn = compile_fn(toy_example)
+    outs = []
+    for _ in range(6):
+        outs.append(fn(torch.randn(10), torch.randn(10)))
+    return outs
+
+
+def run_toy_grad(compile_fn):
+    """The seed's second example: inputs that require grad, then a new size."""
+    torch.manual_seed(0)
+    fn = compile_fn(toy_example)
+    outs = []
+    for n in (10, 10, 8):
+        a, b = torch.randn(n, requires_grad=True), torch.randn(n, requires_grad=True)
+        out = fn(a, b)
+        out.sum().backward()
+        outs += [out.detach(), a.grad, b.grad]
+    return outs
+
+
+def run_mlp_training(compile_fn, steps=3):
+    """A training step with backward and an SGD update, the model compiled."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 32), nn.ReLU(), nn.Linear(32, 4))
+    compiled = compile_fn(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    data, target = torch.randn(8, 16), torch.randint(0, 4, (8,))
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(compiled(data), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    return losses + [p.detach().clone() for p in model.parameters()]
+
+
+def run_transformer_dynamic(compile_fn):
+    """nn.TransformerEncoderLayer on batches whose size and sequence length vary."""
+    torch.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(d_model=16, nhead=2, dim_feedforward=32, dropout=0.0,
+                                       batch_first=True)
+    compiled = compile_fn(layer)
+    outs = []
+    for batch, seq in ((2, 5), (3, 7), (4, 9)):
+        x = torch.randn(batch, seq, 16, requires_grad=True)
+        out = compiled(x)
+        out.sum().backward()
+        outs += [out.detach(), x.grad]
+    return outs
+
+
+def graph_breaks(x):
+    y = torch.sin(x) + 1
+    print("depyf workload: a print breaks the graph")
+    if y.sum().item() > x.numel():  # data-dependent branch on .item(): another break
+        return y * 2
+    return y - 1
+
+
+def run_graph_breaks(compile_fn):
+    torch.manual_seed(0)
+    fn = compile_fn(graph_breaks)
+    return [fn(torch.randn(6) + shift) for shift in (3.0, -3.0, 3.0)]
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = nn.Linear(dim, 3 * dim)
+        self.proj = nn.Linear(dim, dim)
+
+    def forward(self, x):
+        batch, seq, dim = x.shape
+        q, k, v = self.qkv(x).split(dim, dim=2)
+        shape = (batch, seq, self.heads, dim // self.heads)
+        q, k, v = (t.view(shape).transpose(1, 2) for t in (q, k, v))
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(dim // self.heads)
+        mask = torch.ones(seq, seq, dtype=torch.bool, device=x.device).tril()
+        scores = scores.masked_fill(~mask, float("-inf"))
+        out = scores.softmax(dim=-1) @ v
+        return self.proj(out.transpose(1, 2).reshape(batch, seq, dim))
+
+
+class Block(nn.Module):
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.attn = CausalSelfAttention(dim, heads)
+        self.mlp = nn.Sequential(nn.Linear(dim, 4 * dim), nn.GELU(), nn.Linear(4 * dim, dim))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class TinyGPT(nn.Module):
+    """A GPT-style decoder: token + position embeddings, causal blocks, LM head."""
+
+    def __init__(self, vocab=64, dim=32, heads=4, layers=3, max_seq=32):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, dim)
+        self.pos = nn.Embedding(max_seq, dim)
+        self.blocks = nn.ModuleList(Block(dim, heads) for _ in range(layers))
+        self.ln = nn.LayerNorm(dim)
+        self.head = nn.Linear(dim, vocab, bias=False)
+
+    def forward(self, idx):
+        positions = torch.arange(idx.shape[1], device=idx.device)
+        x = self.tok(idx) + self.pos(positions)
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.ln(x))
+
+
+def run_gpt(compile_fn, steps=2, layers=3):
+    """Training steps of TinyGPT: next-token loss, backward, AdamW update."""
+    torch.manual_seed(0)
+    model = TinyGPT(layers=layers)
+    compiled = compile_fn(model)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    idx = torch.randint(0, 64, (2, 16))
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        logits = compiled(idx[:, :-1])
+        loss = nn.functional.cross_entropy(logits.reshape(-1, 64), idx[:, 1:].reshape(-1))
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    return losses + [p.detach().clone() for p in model.parameters()]
+
+
+WORKLOADS = {
+    "toy": run_toy,
+    "toy_grad": run_toy_grad,
+    "mlp_training": run_mlp_training,
+    "transformer_dynamic": run_transformer_dynamic,
+    "graph_breaks": run_graph_breaks,
+    "gpt": run_gpt,
+}
