@@ -17,6 +17,13 @@ void dp_const_repr(const dp_const *c, size_t max, dp_buf *out);
 #define CONST_REPR_MAX 80  /* constants are shortened to this in the listing */
 #define REPR_MAX_DEPTH 50  /* deeper constants print as "..." */
 
+static void buf_truncate(dp_buf *b, size_t len) {
+    if (b->data != NULL && len <= b->len) {
+        b->len = len;
+        b->data[len] = '\0';
+    }
+}
+
 /* ---- constant repr (close to Python's repr) ---- */
 
 /* Python's float repr: the shortest digits that read back as the same
@@ -233,8 +240,7 @@ void dp_const_repr(const dp_const *c, size_t max, dp_buf *out) {
     size_t cut = limit;
     while (cut > start && ((unsigned char)out->data[cut] & 0xC0) == 0x80)
         cut--;
-    out->len = cut;
-    out->data[cut] = '\0';
+    buf_truncate(out, cut);
     dp_buf_puts(out, "...");
 }
 
@@ -738,38 +744,33 @@ static int analyse(const dp_code *co, const dp_optable *t, listing *l, dp_buf *n
     return 0;
 }
 
+/* One line as dis prints it: line number where a line starts, ">>" on jump
+ * targets, offset, opname, argument and its meaning. */
 static void put_insn(dp_buf *b, const decoder *d, const listing *l, const insn *in, int first) {
     int line = l->ls.starts[in->offset / 2];
+    char lineno[16] = "", unknown[8];
     if (line != NO_LINE) {
+        snprintf(lineno, sizeof lineno, "%d", line);
         if (!first)
             dp_buf_putc(b, '\n');
-        dp_buf_printf(b, "%5d", line);
-    } else {
-        dp_buf_puts(b, "     ");
     }
-    dp_buf_puts(b, l->is_target[in->offset / 2] ? " >>" : "   ");
-    dp_buf_printf(b, " %5zu ", in->offset);
-    if (in->op == DPO_UNKNOWN)
-        dp_buf_printf(b, "<%u>", in->opbyte);
+    const char *marker = l->is_target[in->offset / 2] ? " >>" : "   ";
+    const char *name = dp_opname_str[in->op];
+    if (in->op == DPO_UNKNOWN) {
+        snprintf(unknown, sizeof unknown, "<%u>", in->opbyte);
+        name = unknown;
+    }
+    if (!in->hasarg) {
+        dp_buf_printf(b, "%5s%s %5zu %s\n", lineno, marker, in->offset, name);
+        return;
+    }
+    dp_buf_printf(b, "%5s%s %5zu %-24s %5u (", lineno, marker, in->offset, name, (unsigned)in->arg);
+    size_t inner = b->len;
+    put_argrepr(b, d, &l->nx, in);
+    if (b->len == inner) /* nothing to say: drop the " (" */
+        buf_truncate(b, inner - 2);
     else
-        dp_buf_puts(b, dp_opname_str[in->op]);
-    if (in->hasarg) {
-        size_t namelen = in->op == DPO_UNKNOWN ? 5 : strlen(dp_opname_str[in->op]);
-        for (size_t i = namelen; i < 24; i++)
-            dp_buf_putc(b, ' ');
-        dp_buf_printf(b, " %5u", (unsigned)in->arg);
-        size_t before = b->len;
-        dp_buf_puts(b, " (");
-        size_t inner = b->len;
-        put_argrepr(b, d, &l->nx, in);
-        if (b->len == inner) { /* nothing to say: drop the " (" */
-            b->len = before;
-            if (b->data != NULL)
-                b->data[before] = '\0';
-        } else {
-            dp_buf_putc(b, ')');
-        }
-    }
+        dp_buf_putc(b, ')');
     dp_buf_putc(b, '\n');
 }
 

@@ -60,6 +60,17 @@ dp_node *dc_not(dc *d, dp_node *e) {
         return NULL;
     if (e->kind == E_UNARY && e->op == DP_UN_NOT)
         return e->a;
+    if (e->kind == E_COMPARE && e->op2 == 1 && e->l1.n == 1) {
+        /* a test made from POP_JUMP_IF_NONE: `is` and `is not` both fit */
+        dp_node *c = dc_node(d, E_COMPARE);
+        int *ops = dp_alloc(d->sh->ar, sizeof(int));
+        if (c == NULL || ops == NULL)
+            return NULL;
+        *c = *e;
+        c->ops = ops;
+        ops[0] = e->ops[0] == DP_CMP_IS ? DP_CMP_IS_NOT : DP_CMP_IS;
+        return c;
+    }
     dp_node *n = dc_node(d, E_UNARY);
     if (n) {
         n->op = DP_UN_NOT;

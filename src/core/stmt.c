@@ -820,6 +820,7 @@ static dp_node *tested(dc *d, dp_node *x, int op, int *jumps_if) {
             return NULL;
         c->a = x;
         c->ops[0] = op == IR_POP_JUMP_IF_NONE ? DP_CMP_IS : DP_CMP_IS_NOT;
+        c->op2 = 1; /* either spelling compiles to this jump: dc_not may flip it */
         if (dc_add(d, &c->l1, dc_const(d, &none)) < 0)
             return NULL;
         *jumps_if = 1;
@@ -930,6 +931,38 @@ static int chain_valid(const dc *d, const seg *s, int k) {
     return 1;
 }
 
+/* `not (a is b)` / `not (a in b)` cannot appear in compiled source: the
+ * AST optimizer folds it into `is not` / `not in`.  Such a test comes from
+ * a negated group, `not (a is b or c)`; rebuild that form. */
+static int folded_not(const dp_node *e) {
+    if (e->kind != E_UNARY || e->op != DP_UN_NOT || e->a->kind != E_COMPARE || e->a->l1.n != 1)
+        return 0;
+    int op = e->a->ops[0];
+    return op == DP_CMP_IS || op == DP_CMP_IS_NOT || op == DP_CMP_IN || op == DP_CMP_NOT_IN;
+}
+
+static int folded_nots(const dp_node *e) {
+    int n = folded_not(e);
+    if (e->kind == E_BOOLOP)
+        for (int k = 0; k < e->l1.n; k++)
+            n += folded_not(e->l1.v[k]);
+    return n;
+}
+
+static dp_node *cond_boolop(dc *d, int is_or, dp_node *l, dp_node *r) {
+    if (l == NULL || r == NULL)
+        return NULL;
+    int before = folded_nots(l) + folded_nots(r);
+    if (before > 0) {
+        dp_node *nl = dc_not(d, l), *nr = dc_not(d, r);
+        if (nl == NULL || nr == NULL)
+            return NULL;
+        if (folded_nots(nl) + folded_nots(nr) < before)
+            return dc_not(d, dc_boolop(d, !is_or, nl, nr));
+    }
+    return dc_boolop(d, is_or, l, r);
+}
+
 /* The condition of segs[i..j] that holds exactly when control reaches T
  * (the other exit being F). */
 static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
@@ -959,11 +992,11 @@ static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
         }
         if (other == F || other == -1) {
             dp_node *l = parse_cond(d, s, i, split - 1, L, F), *r = l ? parse_cond(d, s, split, j, T, F) : NULL;
-            return dc_boolop(d, 0, l, r);
+            return cond_boolop(d, 0, l, r);
         }
         if (other == T) {
             dp_node *l = parse_cond(d, s, i, split - 1, T, L), *r = l ? parse_cond(d, s, split, j, T, F) : NULL;
-            return dc_boolop(d, 1, l, r);
+            return cond_boolop(d, 1, l, r);
         }
         dc_fail(d, s[i].jump, "unrecognized boolean condition");
         return NULL;
@@ -973,9 +1006,9 @@ static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
     if (rest == NULL)
         return NULL;
     if (g->target == T)
-        return dc_boolop(d, 1, g->jumps_if ? g->e : dc_not(d, g->e), rest);
+        return cond_boolop(d, 1, g->jumps_if ? g->e : dc_not(d, g->e), rest);
     if (g->target == F)
-        return dc_boolop(d, 0, g->jumps_if ? dc_not(d, g->e) : g->e, rest);
+        return cond_boolop(d, 0, g->jumps_if ? dc_not(d, g->e) : g->e, rest);
     dc_fail(d, g->jump, "condition jumps to neither exit");
     return NULL;
 }
