@@ -176,24 +176,37 @@ def guards_of(entry):
 
 
 def unwrap_compiled(obj):
-    """The user function (with its code and globals) behind a torch.compile'd object.
+    """The function whose code Dynamo compiled for a torch.compile'd object.
 
     Accepts what torch.compile returns for a function or an nn.Module, the
-    original function, a bound method, or a module compiled in place.
+    original function, a bound method, or a module compiled in place.  For
+    torch.nn's own modules Dynamo compiles a small wrapper frame (`inner`)
+    around the module; that wrapper is returned when it holds the cache entries.
     """
     from torch._dynamo.eval_frame import OptimizedModule, innermost_fn
 
+    candidates = []
     if isinstance(obj, OptimizedModule):
+        candidates.append(obj.forward)
         obj = obj._orig_mod
     if isinstance(obj, torch.nn.Module):
+        if hasattr(obj, "_compiled_call_impl") and obj._compiled_call_impl is not None:
+            candidates.append(obj._compiled_call_impl)
         obj = type(obj).forward
-    obj = innermost_fn(obj)
-    obj = getattr(obj, "__func__", obj)
-    code = getattr(obj, "__code__", None)
-    if code is None:
+    candidates.append(obj)
+    functions = []
+    for candidate in candidates:
+        fn = innermost_fn(candidate)
+        fn = getattr(fn, "__func__", fn)
+        if isinstance(getattr(fn, "__code__", None), type(unwrap_compiled.__code__)):
+            functions.append(fn)
+    if not functions:
         raise TypeError("depyf: expected a function or nn.Module compiled by torch.compile, got %s"
                         % type(obj).__name__)
-    return obj
+    for fn in functions:
+        if cache_entries(fn.__code__):
+            return fn
+    return functions[-1]
 
 
 def graph_module_of(compiled_fn):

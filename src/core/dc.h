@@ -104,6 +104,17 @@ int dc_expr_step(dc *d, int i, dc_stack *st);
  * comparison is pushed, *next set), 0 if none starts here, -1 on error. */
 int dc_chain_compare(dc *d, int i, dc_stack *st, int *next);
 
+/* A match statement whose subject is on top of the stack when instruction
+ * i runs (match.c): 1 if one starts here (statement appended, *next set),
+ * 0 if not, -1 on error.  `base` is the stack depth at the statement start
+ * (the subject is at base). */
+int dc_match(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int *next);
+
+/* Always-correct fallback (fallback.c): rebuilds the whole code object as a
+ * state machine over its basic blocks when structuring failed.  Appends the
+ * function body to `out`; returns -1 only when the bytecode is invalid. */
+int dc_fallback(dc *d, dp_nodes *out);
+
 /* ---- statements (stmt.c) ---- */
 /* Structures instructions [start, end) into statements appended to `out`,
  * with the symbolic stack `st` (updated in place). */

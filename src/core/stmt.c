@@ -485,7 +485,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += 3;
             continue;
         }
-        int r = swap_assign(d, i, base, st, out, stmt_start);
+        int r = dc_match(d, i, base, st, out, &next);
+        if (r == 0)
+            r = swap_assign(d, i, base, st, out, stmt_start);
         if (r == 0)
             r = dc_chain_compare(d, i, st, &next);
         if (r == 0)

@@ -1,0 +1,243 @@
+"""Each function of depyf._torch_internals against the installed torch (2.13).
+
+When a torch release moves one internal, exactly one of these tests names it.
+"""
+import logging
+import sys
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from depyf import _torch_internals as ti  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+
+def straight(a, b):
+    return torch.sin(a) * b + 1
+
+
+@pytest.fixture(autouse=True)
+def fresh_dynamo():
+    torch._dynamo.reset()
+    yield
+    torch._dynamo.reset()
+
+
+def test_version_check_accepts_213_and_names_the_range_otherwise(monkeypatch):
+    monkeypatch.delenv("DEPYF_ALLOW_UNSUPPORTED_TORCH", raising=False)
+    ti.check_torch_version("2.13.0")
+    ti.check_torch_version("2.13.1+cpu")
+    for version in ("2.12.0", "2.14.0.dev20260101", "3.0.0"):
+        with pytest.raises(ImportError, match=r"torch >= 2\.13, < 2\.14 .*found torch %s" % version):
+            ti.check_torch_version(version)
+    monkeypatch.setenv("DEPYF_ALLOW_UNSUPPORTED_TORCH", "1")
+    ti.check_torch_version("2.14.0")
+
+
+def test_bytecode_hook_sees_each_transformed_frame_and_may_replace_it():
+    seen = []
+
+    def hook(original, code):
+        seen.append(original.co_name)
+        return code.replace(co_filename="/nowhere/replaced.py")
+
+    remove = ti.register_bytecode_hook(hook)
+    try:
+        compiled = torch.compile(straight, backend="eager")
+        out = compiled(torch.ones(3), torch.ones(3))
+    finally:
+        remove()
+    assert seen == ["straight"]
+    assert torch.equal(out, straight(torch.ones(3), torch.ones(3)))
+    [entry] = ti.cache_entries(straight.__code__)
+    assert entry.code.co_filename == "/nowhere/replaced.py"
+    torch.compile(toy_example, backend="eager")(torch.ones(3), torch.ones(3))
+    assert seen == ["straight"], "a removed hook is not called again"
+
+
+def test_a_hook_that_raises_is_logged_once_and_dynamo_goes_on(caplog):
+    def hook(original, code):
+        raise RuntimeError("boom")
+
+    ti._reported.discard("bytecode")
+    remove = ti.register_bytecode_hook(hook)
+    try:
+        with caplog.at_level(logging.WARNING, logger="depyf"):
+            out = torch.compile(toy_example, backend="eager")(torch.ones(3), -torch.ones(3))
+    finally:
+        remove()
+    assert torch.equal(out, toy_example(torch.ones(3), -torch.ones(3)))
+    warnings = [r for r in caplog.records if "bytecode hook failed" in r.getMessage()]
+    assert len(warnings) == 1 and "boom" in warnings[0].getMessage()
+
+
+def test_compiled_codes_cache_entries_and_their_globals():
+    compiled = torch.compile(toy_example, backend="eager")
+    compiled(torch.ones(3), torch.ones(3))
+    compiled(torch.ones(4, 2), torch.ones(4, 2))  # new rank: a recompilation
+    assert toy_example.__code__ in ti.compiled_codes()
+    entries = ti.cache_entries(toy_example.__code__)
+    assert len(entries) == 2
+    assert all(e.compile_id.endswith(("/0", "/1")) for e in entries)
+    assert {e.compile_id for e in entries} != {entries[0].compile_id}
+    assert ti.entry_globals(entries[0]) is globals()
+
+
+def test_guards_are_python_text_with_the_user_line_they_came_from():
+    torch.compile(toy_example, backend="eager")(torch.ones(3), torch.ones(3))
+    guards = ti.guards_of(ti.cache_entries(toy_example.__code__)[0])
+    kinds = {g.kind for g in guards}
+    assert {"TENSOR_MATCH", "ID_MATCH", "GLOBAL_STATE"} <= kinds
+    tensor_a = [g.text for g in guards if g.kind == "TENSOR_MATCH" and "L['a']" in g.text]
+    assert tensor_a and "x = a / (torch.abs(a) + 1)" in tensor_a[0]
+    aliasing = [g for g in guards if g.kind == "NO_TENSOR_ALIASING"]
+    assert len(aliasing) == 1, "a relational guard under several managers is listed once"
+
+
+def test_graph_logging_reports_every_stage_and_is_restored():
+    names = []
+    restore = ti.patch_graph_logging(lambda name, gm, maybe_id: names.append((name, type(gm))))
+    try:
+        a = torch.randn(4, requires_grad=True)
+        torch.compile(straight, backend="aot_eager")(a, torch.randn(4)).sum().backward()
+    finally:
+        restore()
+    stages = [name for name, _ in names]
+    assert any(name.startswith("__compiled_fn_") for name in stages)
+    assert {"Joint graph", "Forward graph", "Backward graph"} <= set(stages)
+    assert all(issubclass(t, torch.fx.GraphModule) for _, t in names)
+    original = torch.fx._utils.lazy_format_graph_code
+    for name, module in sys.modules.items():
+        if name.startswith("torch") and hasattr(module, "lazy_format_graph_code"):
+            assert module.lazy_format_graph_code is original, name
+
+
+def test_graph_recompile_hook_and_boxed_codegen():
+    recompiled = []
+    restore = ti.patch_graph_recompile(recompiled.append)
+    try:
+        gm = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
+        gm.recompile()
+    finally:
+        restore()
+    assert "recompile" not in vars(type(gm)) and recompiled[-1] is gm
+    assert not ti.is_boxed_codegen(gm)
+    from torch.fx.graph import _BoxedCodeGen
+    gm.graph.set_codegen(_BoxedCodeGen())
+    gm.recompile()
+    assert ti.is_boxed_codegen(gm) and len(recompiled) == 2
+
+
+def test_run_graph_from_file_executes_the_same_source_from_that_file(tmp_path):
+    torch.manual_seed(0)
+    module = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
+    gm = torch.fx.symbolic_trace(module)
+    x = torch.randn(2, 3)
+    expected = gm(x)
+    path = str(tmp_path / "graph.py")
+    text = "# header line\n" + ti.graph_code(gm)
+    with open(path, "w") as f:
+        f.write(text)
+    assert ti.run_graph_from_file(gm, path, text, 2)
+    assert type(gm).forward.__code__.co_filename == path
+    assert torch.equal(gm(x), expected)
+    other = torch.fx.symbolic_trace(module)
+    assert type(other).forward.__code__.co_filename != path, "only that graph module changed"
+
+
+def test_output_code_loading_can_load_inductor_wrapper_from_another_file(tmp_path):
+    redirected = []
+
+    def callback(source, path, linemap):
+        new_path = str(tmp_path / ("kernel_%d.py" % len(redirected)))
+        with open(new_path, "w") as f:
+            f.write("# moved\n" + source)
+        redirected.append(new_path)
+        return new_path, ti.shift_linemap(linemap, 1)
+
+    from torch._inductor.codecache import PyCodeCache
+    original = PyCodeCache.__dict__["load_by_key_path"]
+    restore = ti.patch_output_code_loading(callback)
+    try:
+        with ti.compile_caches_disabled():
+            out = torch.compile(straight, backend="inductor")(torch.ones(3), torch.ones(3))
+    finally:
+        restore()
+    assert PyCodeCache.__dict__["load_by_key_path"] is original
+    assert torch.allclose(out, straight(torch.ones(3), torch.ones(3)))
+    assert len(redirected) == 1
+    assert any(getattr(m, "__file__", None) == redirected[0] for m in PyCodeCache.modules)
+
+
+def test_compile_caches_disabled_restores_the_config():
+    import torch._functorch.config as fconfig
+    import torch._inductor.config as iconfig
+    before = (fconfig.enable_autograd_cache, iconfig.fx_graph_cache)
+    with ti.compile_caches_disabled():
+        assert (fconfig.enable_autograd_cache, iconfig.fx_graph_cache) == (False, False)
+    assert (fconfig.enable_autograd_cache, iconfig.fx_graph_cache) == before
+
+
+def test_process_rank_follows_torchrun(monkeypatch):
+    monkeypatch.delenv("RANK", raising=False)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    assert ti.process_rank() is None
+    monkeypatch.setenv("WORLD_SIZE", "2")
+    monkeypatch.setenv("RANK", "1")
+    assert ti.process_rank() == 1
+    monkeypatch.setenv("WORLD_SIZE", "1")
+    assert ti.process_rank() is None
+
+
+class UserModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.linear(x).relu()
+
+
+def test_unwrap_compiled_finds_the_frame_dynamo_compiled():
+    compiled = torch.compile(straight, backend="eager")
+    assert ti.unwrap_compiled(compiled) is straight
+    assert ti.unwrap_compiled(straight) is straight
+    user = torch.compile(UserModule(), backend="eager")
+    user(torch.ones(1, 2))
+    assert ti.unwrap_compiled(user).__code__ is UserModule.forward.__code__
+    builtin = torch.compile(torch.nn.Linear(2, 2), backend="eager")
+    builtin(torch.ones(1, 2))
+    fn = ti.unwrap_compiled(builtin)
+    assert ti.cache_entries(fn.__code__), "torch.nn modules run inside Dynamo's wrapper frame"
+    with pytest.raises(TypeError):
+        ti.unwrap_compiled(42)
+
+
+def test_graph_module_of_an_eager_compiled_fn_and_the_compile_id():
+    ids = []
+    restore = ti.patch_graph_logging(lambda name, gm, _: ids.append(ti.current_compile_id()))
+    try:
+        torch.compile(straight, backend="eager")(torch.ones(3), torch.ones(3))
+    finally:
+        restore()
+    assert ids and all(i is not None and "/" in i for i in ids)
+    assert ti.current_compile_id() is None
+    names = [n for n in straight.__globals__ if n.startswith("__compiled_fn_")]
+    latest = max(names, key=lambda n: int(n.split("_")[4]))
+    gm = ti.graph_module_of(straight.__globals__[latest])
+    assert isinstance(gm, torch.fx.GraphModule) and "torch.sin" in ti.graph_code(gm)
+    assert ti.graph_module_of(len) is None
+
+
+def test_bytecode_logger_is_dynamos():
+    logger = ti.bytecode_logger()
+    assert isinstance(logger, logging.Logger) and "bytecode" in logger.name
