@@ -33,7 +33,7 @@ def interpreters():
 # Runs in the interpreter under test: compiles the modules into .pyc files
 # and reports, per code object in dis's order, what dis and co_lines say.
 DIS_DUMP = r'''
-import dis, importlib.util, json, marshal, os, py_compile, sys
+import dis, json, marshal, os, py_compile, sys, sysconfig
 mods, outdir = json.loads(sys.argv[1]), sys.argv[2]
 jumps = set(dis.hasjrel) | set(dis.hasjabs)
 
@@ -54,7 +54,8 @@ def line_starts(co):
 
 report = {}
 for name in mods:
-    src = importlib.util.find_spec(name).origin
+    base = os.path.join(sysconfig.get_paths()["stdlib"], *name.split("."))
+    src = base + ".py" if os.path.exists(base + ".py") else os.path.join(base, "__init__.py")
     pyc = py_compile.compile(src, cfile=os.path.join(outdir, name + ".pyc"), doraise=True)
     with open(pyc, "rb") as fh:
         top = marshal.loads(fh.read()[16:])

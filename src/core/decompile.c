@@ -136,8 +136,20 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         goto out;
     d->is_class_body = kind == BODY_CLASS;
     dc_stack st = {0};
-    if (dc_block(d, 0, d->n, &st, body) < 0)
-        goto out;
+    dc_spec sp;
+    dc_spec_begin(d, &sp);
+    int r = dc_block(d, 0, d->n, &st, body);
+    if (!dc_spec_end(d, &sp, r)) {
+        /* no structured form: emit an equivalent state machine instead */
+        if (d->sh->ar->failed)
+            goto out;
+        body->n = 0;
+        d->pending_chain = NULL;
+        for (int h = 0; h < d->nhandlers; h++)
+            d->handlers[h].opened = 0;
+        if (dc_fallback(d, body) < 0)
+            goto out;
+    }
     if (kind == BODY_CLASS) {
         /* drop the compiler's prologue and the __class__ cell epilogue */
         while (body->n && (is_assign_to(body->v[0], "__module__") || is_assign_to(body->v[0], "__qualname__")))

@@ -318,6 +318,44 @@ static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int 
     return 1;
 }
 
+static int is_name_store(int op) {
+    return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
+}
+
+static dp_node *name_target(dc *d, const dp_instr *ins);
+
+/* 3.11+ compiles `a, b = x, y` to `x; y; STORE b; STORE a` when it can
+ * reorder the stores instead of swapping (static swaps): k stores in a row
+ * taking k distinct values already on the stack are one assignment. */
+static int static_swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int at, int *next) {
+    int k = 0;
+    while (i + k < d->n && is_name_store(d->in[i + k].op) && k < 3 && k < st->n - base)
+        k++;
+    if (k < 2 || (i + k < d->n && is_name_store(d->in[i + k].op) && k < st->n - base))
+        return 0;
+    for (int q = 0; q < k; q++) {
+        const dp_node *v = st->v[st->n - 1 - q];
+        if (v->kind >= DP_NODE_KIND_COUNT || (d->pending_chain && d->pending_chain->b == v))
+            return 0;
+        for (int r = 0; r < q; r++)
+            if (st->v[st->n - 1 - r] == v)
+                return 0;
+    }
+    dp_node *value = dc_node(d, E_TUPLE), *target = dc_node(d, E_TUPLE), *s = dc_stmt(d, S_ASSIGN, at);
+    if (value == NULL || target == NULL || s == NULL)
+        return -1;
+    for (int q = 0; q < k; q++)
+        if (dc_add(d, &value->l1, st->v[st->n - k + q]) < 0 ||
+            dc_add(d, &target->l1, name_target(d, &d->in[i + k - 1 - q])) < 0)
+            return -1;
+    st->n -= k;
+    s->b = value;
+    if (dc_add(d, &s->l1, target) < 0 || dc_add(d, out, s) < 0)
+        return -1;
+    *next = i + k;
+    return 1;
+}
+
 static dp_node *name_target(dc *d, const dp_instr *ins) {
     if (ins->op == IR_STORE_GLOBAL || ins->op == IR_DELETE_GLOBAL) {
         if (!d->is_module && declare(d, &d->globals, ins->name) < 0)
@@ -501,6 +539,11 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         dp_node *v, *t, *x;
         switch (ins->op) {
         case IR_STORE_NAME: case IR_STORE_FAST: case IR_STORE_GLOBAL: case IR_STORE_DEREF:
+            if ((r = static_swap_assign(d, i, base, st, out, stmt_start, &next)) != 0) {
+                if (r < 0)
+                    goto fail;
+                break;
+            }
             if ((v = dc_pop(d, st, i)) == NULL || store(d, name_target(d, ins), v, st, out, stmt_start) < 0)
                 goto fail;
             break;
@@ -603,6 +646,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         case IR_LIST_APPEND: case IR_SET_ADD: case IR_MAP_ADD: {
+            x = ins->arg == 1 && st->n >= 2 ? st->v[st->n - 2] : NULL;
+            if (x && ins->op != IR_MAP_ADD && (x->kind == E_LIST || x->kind == E_SET)) {
+                /* building a display: [*a, b] */
+                if ((v = dc_pop(d, st, i)) == NULL || dc_add(d, &x->l1, v) < 0)
+                    goto fail;
+                break;
+            }
             dp_node *ap = dc_stmt(d, X_APPEND, stmt_start);
             if (ap == NULL || (v = dc_pop(d, st, i)) == NULL)
                 goto fail;
