@@ -66,6 +66,7 @@ typedef struct dc {
     dc_handler *handlers;
     int nhandlers;
     const char *except_name; /* name bound by the innermost `except ... as` */
+    char why[200];     /* why structuring failed (shown by the fallback), "" if it did not */
     int finish_stmt;   /* next dc_region may run past its end to complete a statement */
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this
                            value left the stack (a with block ends at __exit__) */

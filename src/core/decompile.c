@@ -1,6 +1,7 @@
 /* Entry point of the decompiler and everything about code objects: a
  * function's signature, nested functions, lambdas, comprehensions and class
  * bodies, and the clean-ups that make output read like source. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -139,6 +140,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     dc_spec sp;
     dc_spec_begin(d, &sp);
     int r = dc_block(d, 0, d->n, &st, body);
+    if (d->sh->err->set)
+        snprintf(d->why, sizeof d->why, "at offset %d: %.150s", d->sh->err->offset, d->sh->err->msg);
     if (!dc_spec_end(d, &sp, r)) {
         /* no structured form: emit an equivalent state machine instead */
         if (d->sh->ar->failed)

@@ -3,5 +3,5 @@
 
 int dc_fallback(dc *d, dp_nodes *out) {
     (void)out;
-    return dc_fail(d, -1, "no structured form found");
+    return dc_fail(d, -1, "no structured form found (%s)", d->why);
 }

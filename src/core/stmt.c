@@ -453,6 +453,15 @@ static int skippable(const dc *d, int from, int to) {
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 
+/* Does any jump in [from, to) land in [lo, hi)?  (A `continue` of a while
+ * loop jumps back to the test; the loop's real back edge comes later.) */
+static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
+    for (int j = from; j < to; j++)
+        if (d->in[j].target >= lo && d->in[j].target < hi)
+            return 1;
+    return 0;
+}
+
 /* The last backward jump to `head` inside [head, end), or -1. */
 static int back_edge(const dc *d, int head, int end) {
     int found = -1;
@@ -511,7 +520,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             }
             if (ins->op != IR_FOR_ITER && d->nref[i] > 0) {
                 int last = back_edge(d, i, end);
-                if (last > i && d->in[last].op == IR_JUMP) {
+                if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1)) {
                     if (while_true(d, i, last, end, exit, st, out, &next) < 0)
                         goto fail;
                     i = next;
@@ -672,10 +681,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             st->n = base < st->n ? base : st->n;
             break;
-        case IR_RETURN_GENERATOR:
-            if (dc_push(d, st, dc_node(d, X_OPAQUE)) < 0)
-                goto fail;
-            break;
+        case IR_RETURN_GENERATOR: /* the lifter drops the POP_TOP that follows */
         case IR_SETUP_ANNOTATIONS:
             break;
         case IR_RAISE: {

@@ -43,7 +43,10 @@ static int find_handlers(dc *d) {
         for (int a = 0; a < d->nhandlers; a++)
             for (int b = 0; b < d->nhandlers; b++) {
                 dc_handler *A = &d->handlers[a], *B = &d->handlers[b];
-                if (a != b && d->handler[B->at] == A->at && B->start < A->start) {
+                /* B's handler code, or the cleanup block protecting it, is in A's try */
+                int cleanup = d->handler[B->at];
+                int inside = d->handler[B->at] == A->at || (cleanup >= 0 && d->handler[cleanup] == A->at);
+                if (a != b && inside && B->start < A->start) {
                     A->start = B->start;
                     changed = 1;
                 }
@@ -207,6 +210,14 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
             return -1;
         if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
             return -1;
+        /* try/except/finally compiles as a try/except inside a try/finally */
+        if (tr->l1.n == 1 && tr->l1.v[0]->kind == S_TRY && tr->l1.v[0]->l4.n == 0 && tr->l1.v[0]->l2.n > 0) {
+            dp_node *inner = tr->l1.v[0];
+            tr->l1 = inner->l1;
+            tr->l2 = inner->l2;
+            tr->l3 = inner->l3;
+            tr->op = inner->op;
+        }
         *next = after;
         return dc_add(d, out, tr);
     }

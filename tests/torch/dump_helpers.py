@@ -1,0 +1,76 @@
+"""Running workloads plain, compiled and under prepare_debug, and reading a dump."""
+
+import contextlib
+import io
+import os
+import re
+
+import torch
+
+import depyf
+
+
+def compiler(backend, **options):
+    return lambda fn: torch.compile(fn, backend=backend, **options)
+
+
+def eager(workload):
+    torch._dynamo.reset()
+    return workload(lambda fn: fn)
+
+
+def plain(workload, backend, **options):
+    torch._dynamo.reset()
+    return workload(compiler(backend, **options))
+
+
+def under_prepare_debug(workload, backend, dump_dir, **options):
+    """(results, what prepare_debug printed) for `workload` compiled inside prepare_debug."""
+    torch._dynamo.reset()
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        with depyf.prepare_debug(str(dump_dir)):
+            results = workload(compiler(backend, **options))
+    return results, err.getvalue()
+
+
+def assert_identical(got, expected):
+    """The program computed exactly the same tensors."""
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        assert torch.equal(g, e), (g, e)
+
+
+def assert_close(got, expected):
+    assert len(got) == len(expected)
+    for g, e in zip(got, expected):
+        torch.testing.assert_close(g, e, rtol=1e-4, atol=1e-5)
+
+
+def files(dump_dir):
+    return sorted(os.listdir(dump_dir))
+
+
+def read(dump_dir, name):
+    with open(os.path.join(dump_dir, name), encoding="utf-8") as f:
+        return f.read()
+
+
+def compiled_fns_called(text):
+    """The `__compiled_fn_<n>` numbers a (decompiled or disassembled) text calls."""
+    return sorted(set(re.findall(r"(__compiled_fn_\d+)_[0-9a-f]{8}_", text)))
+
+
+def stage_files(dump_dir, compiled_fn):
+    """{stage: [files]} of one compiled fn's graph and kernel files."""
+    stages = {}
+    for name in files(dump_dir):
+        match = re.match(re.escape(compiled_fn) + r"\.(?:(kernel)_\d+|(\w+)\.\d+)\.py$", name)
+        if match:
+            stages.setdefault(match.group(1) or match.group(2), []).append(name)
+    return stages
+
+
+def assert_every_file_compiles(dump_dir):
+    for name in files(dump_dir):
+        compile(read(dump_dir, name), os.path.join(dump_dir, name), "exec", dont_inherit=True)
