@@ -79,7 +79,7 @@ class DumpDir:
         self.graph_files = {}  # "__compiled_fn_<n>" -> [file names]
         self.compile_ids = {}  # Dynamo compile id -> "__compiled_fn_<n>"
         self.last_compiled_fn = None
-        self.graph_texts = {}  # graph file name -> (header, FX code) it holds now
+        self.graph_texts = {}  # graph file name -> (header, body, gm.code) it holds now
         self.graph_by_code = {}  # FX code -> the graph file holding it
         self.bound_graphs = weakref.WeakKeyDictionary()  # GraphModule -> graph file it runs from
 
@@ -238,24 +238,34 @@ class Session:
             header = _header(
                 "%s: %s (compile id %s)." % (fn, name if not captured else "Dynamo's captured graph",
                                              compile_id),
-                "This is the source of the graph's forward; it runs from this file.")
+                "The graph's forward runs from this file: its exact instructions, with a",
+                "real file behind them so that breakpoints here are hit.")
             self._write_graph(fn, filename, header, gm)
 
     def _write_graph(self, fn, filename, header, gm):
+        """Dump gm readably (shapes on every value) and run its forward from that file.
+
+        If the readable form does not compile to gm's exact instructions, the file
+        holds gm.code itself instead, so what runs never changes.
+        """
         dd = self.dd
         code = _ti.graph_code(gm)
-        dd.write(filename, header + code)
         if filename not in dd.graph_files.setdefault(fn, []):
             dd.graph_files[fn].append(filename)
-        dd.graph_texts[filename] = (header, code)
         dd.graph_by_code[code] = filename
-        self._run_from_file(gm, filename)
+        for body in (_ti.readable_graph(gm), code):
+            dd.write(filename, header + body)
+            dd.graph_texts[filename] = (header, body, code)
+            if self._run_from_file(gm, filename):
+                return
 
     def _run_from_file(self, gm, filename):
-        header, code = self.dd.graph_texts[filename]
+        header, body, _code = self.dd.graph_texts[filename]
         path = os.path.join(self.dd.path, filename)
-        if _ti.run_graph_from_file(gm, path, header + code, header.count("\n") + 1):
+        if _ti.run_graph_from_file(gm, path, header + body):
             self.dd.bound_graphs[gm] = filename
+            return True
+        return False
 
     def on_recompile(self, gm):
         """Keep graphs running from their files when torch regenerates their forward.
@@ -268,7 +278,7 @@ class Session:
             dd = self.dd
             code = _ti.graph_code(gm)
             filename = dd.bound_graphs.get(gm)
-            if filename is not None and _ti.is_boxed_codegen(gm) and dd.graph_texts[filename][1] != code:
+            if filename is not None and _ti.is_boxed_codegen(gm) and dd.graph_texts[filename][2] != code:
                 fn = filename.split(".", 1)[0]
                 header = dd.graph_texts[filename][0] + _header(
                     "The backend then regenerated it to take its arguments as one list",

@@ -271,31 +271,66 @@ def graph_code(gm):
     return gm.code
 
 
+def readable_graph(gm):
+    """gm as Dynamo logs it: a GraphModule class whose forward annotates every value
+    with its dtype, (symbolic) shape, stride and device."""
+    return gm.print_readable(print_output=False, include_stride=True, include_device=True,
+                             colored=False)
+
+
 def is_boxed_codegen(gm):
     """True when gm's forward takes one list of arguments (aot_eager's boxed convention)."""
     from torch.fx.graph import _BoxedCodeGen
     return isinstance(gm.graph._codegen, _BoxedCodeGen)
 
 
-def run_graph_from_file(gm, path, text, first_code_line):
-    """Make gm.forward the `forward` defined by `text`, compiled as file `path`.
+def run_graph_from_file(gm, path, text):
+    """Make gm.forward the forward that `text` defines, compiled as file `path`.
 
-    `text` holds gm.code verbatim starting at line `first_code_line`, so the
-    function runs exactly the source FX generated, now with a real file behind
-    it for debuggers.  GraphModule gives every instance its own class, so only
-    this gm changes.
+    `text` holds either gm.code or gm's readable form (a class with a forward).
+    The function is installed only when its bytecode is exactly that of
+    gm.code's forward (annotations and comments compile to nothing), so the
+    instructions that run do not change; only now a real file is behind them.
+    GraphModule gives every instance its own class, so only this gm changes.
+    Returns whether gm now runs from `path`.
     """
     cls = type(gm)
     if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls):
         return False
-    fx_globals = dict(vars(cls)["forward"].__globals__)
-    code = compile(text, path, "exec", dont_inherit=True)
-    namespace = dict(fx_globals, __file__=path)
-    exec(code, namespace)
-    forward = namespace["forward"]
-    if forward.__code__.co_firstlineno < first_code_line:
+    fx_globals = vars(cls)["forward"].__globals__
+    reference = _defined_forward(gm.code, "<fx>", fx_globals)
+    forward = _defined_forward(text, path, fx_globals)
+    if forward is None or reference is None or not same_instructions(forward.__code__, reference.__code__):
         return False
     cls.forward = forward
+    return True
+
+
+def _defined_forward(text, path, fx_globals):
+    namespace = dict(fx_globals, __file__=path)
+    before = set(namespace)
+    exec(compile(text, path, "exec", dont_inherit=True), namespace)
+    if callable(namespace.get("forward")) and "forward" not in before:
+        return namespace["forward"]
+    for name in set(namespace) - before:
+        value = namespace[name]
+        if isinstance(value, type) and callable(vars(value).get("forward")):
+            return vars(value)["forward"]
+    return None
+
+
+def same_instructions(a, b):
+    """Whether two code objects run the same instructions on the same names and constants."""
+    fields = ("co_code", "co_names", "co_varnames", "co_freevars", "co_cellvars",
+              "co_argcount", "co_kwonlyargcount", "co_flags")
+    if any(getattr(a, f) != getattr(b, f) for f in fields) or len(a.co_consts) != len(b.co_consts):
+        return False
+    for x, y in zip(a.co_consts, b.co_consts):
+        if isinstance(x, type(a)) and isinstance(y, type(a)):
+            if not same_instructions(x, y):
+                return False
+        elif type(x) is not type(y) or x != y:
+            return False
     return True
 
 

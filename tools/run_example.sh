@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 make_venv .venv
 # torch stays pinned: an unpinned torch would pull a multi-GB CUDA build.
 .venv/bin/python -m pip install -q . torch==2.13.0
-# -P: import the installed depyf, not the source tree's ./depyf.
-.venv/bin/python -P examples/toy_example.py
+# Import the installed depyf, not the source tree's ./depyf (no extension there).
+PYTHONSAFEPATH=1 .venv/bin/python examples/toy_example.py
 echo "depyf dumped the torch.compile artifacts of the toy example into $(pwd)/dump_src_dir"
 ls dump_src_dir

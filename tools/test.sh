@@ -19,9 +19,13 @@ make_venv .venv
 stage "C unit tests"
 make ctest
 
+# Tests import the installed depyf, never the source tree's ./depyf (which
+# has no extension): no Python started from here puts the working directory
+# on sys.path, the test's subprocesses included.
+export PYTHONSAFEPATH=1
+
 stage "pytest"
-# -P: test the installed depyf, not the source tree's ./depyf.
-.venv/bin/python -P -m pytest -q tests
+.venv/bin/python -m pytest -q tests
 
 stage "install depyf built with ASan+UBSan into .venv-asan"
 make_venv .venv-asan
@@ -39,4 +43,4 @@ LD_PRELOAD="$(gcc -print-file-name=libasan.so):$(gcc -print-file-name=libubsan.s
 ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 DEPYF_SANITIZE=1 \
-    .venv-asan/bin/python -P -m pytest -q -m "not torch" --ignore=tests/torch tests
+    .venv-asan/bin/python -m pytest -q -m "not torch" --ignore=tests/torch tests

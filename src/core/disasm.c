@@ -17,6 +17,9 @@ void dp_const_repr(const dp_const *c, size_t max, dp_buf *out);
 #define CONST_REPR_MAX 80  /* constants are shortened to this in the listing */
 #define REPR_MAX_DEPTH 50  /* deeper constants print as "..." */
 
+/* Models built by hand or by the extension may leave names unset. */
+static const char *or_empty(const char *s) { return s ? s : ""; }
+
 static void buf_truncate(dp_buf *b, size_t len) {
     if (b->data != NULL && len <= b->len) {
         b->len = len;
@@ -44,14 +47,14 @@ static void put_float(dp_buf *b, double x, int complex_part) {
         if (strtod(sci, NULL) == x)
             break;
     }
-    /* sci is [-]d[.ddd]e(+|-)xx */
+    /* sci is [-]d[.ddd]e(+|-)xx, the point being the locale's */
     const char *p = sci;
     if (*p == '-')
         dp_buf_putc(b, *p++);
     char digits[24];
     size_t nd = 0;
     for (; *p != 'e'; p++)
-        if (*p != '.')
+        if (*p >= '0' && *p <= '9')
             digits[nd++] = *p;
     while (nd > 1 && digits[nd - 1] == '0')
         nd--;
@@ -206,8 +209,11 @@ static void repr_rec(const dp_const *c, dp_buf *b, size_t limit, int depth) {
     case DP_CONST_STR: put_str(b, c->text ? c->text : "", c->len, limit); return;
     case DP_CONST_BYTES: put_bytes(b, c->text ? c->text : "", c->len, limit); return;
     case DP_CONST_CODE:
-        dp_buf_printf(b, "<code object %s, file \"%s\", line %d>", c->code->name,
-                      c->code->filename, c->code->firstlineno);
+        if (c->code == NULL)
+            dp_buf_puts(b, "<code object>");
+        else
+            dp_buf_printf(b, "<code object %s, file \"%s\", line %d>", or_empty(c->code->name),
+                          or_empty(c->code->filename), c->code->firstlineno);
         return;
     case DP_CONST_TUPLE:
     case DP_CONST_FROZENSET: {
@@ -660,7 +666,8 @@ static void put_header(dp_buf *b, const dp_code *co) {
         "OPTIMIZED", "NEWLOCALS", "VARARGS", "VARKEYWORDS", "NESTED",
         "GENERATOR", "NOFREE", "COROUTINE", "ITERABLE_COROUTINE", "ASYNC_GENERATOR"};
     dp_buf_printf(b, "Disassembly of code object %s (name %s), file \"%s\", line %d:\n",
-                  co->qualname, co->name, co->filename, co->firstlineno);
+                  or_empty(co->qualname), or_empty(co->name), or_empty(co->filename),
+                  co->firstlineno);
     dp_buf_printf(b, "  Python 3.%d; argcount %d, posonlyargcount %d, kwonlyargcount %d, "
                      "stacksize %d\n",
                   co->py_minor, co->argcount, co->posonlyargcount, co->kwonlyargcount,
@@ -675,7 +682,9 @@ static void put_header(dp_buf *b, const dp_code *co) {
     const struct {
         const char *label;
         const dp_strs *s;
-    } lists[] = {{"varnames", &co->varnames}, {"cellvars", &co->cellvars}, {"freevars", &co->freevars}};
+    } lists[] = {{"varnames", &co->varnames},
+                 {"cellvars", &co->cellvars},
+                 {"freevars", &co->freevars}};
     for (size_t l = 0; l < 3; l++) {
         if (lists[l].s->n == 0)
             continue;
@@ -721,9 +730,9 @@ static int analyse(const dp_code *co, const dp_optable *t, listing *l, dp_buf *n
     } else if (co->py_minor == 10) {
         linetable310_lines(co, &l->ls);
     } else {
-        long bad = loctable_lines(co, &l->ls);
-        if (bad >= 0)
-            dp_buf_printf(notes, "  note: line table malformed at byte %ld\n", bad);
+        long bad_line = loctable_lines(co, &l->ls);
+        if (bad_line >= 0)
+            dp_buf_printf(notes, "  note: line table malformed at byte %ld\n", bad_line);
     }
     long bad = -1;
     l->nexc = co->exctable ? parse_exctable(co, l->exc, &bad) : 0;
@@ -785,7 +794,7 @@ static int disasm_one(const dp_code *co, dp_buf *out, dp_error *err) {
     if (analyse(co, t, &l, &notes) < 0) {
         listing_free(&l);
         dp_buf_free(&notes);
-        return dp_fail(err, -1, "out of memory disassembling %s", co->qualname);
+        return dp_fail(err, -1, "out of memory disassembling %s", or_empty(co->qualname));
     }
     put_header(out, co);
     if (notes.len)
@@ -819,7 +828,7 @@ static int disasm_rec(const dp_code *co, dp_buf *out, dp_error *err, int depth, 
         return dp_fail(err, -1, "more than %d instructions to list", DP_MAX_INSTRUCTIONS);
     *budget -= cost;
     if (disasm_one(co, out, err) < 0) {
-        dp_error_where(err, co->qualname);
+        dp_error_where(err, or_empty(co->qualname));
         return -1;
     }
     for (size_t i = 0; i < co->nconsts; i++) {

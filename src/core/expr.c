@@ -503,8 +503,7 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
     case IR_UNARY:
         if ((a = dc_pop(d, st, i)) == NULL)
             return -1;
-        if (ins->arg == DP_UN_NOT)
-            return dc_push(d, st, dc_not(d, a)) < 0 ? -1 : 1;
+        /* a value: `not not a` is a bool, so no simplification here */
         if ((n = dc_node(d, E_UNARY)) == NULL)
             return -1;
         n->op = ins->arg;

@@ -68,11 +68,12 @@ typedef struct reader {
     dp_error *err;
 } reader;
 
-static int at(const reader *r) { return r->pos > INT_MAX ? INT_MAX : (int)r->pos; }
+/* dp_error keeps offsets as int. */
+static int off(size_t pos) { return pos > INT_MAX ? INT_MAX : (int)pos; }
+static int at(const reader *r) { return off(r->pos); }
 
 static int fail_at(reader *r, size_t pos, const char *what) {
-    return dp_fail(r->err, pos > INT_MAX ? INT_MAX : (int)pos, "bad marshal data at byte %zu: %s",
-                   pos, what);
+    return dp_fail(r->err, off(pos), "bad marshal data at byte %zu: %s", pos, what);
 }
 
 static int oom(reader *r) {
@@ -106,20 +107,20 @@ static int r_i32(reader *r, const char *what, int32_t *out) {
     return 0;
 }
 
-/* A 32-bit size that must be non-negative and, since each unit takes at
- * least `unit` bytes, fit in the rest of the input. */
-static int r_size(reader *r, const char *what, size_t unit, size_t *out) {
+/* A 32-bit size that must be non-negative and, since every item or byte
+ * takes at least one byte, fit in the rest of the input. */
+static int r_size(reader *r, const char *what, size_t *out) {
     size_t start = r->pos;
     int32_t n;
     if (r_i32(r, what, &n) < 0)
         return -1;
     if (n < 0)
         return fail_at(r, start, "negative size");
-    if ((size_t)n > left(r) / unit)
+    if ((size_t)n > left(r))
         return dp_fail(r->err, at(r),
-                       "marshal data truncated at byte %zu: %s of %d needs at least %zu bytes, "
-                       "%zu left",
-                       r->pos, what, n, (size_t)n * unit, left(r));
+                       "marshal data truncated at byte %zu: %s of %d needs at least as many "
+                       "bytes, %zu left",
+                       r->pos, what, n, left(r));
     *out = (size_t)n;
     return 0;
 }
@@ -265,7 +266,6 @@ static int r_long_digits(reader *r, dp_const **out) {
     size_t top = nbytes;
     while (top > 0 && mag[top - 1] == 0)
         top--;
-    char *text;
     if (top <= 8) {
         uint64_t m = 0;
         for (size_t j = top; j > 0; j--)
@@ -280,7 +280,7 @@ static int r_long_digits(reader *r, dp_const **out) {
         }
     }
     /* too big for int64: "0x..." hex, two digits per byte */
-    text = dp_alloc(r->a, top * 2 + 4);
+    char *text = dp_alloc(r->a, top * 2 + 4);
     if (text == NULL) {
         free(mag);
         return oom(r);
@@ -453,14 +453,14 @@ static int r_str_tuple(reader *r, const char *field, dp_strs *out) {
     if (r_object(r, &t, 0) < 0)
         return -1;
     if (t->kind != DP_CONST_TUPLE)
-        return dp_fail(r->err, (int)pos, "bad marshal data at byte %zu: code %s is not a tuple",
+        return dp_fail(r->err, off(pos), "bad marshal data at byte %zu: code %s is not a tuple",
                        pos, field);
     out->v = dp_alloc_array(r->a, t->n ? t->n : 1, sizeof *out->v);
     if (out->v == NULL)
         return oom(r);
     for (size_t i = 0; i < t->n; i++) {
         if (t->items[i]->kind != DP_CONST_STR)
-            return dp_fail(r->err, (int)pos,
+            return dp_fail(r->err, off(pos),
                            "bad marshal data at byte %zu: code %s holds a non-string", pos, field);
         out->v[i] = t->items[i]->text;
     }
@@ -473,8 +473,10 @@ static int r_typed(reader *r, dp_const_kind kind, const char *field, dp_const **
     if (r_object(r, out, 0) < 0)
         return -1;
     if ((*out)->kind != kind)
-        return dp_fail(r->err, (int)pos, "bad marshal data at byte %zu: code %s is not a %s", pos,
-                       field, kind == DP_CONST_STR ? "str" : kind == DP_CONST_TUPLE ? "tuple" : "bytes");
+        return dp_fail(r->err, off(pos), "bad marshal data at byte %zu: code %s is not a %s", pos,
+                       field, kind == DP_CONST_STR     ? "str"
+                              : kind == DP_CONST_TUPLE ? "tuple"
+                                                       : "bytes");
     return 0;
 }
 
@@ -492,7 +494,7 @@ static int r_int_field(reader *r, const char *field, int *out) {
 static int split_localsplus(reader *r, dp_code *co, const dp_strs *names, const dp_const *kinds,
                             size_t pos) {
     if (kinds->len != names->n)
-        return dp_fail(r->err, (int)pos,
+        return dp_fail(r->err, off(pos),
                        "bad marshal data at byte %zu: %zu localsplus names but %zu kinds", pos,
                        names->n, kinds->len);
     struct {
@@ -520,7 +522,7 @@ static int r_code(reader *r, dp_const *c) {
     if (co == NULL)
         return oom(r);
     co->py_minor = r->py_minor;
-    int nlocals = 0;
+    int nlocals = 0; /* 3.8-3.10 only; implied by co_varnames */
     dp_const *code, *consts, *filename, *name, *qualname = NULL, *lines, *exc = NULL, *kinds = NULL;
     dp_strs localsplus = {0};
     size_t kinds_pos = 0;
@@ -530,7 +532,8 @@ static int r_code(reader *r, dp_const *c) {
         r_int_field(r, "co_kwonlyargcount", &co->kwonlyargcount) < 0 ||
         (!modern && r_int_field(r, "co_nlocals", &nlocals) < 0) ||
         r_int_field(r, "co_stacksize", &co->stacksize) < 0 ||
-        r_int_field(r, "co_flags", &co->flags) < 0 || r_typed(r, DP_CONST_BYTES, "co_code", &code) < 0 ||
+        r_int_field(r, "co_flags", &co->flags) < 0 ||
+        r_typed(r, DP_CONST_BYTES, "co_code", &code) < 0 ||
         r_typed(r, DP_CONST_TUPLE, "co_consts", &consts) < 0 ||
         r_str_tuple(r, "co_names", &co->names) < 0)
         return -1;
@@ -587,14 +590,14 @@ static int r_unnumbered(reader *r, int type, size_t start, dp_const **out) {
         if (r_i32(r, "reference index", &idx) < 0)
             return -1;
         if (idx < 0 || (size_t)idx >= r->nrefs)
-            return dp_fail(r->err, (int)start,
+            return dp_fail(r->err, off(start),
                            "bad marshal data at byte %zu: reference %d, but only %zu objects "
                            "are numbered",
                            start, idx, r->nrefs);
         /* CPython hands out a half-built tuple here; a cycle would hang
          * every consumer of the model, so refuse it */
         if (r->refs[idx] == NULL)
-            return dp_fail(r->err, (int)start,
+            return dp_fail(r->err, off(start),
                            "bad marshal data at byte %zu: reference %d to an object still being "
                            "built",
                            start, idx);
@@ -613,7 +616,7 @@ static int r_container(reader *r, int type, dp_const **out) {
         if (r_u8(r, "small tuple size", &n8) < 0)
             return -1;
         n = n8;
-    } else if (r_size(r, "container size", 1, &n) < 0) {
+    } else if (r_size(r, "container size", &n) < 0) {
         return -1;
     }
     dp_const_kind kind = type == TYPE_TUPLE || type == TYPE_SMALL_TUPLE ? DP_CONST_TUPLE
@@ -657,7 +660,7 @@ static int r_string(reader *r, int type, dp_const **out) {
             return -1;
         return r_ascii(r, n8, out);
     }
-    if (r_size(r, type == TYPE_STRING ? "bytes length" : "str length", 1, &n) < 0)
+    if (r_size(r, type == TYPE_STRING ? "bytes length" : "str length", &n) < 0)
         return -1;
     if (type == TYPE_ASCII || type == TYPE_ASCII_INTERNED)
         return r_ascii(r, n, out);
@@ -711,7 +714,7 @@ static int r_numbered(reader *r, int type, size_t start, dp_const **out) {
         *out = new_const(r, DP_CONST_CODE);
         return *out ? r_code(r, *out) : -1;
     default:
-        return dp_fail(r->err, (int)start,
+        return dp_fail(r->err, off(start),
                        "bad marshal data at byte %zu: unknown type code 0x%02x ('%c'), "
                        "expected one of 0NTF.SirIlfgxysuatAzZ()[{<>c",
                        start, (unsigned)type, type >= 0x20 && type < 0x7f ? type : '?');
@@ -741,7 +744,7 @@ static int r_object(reader *r, dp_const **out, int null_ok) {
         break;
     }
     if (r->depth >= MARSHAL_MAX_DEPTH)
-        return dp_fail(r->err, (int)start,
+        return dp_fail(r->err, off(start),
                        "bad marshal data at byte %zu: nested more than %d levels deep", start,
                        MARSHAL_MAX_DEPTH);
     /* the slot is taken before the contents are read, as CPython does */

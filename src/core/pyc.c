@@ -8,8 +8,8 @@
 int dp_read_pyc(dp_arena *a, const uint8_t *data, size_t len, dp_code **out, dp_error *err) {
     *out = NULL;
     if (data == NULL || len < PYC_HEADER_SIZE)
-        return dp_fail(err, 0, "not a .pyc file: %zu bytes, the header alone takes %d", data ? len : 0,
-                       PYC_HEADER_SIZE);
+        return dp_fail(err, 0, "not a .pyc file: %zu bytes, the header alone takes %d",
+                       data ? len : 0, PYC_HEADER_SIZE);
     unsigned magic = data[0] | (unsigned)data[1] << 8;
     if (data[2] != '\r' || data[3] != '\n')
         return dp_fail(err, 2, "not a .pyc file: the magic number is not followed by \\r\\n");
@@ -22,11 +22,12 @@ int dp_read_pyc(dp_arena *a, const uint8_t *data, size_t len, dp_code **out, dp_
     uint32_t flags = data[4] | (uint32_t)data[5] << 8 | (uint32_t)data[6] << 16 |
                      (uint32_t)data[7] << 24;
     if (flags & ~(uint32_t)3)
-        return dp_fail(err, 4, ".pyc header flags 0x%x have unknown bits (PEP 552 defines 0x1 and 0x2)",
+        return dp_fail(err, 4,
+                       ".pyc header flags 0x%x have unknown bits (PEP 552 defines 0x1 and 0x2)",
                        (unsigned)flags);
     dp_const *top;
     if (dp_marshal_load(a, data + PYC_HEADER_SIZE, len - PYC_HEADER_SIZE, minor, &top, err) < 0) {
-        dp_error_where(err, "marshal data (byte offsets count from the end of the 16-byte .pyc header)");
+        dp_error_where(err, "the marshal data after the 16-byte .pyc header");
         return -1;
     }
     if (top->kind != DP_CONST_CODE)

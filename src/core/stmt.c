@@ -181,7 +181,29 @@ static int store_import(dc *d, dp_node *target, dp_node *v, dp_nodes *out, int a
 
 /* Stores `v` into `target`: an assignment, augmented assignment, def, class,
  * import, unpacking slot or loop target. */
-static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out, int at) {
+/* After `COPY 1; STORE a`, does the copied value go to another target
+ * (`a = b = v`) rather than on into an expression (`(a := v) + 1`)? */
+static int chained_store_follows(const dc *d, int j) {
+    if (j >= d->n)
+        return 0;
+    int op = d->in[j].op;
+    if (op == IR_COPY || op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL ||
+        op == IR_STORE_DEREF || op == IR_UNPACK_SEQUENCE || op == IR_UNPACK_EX)
+        return 1;
+    /* attribute or subscript targets load their object (and index) first */
+    for (int k = j; k < j + 8 && k < d->n; k++) {
+        int o = d->in[k].op;
+        if (o == IR_STORE_ATTR || o == IR_STORE_SUBSCR || o == IR_STORE_SLICE)
+            return 1;
+        if (o != IR_LOAD_FAST && o != IR_LOAD_NAME && o != IR_LOAD_GLOBAL && o != IR_LOAD_DEREF &&
+            o != IR_LOAD_ATTR && o != IR_LOAD_CONST && o != IR_BINARY_SUBSCR && o != IR_LOAD_CLASSDEREF &&
+            o != IR_BUILD_SLICE)
+            return 0;
+    }
+    return 0;
+}
+
+static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out, int at, int at_instr) {
     if (target == NULL || v == NULL)
         return -1;
     if (v->kind == X_SLOT) {
@@ -232,6 +254,17 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
         s->b = v->b;
         return dc_add(d, out, s);
     }
+    if (target->kind == E_NAME && st->n > 0 && st->v[st->n - 1] == v && d->in[at_instr].op != IR_NOP &&
+        !chained_store_follows(d, at_instr + 1)) {
+        /* `(n := v)`: the value stays on the stack for the enclosing expression */
+        dp_node *named = dc_node(d, E_NAMED);
+        if (named == NULL)
+            return -1;
+        named->s = target->s;
+        named->a = v;
+        st->v[st->n - 1] = named;
+        return 0;
+    }
     dp_node *s = dc_stmt(d, S_ASSIGN, at);
     if (s == NULL || dc_add(d, &s->l1, target) < 0)
         return -1;
@@ -261,7 +294,7 @@ static int unpack(dc *d, const dp_instr *ins, dc_stack *st, dp_nodes *out, int a
         /* nested target: (a, (b, c)) = ... or for a, b in ... */
         v->a->l1.v[v->op] = tuple;
     } else {
-        if (store(d, tuple, v, st, out, at) < 0)
+        if (store(d, tuple, v, st, out, at, (int)(ins - d->in)) < 0)
             return -1;
     }
     for (int k = count - 1; k >= 0; k--) {
@@ -420,15 +453,15 @@ static int finally_copy_at(const dc *d, int i, int end) {
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
+    /* only the innermost loop can be the target of break/continue; inside a
+     * loop a jump to its exit is a break even where a region ends there too */
+    dc_loop *lp = d->loop;
+    if (lp && target == lp->brk && target != lp->head)
+        return dc_add(d, out, dc_stmt(d, S_BREAK, i));
     if (target == exit)
         return 0;
-    for (dc_loop *lp = d->loop; lp; lp = lp->up) {
-        if (target == lp->head)
-            return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
-        if (target == lp->brk)
-            return dc_add(d, out, dc_stmt(d, S_BREAK, i));
-        break; /* only the innermost loop can be the target of break/continue */
-    }
+    if (lp && target == lp->head)
+        return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
     *handled = 0;
     return 0;
 }
@@ -504,13 +537,15 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (stop && !on_stack(st, stop) && !(st->n > 0 && st->v[st->n - 1]->kind == X_OPAQUE))
                 break;
         }
+        /* CPython inlines the finally body before every exit of the try body,
+         * including between a return value and its RETURN_VALUE */
+        int fin = finally_copy_at(d, i, end);
+        if (fin > 0 && (st->n <= base || (i + fin < d->n && d->in[i + fin].op == IR_RETURN_VALUE))) {
+            i += fin;
+            continue;
+        }
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER)) {
-            int fin = finally_copy_at(d, i, end);
-            if (fin > 0) {
-                i += fin;
-                continue;
-            }
             int r = dc_try(d, i, end, st, out, &next);
             if (r < 0)
                 goto fail;
@@ -553,7 +588,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     goto fail;
                 break;
             }
-            if ((v = dc_pop(d, st, i)) == NULL || store(d, name_target(d, ins), v, st, out, stmt_start) < 0)
+            if ((v = dc_pop(d, st, i)) == NULL || store(d, name_target(d, ins), v, st, out, stmt_start, i) < 0)
                 goto fail;
             break;
         case IR_STORE_ATTR:
@@ -561,7 +596,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             t->a = x;
             t->s = ins->name;
-            if (store(d, t, v, st, out, stmt_start) < 0)
+            if (store(d, t, v, st, out, stmt_start, i) < 0)
                 goto fail;
             break;
         case IR_STORE_SUBSCR: {
@@ -571,7 +606,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             t->a = x;
             t->b = idx;
-            if (store(d, t, v, st, out, stmt_start) < 0)
+            if (store(d, t, v, st, out, stmt_start, i) < 0)
                 goto fail;
             break;
         }
@@ -585,7 +620,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             sl->b = dc_is_const_kind(hi, DP_CONST_NONE) ? NULL : hi;
             t->a = x;
             t->b = sl;
-            if (store(d, t, v, st, out, stmt_start) < 0)
+            if (store(d, t, v, st, out, stmt_start, i) < 0)
                 goto fail;
             break;
         }
@@ -978,7 +1013,7 @@ static int chain_valid(const dc *d, const seg *s, int k) {
         return 0;
     for (int m = 0; m < k - 1; m++) {
         int t = s[m].target;
-        if (s[m].or_pop && t != F)
+        if (s[m].or_pop) /* its value flows on: `a or b and c` nests to the right */
             return 0;
         if (same_exit(d, t, F) || t == B)
             continue;
@@ -1231,8 +1266,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     int then_end = F, J = F;
     if (F - 1 >= B && d->in[F - 1].op == IR_JUMP && d->in[F - 1].target > F) {
         int t = d->in[F - 1].target;
-        int is_loop_jump = d->loop && (t == d->loop->brk || t == d->loop->head);
-        if (!is_loop_jump || t == exit) {
+        int is_break = d->loop && t == d->loop->brk;
+        int is_continue = d->loop && t == d->loop->head;
+        if (!is_break && (!is_continue || t == exit)) {
             then_end = F - 1;
             J = t > end ? end : t;
         }

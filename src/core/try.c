@@ -93,11 +93,16 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
 
 /* Where control continues after a try statement: the target of the jumps
  * that leave its parts, else just past its handler code. */
+static int is_loop_exit(const dc *d, int target) {
+    return d->loop && (target == d->loop->brk || target == d->loop->head);
+}
+
 static int try_after(const dc *d, int from, int to, int fallback) {
     int after = -1;
     for (int j = from; j < to; j++) {
         const dp_instr *x = &d->in[j];
-        if (x->op == IR_JUMP && x->target >= to && x->target > after)
+        /* break and continue leave the try too, but they do not end it */
+        if (x->op == IR_JUMP && x->target >= to && x->target > after && !is_loop_exit(d, x->target))
             after = x->target;
     }
     return after > 0 ? after : fallback;
@@ -230,7 +235,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
     int after = try_after(d, body_end, cend, cend);
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
-        if (x->op == IR_JUMP && x->target >= cend && x->target > after)
+        if (x->op == IR_JUMP && x->target >= cend && x->target > after && !is_loop_exit(d, x->target))
             after = x->target;
     }
     d->finish_stmt = 1;
@@ -262,7 +267,7 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
         return dc_fail(d, H, "truncated with handler");
     for (int j = i + 1; j < H; j++) {
         const dp_instr *x = &d->in[j];
-        if (x->op == IR_JUMP && x->target >= after && x->target > after)
+        if (x->op == IR_JUMP && x->target > after && !is_loop_exit(d, x->target))
             after = x->target;
     }
     dp_node *w = dc_stmt(d, S_WITH, i), *item = dc_node(d, E_WITHITEM);

@@ -137,21 +137,34 @@ def test_graph_recompile_hook_and_boxed_codegen():
     assert ti.is_boxed_codegen(gm) and len(recompiled) == 2
 
 
-def test_run_graph_from_file_executes_the_same_source_from_that_file(tmp_path):
+def test_run_graph_from_file_runs_the_same_instructions_from_that_file(tmp_path):
     torch.manual_seed(0)
     module = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
     gm = torch.fx.symbolic_trace(module)
     x = torch.randn(2, 3)
     expected = gm(x)
-    path = str(tmp_path / "graph.py")
-    text = "# header line\n" + ti.graph_code(gm)
-    with open(path, "w") as f:
-        f.write(text)
-    assert ti.run_graph_from_file(gm, path, text, 2)
+    for i, text in enumerate(["# header line\n" + ti.graph_code(gm), ti.readable_graph(gm)]):
+        path = str(tmp_path / ("graph_%d.py" % i))
+        with open(path, "w") as f:
+            f.write(text)
+        assert ti.run_graph_from_file(gm, path, text)
+        assert type(gm).forward.__code__.co_filename == path
+        assert torch.equal(gm(x), expected)
+    changed = ti.graph_code(gm).replace("relu", "sigmoid")
+    assert not ti.run_graph_from_file(gm, str(tmp_path / "other.py"), changed), \
+        "source that compiles to other instructions is refused"
     assert type(gm).forward.__code__.co_filename == path
-    assert torch.equal(gm(x), expected)
     other = torch.fx.symbolic_trace(module)
     assert type(other).forward.__code__.co_filename != path, "only that graph module changed"
+
+
+def test_readable_graph_shows_shapes_of_every_value():
+    gm = torch.fx.symbolic_trace(torch.nn.Linear(3, 2))
+    from torch.fx.passes.shape_prop import ShapeProp
+    ShapeProp(gm).propagate(torch.randn(4, 3))
+    text = ti.readable_graph(gm)
+    assert "class " in text and "def forward(self" in text
+    assert 'f32[4, 2]' in text.replace("][", ", ").replace("[4, 2, 2, 1]", "[4, 2]") or "f32[4, 2]" in text
 
 
 def test_output_code_loading_can_load_inductor_wrapper_from_another_file(tmp_path):
