@@ -308,15 +308,19 @@ def run_graph_from_file(gm, path, text):
 
 def _defined_forward(text, path, fx_globals):
     namespace = dict(fx_globals, __file__=path)
-    before = set(namespace)
     exec(compile(text, path, "exec", dont_inherit=True), namespace)
-    if callable(namespace.get("forward")) and "forward" not in before:
+    defined = [name for name, value in namespace.items()
+               if name != "__file__" and fx_globals.get(name, _MISSING) is not value]
+    if "forward" in defined and callable(namespace["forward"]):
         return namespace["forward"]
-    for name in set(namespace) - before:
+    for name in defined:
         value = namespace[name]
         if isinstance(value, type) and callable(vars(value).get("forward")):
             return vars(value)["forward"]
     return None
+
+
+_MISSING = object()
 
 
 def same_instructions(a, b):

@@ -329,7 +329,6 @@ def worker(path, decompiler_spec, skip):
 
     prepared = prepare_module(path)
     decompile = load_callable(decompiler_spec)
-    emit({"count": len(prepared)})
     for n, (class_path, code, reference, context) in enumerate(prepared):
         if n < skip:
             continue
@@ -411,8 +410,8 @@ def run_module(name, decompiler_spec=DEFAULT_DECOMPILER, timeout=DEFAULT_TIMEOUT
                 while True:
                     line = lines.next(limit)
                     if line is None:  # silent past the limit
-                        if current is None:
-                            raise RuntimeError("round-trip worker for %s did not start" % name)
+                        if current is None:  # our own work, between functions
+                            raise RuntimeError("round-trip worker for %s stopped answering" % name)
                         report.results.append((current, "hung", "no result after %gs" % timeout))
                         break
                     if not line:  # died
@@ -440,14 +439,9 @@ def run_module(name, decompiler_spec=DEFAULT_DECOMPILER, timeout=DEFAULT_TIMEOUT
         next_fn = len(report.results)
 
 
-def run_corpus(modules=CORPUS, decompiler_spec=DEFAULT_DECOMPILER, timeout=DEFAULT_TIMEOUT,
-               progress=None):
-    reports = []
-    for name in modules:
-        reports.append(run_module(name, decompiler_spec, timeout))
-        if progress:
-            progress(reports[-1])
-    return reports
+def run_corpus(modules=CORPUS, decompiler_spec=DEFAULT_DECOMPILER, timeout=DEFAULT_TIMEOUT):
+    """One ModuleReport per module, in order."""
+    return [run_module(name, decompiler_spec, timeout) for name in modules]
 
 
 # --- reporting ------------------------------------------------------------------

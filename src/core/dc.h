@@ -62,7 +62,8 @@ typedef struct dc {
     const dp_instr *in;
     int n;
     int *handler;      /* per instruction: innermost handler target, -1 */
-    int *nref;         /* per instruction: jumps and handlers that target it */
+    int *nref;         /* per instruction: reachable jumps and handlers that target it */
+    unsigned char *reach; /* per instruction: can it run at all */
     dc_handler *handlers;
     int nhandlers;
     const char *except_name; /* name bound by the innermost `except ... as` */

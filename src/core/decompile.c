@@ -8,6 +8,32 @@
 #include "dc.h"
 #include "print.h"
 
+/* Which instructions can run: from the entry through fall-through, jumps
+ * and exception handlers. */
+static int mark_reachable(dc *d) {
+    d->reach = dp_alloc(d->sh->ar, (size_t)d->n + 1);
+    int *work = dp_alloc_array(d->sh->ar, (size_t)d->n * 3 + 1, sizeof(int));
+    if (d->reach == NULL || work == NULL)
+        return dp_fail(d->sh->err, -1, "out of memory");
+    int top = 0;
+    if (d->n > 0)
+        work[top++] = 0;
+    while (top > 0) {
+        int i = work[--top];
+        if (i < 0 || i >= d->n || d->reach[i])
+            continue;
+        d->reach[i] = 1;
+        const dp_instr *x = &d->in[i];
+        if (x->target >= 0)
+            work[top++] = x->target;
+        if (d->handler[i] >= 0)
+            work[top++] = d->handler[i];
+        if (x->op != IR_RETURN_VALUE && x->op != IR_RAISE && x->op != IR_RERAISE && x->op != IR_JUMP)
+            work[top++] = i + 1;
+    }
+    return 0;
+}
+
 static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     memset(d, 0, sizeof *d);
     d->sh = sh;
@@ -30,19 +56,27 @@ static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         d->handler[i] = -1;
         d->skip_to[i] = -1;
         int t = d->in[i].target;
-        if (t >= 0) {
-            if (t > d->n)
-                return dc_fail(d, i, "jump target out of range");
-            d->nref[t]++;
-        }
+        if (t > d->n || (t < 0 && t != -1))
+            return dc_fail(d, i, "jump target out of range");
     }
     for (int k = 0; k < d->f.nexc; k++) {
         const dp_exc_entry *e = &d->f.exc[k];
         if (e->start < 0 || e->end > d->n || e->target < 0 || e->target >= d->n || e->start > e->end)
             return dc_fail(d, -1, "bad exception table entry");
-        d->nref[e->target]++;
         for (int i = e->start; i < e->end; i++)
             d->handler[i] = e->target;
+    }
+    if (mark_reachable(d) < 0)
+        return -1;
+    /* count references from reachable code only: code that cannot run
+     * (an empty try body's handler) must not look like a join point */
+    for (int i = 0; i < d->n; i++) {
+        if (!d->reach[i])
+            continue;
+        if (d->in[i].target >= 0)
+            d->nref[d->in[i].target]++;
+        if (d->handler[i] >= 0 && (i == 0 || d->handler[i - 1] != d->handler[i] || !d->reach[i - 1]))
+            d->nref[d->handler[i]]++;
     }
     d->is_module = strcmp(code->name, "<module>") == 0;
     return 0;

@@ -515,7 +515,22 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     /* A try body ends where the exception table stops covering it, which
      * can be inside its last statement (a RETURN_VALUE cannot raise). */
     int finish = d->finish_stmt, live = 1;
+    /* A with block ends once the stack is back to what it was below its
+     * __exit__ (a `return` inside nested withs pops the outer __exit__ too,
+     * with the return value in its place: that is not the end yet). */
     dp_node *stop = d->stop_node;
+    int stop_base = base;
+    for (int k = 0; stop && k < st->n; k++)
+        if (st->v[k] == stop)
+            stop_base = k;
+    dp_node **below = NULL;
+    if (stop && stop_base > 0) {
+        if ((below = dp_alloc_array(d->sh->ar, (size_t)stop_base, sizeof *below)) == NULL) {
+            d->sh->depth--;
+            return dc_fail(d, start, "out of memory");
+        }
+        memcpy(below, st->v, (size_t)stop_base * sizeof *below);
+    }
     d->finish_stmt = 0;
     d->stop_node = NULL;
     while (i < end || (finish && i < d->n && (st->n > base || !ends_stmt(d, i - 1)))) {
@@ -527,14 +542,15 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         if (d->nref[i] > 0)
             live = 1;
-        if (!live && st->n <= base) {
+        if ((!live || !d->reach[i]) && st->n <= base) {
             i++; /* unreachable: nothing jumps here */
             continue;
         }
         if (st->n <= base) {
             stmt_start = i;
             /* a with block ends once __exit__ was called and its result popped */
-            if (stop && !on_stack(st, stop) && !(st->n > 0 && st->v[st->n - 1]->kind == X_OPAQUE))
+            if (stop && st->n <= stop_base && !on_stack(st, stop) &&
+                (st->n == 0 || memcmp(st->v, below, (size_t)st->n * sizeof *below) == 0))
                 break;
         }
         /* CPython inlines the finally body before every exit of the try body,
