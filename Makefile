@@ -16,10 +16,10 @@ ctest: $(TESTS)
 ctest-san: $(SAN_TESTS)
 	@set -e; for t in $(SAN_TESTS); do echo "== $$t"; ./$$t; done
 
-$(BUILD)/test_%: tests/c/test_%.c tests/c/testlib.h $(CORE_SRC)
+$(BUILD)/test_%: tests/c/test_%.c tests/c/testlib.h $(wildcard tests/c/*.inc) $(CORE_SRC)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(INC) -o $@ $< $(CORE_SRC) -lm
-$(BUILD)/san_test_%: tests/c/test_%.c tests/c/testlib.h $(CORE_SRC)
+$(BUILD)/san_test_%: tests/c/test_%.c tests/c/testlib.h $(wildcard tests/c/*.inc) $(CORE_SRC)
 	@mkdir -p $(BUILD)
 	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(CORE_SRC) -lm
 clean:

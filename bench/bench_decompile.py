@@ -112,7 +112,7 @@ def run_side(python, env, repeat, limit, extra_args=()):
 def _ours_env():
     # The subprocess must import the same depyf as this process.
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in sys.path)  # '' is the cwd
     return env
 
 

@@ -253,7 +253,7 @@ class Session:
         if filename not in dd.graph_files.setdefault(fn, []):
             dd.graph_files[fn].append(filename)
         dd.graph_by_code[code] = filename
-        for body in (_ti.readable_graph(gm), code):
+        for body in ("\n" + _ti.readable_graph(gm), "\n" + code):
             dd.write(filename, header + body)
             dd.graph_texts[filename] = (header, body, code)
             if self._run_from_file(gm, filename):

@@ -237,6 +237,19 @@ def _show(ins):
     return "%s %s (%r)" % (opname, arg, val[1] if len(val) == 2 else val)
 
 
+def _first_difference(want_ins, got_ins):
+    """Index of the first differing instruction, or None.  Operations are
+    compared before jump targets: a target differs because of a difference
+    further on, and that is the one worth showing."""
+    def untargeted(ins):
+        return [i[:2] if i[1] == "->" else i for i in ins]
+    for a, b in ((untargeted(want_ins), untargeted(got_ins)), (want_ins, got_ins)):
+        for n in range(max(len(a), len(b))):
+            if n >= len(a) or n >= len(b) or a[n] != b[n]:
+                return n
+    return None
+
+
 def compare_code(want, got, where=None):
     """None when `got` matches `want`, else a description of the first
     difference (recursing into nested code objects)."""
@@ -247,11 +260,11 @@ def compare_code(want, got, where=None):
             return "%s: %s differs: %r != %r" % (where, attr, a, b)
     want_ins, want_offsets = normalized_instructions(want)
     got_ins, got_offsets = normalized_instructions(got)
-    for n in range(max(len(want_ins), len(got_ins))):
+    n = _first_difference(want_ins, got_ins)
+    if n is not None:
         a = want_ins[n] if n < len(want_ins) else None
         b = got_ins[n] if n < len(got_ins) else None
-        if a != b:
-            return "%s: instruction #%d: want %s, got %s" % (where, n, _show(a), _show(b))
+        return "%s: instruction #%d: want %s, got %s" % (where, n, _show(a), _show(b))
     want_consts = [const_key(c) for c in want.co_consts]
     got_consts = [const_key(c) for c in got.co_consts]
     if want_consts != got_consts:
@@ -360,7 +373,7 @@ class ModuleReport:
 def _worker_env():
     # The worker must import the same depyf (and fakes) as this process.
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    env["PYTHONPATH"] = os.pathsep.join(os.path.abspath(p) for p in sys.path)  # '' is the cwd
     return env
 
 

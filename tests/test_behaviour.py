@@ -6,7 +6,9 @@ run with asyncio), the same mutations of the arguments, or the same
 exception type."""
 import asyncio
 import copy
+import faulthandler
 import inspect
+import signal
 
 import pytest
 
@@ -14,10 +16,22 @@ import behaviour_cases
 import depyf
 
 CASES = behaviour_cases.CASES
+CALL_LIMIT = 10  # seconds: a decompiled loop that never ends fails its case
+CASE_LIMIT = 120  # seconds: a decompile that never returns ends the run
+
+
+class CallTimeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise CallTimeout()
 
 
 def _drain(result):
-    """Runs what a call returned to the end: [items..., ('raised', type)]."""
+    """Runs what a call returned to the end: a generator or async generator
+    gives its items (and the type of the exception that ended it, if one
+    did), a coroutine its result."""
     if inspect.isgenerator(result):
         items = []
         try:
@@ -45,10 +59,17 @@ def outcome(fn, args):
     """What calling fn(*args) does, as comparable data: the drained result and
     the arguments after the call, or the type of the exception raised."""
     args = copy.deepcopy(args)
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT)
     try:
         result = _drain(fn(*args))
+    except CallTimeout:
+        pytest.fail("%s%r did not return within %ds" % (fn.__name__, args, CALL_LIMIT))
     except Exception as e:
         return ("raised", type(e))
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
     return ("returned", repr(result), repr(args))
 
 
@@ -78,8 +99,13 @@ def test_every_case_can_fail():
 
 @pytest.mark.parametrize("fn, inputs", CASES, ids=[fn.__name__ for fn, _ in CASES])
 def test_decompiled_function_behaves_like_the_original(fn, inputs):
-    new, source = decompiled_function(fn)
-    for args in inputs:
-        want, got = outcome(fn, args), outcome(new, args)
-        assert got == want, "on input %r:\nwant %r\ngot  %r\ndecompiled source:\n%s" % (
-            args, want, got, source)
+    # The C core cannot be interrupted: past the limit, print where it is and exit.
+    faulthandler.dump_traceback_later(CASE_LIMIT, exit=True)
+    try:
+        new, source = decompiled_function(fn)
+        for args in inputs:
+            want, got = outcome(fn, args), outcome(new, args)
+            assert got == want, "on input %r:\nwant %r\ngot  %r\ndecompiled source:\n%s" % (
+                args, want, got, source)
+    finally:
+        faulthandler.cancel_dump_traceback_later()

@@ -15,5 +15,7 @@ if [ ! -f "$bdir/build.ninja" ]; then
 fi
 ninja -C "$bdir" >/dev/null
 so=$(find "$bdir" -maxdepth 1 -name '_core*.so' | head -n1)
-cp "$so" depyf/
+# copy then rename: never overwrite a .so another process has loaded
+cp "$so" "depyf/.$(basename "$so").tmp.$$"
+mv -f "depyf/.$(basename "$so").tmp.$$" "depyf/$(basename "$so")"
 echo "built $so -> depyf/"

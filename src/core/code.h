@@ -75,6 +75,11 @@ struct dp_code {
     size_t linetablelen;
 };
 
+struct dp_buf;
+/* A short repr of a constant, close to Python's, cut at about `max`
+ * characters (disassembly listings and messages). */
+void dp_const_repr(const dp_const *c, size_t max, struct dp_buf *out);
+
 /* Helpers for building models (used by the marshal reader and extension). */
 dp_const *dp_const_new(dp_arena *a, dp_const_kind kind);
 dp_code *dp_code_new(dp_arena *a);

@@ -12,7 +12,6 @@
 #include "opcodes.h"
 
 /* Also used by marshal.c for the text of list, set and dict values. */
-void dp_const_repr(const dp_const *c, size_t max, dp_buf *out);
 
 #define CONST_REPR_MAX 80  /* constants are shortened to this in the listing */
 #define REPR_MAX_DEPTH 50  /* deeper constants print as "..." */

@@ -660,21 +660,26 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         st->n = base;
         return dc_push(d, st, n) < 0 ? -1 : 1;
     }
-    case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER:
+    case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER: case IR_GET_AITER:
         if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, X_ITER)) == NULL)
             return -1;
         n->a = a;
         n->op = ins->op == IR_GET_YIELD_FROM_ITER;
+        n->op2 = ins->op == IR_GET_AITER;
         return dc_push(d, st, n) < 0 ? -1 : 1;
     case IR_GET_AWAITABLE:
-        if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, E_AWAIT)) == NULL)
+        if ((a = dc_pop(d, st, i)) == NULL)
+            return -1;
+        if (a->kind == X_OPAQUE) /* awaiting an async with's __aexit__ */
+            return dc_push(d, st, a) < 0 ? -1 : 1;
+        if ((n = dc_node(d, E_AWAIT)) == NULL)
             return -1;
         n->a = a;
         return dc_push(d, st, n) < 0 ? -1 : 1;
     case IR_YIELD_FROM:
         if ((a = dc_pop(d, st, i)) == NULL)
             return -1;
-        if (a->kind == E_AWAIT)
+        if (a->kind == E_AWAIT || a->kind == X_OPAQUE)
             return dc_push(d, st, a) < 0 ? -1 : 1;
         if ((n = dc_node(d, E_YIELD_FROM)) == NULL)
             return -1;

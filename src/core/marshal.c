@@ -17,7 +17,6 @@
 
 /* Defined in disasm.c (the const repr); list, set and dict values, which
  * have no dp_const kind of their own, keep their repr as DP_CONST_OTHER. */
-void dp_const_repr(const dp_const *c, size_t max, dp_buf *out);
 
 #define MARSHAL_MAX_DEPTH 200
 #define OTHER_REPR_MAX ((size_t)1 << 16)

@@ -485,6 +485,7 @@ static int skippable(const dc *d, int from, int to) {
 }
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 
 /* Does any jump in [from, to) land in [lo, hi)?  (A `continue` of a while
  * loop jumps back to the test; the loop's real back edge comes later.) */
@@ -561,11 +562,18 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             continue;
         }
         /* constructs that start at a statement boundary */
-        if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER)) {
+        if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER &&
+                              (ins->op == IR_FOR_ITER || ins->op == IR_GET_ANEXT))) {
             int r = dc_try(d, i, end, st, out, &next);
             if (r < 0)
                 goto fail;
             if (r > 0) {
+                i = next;
+                continue;
+            }
+            if (ins->op == IR_GET_ANEXT && st->n > 0 && st->v[st->n - 1]->kind == X_ITER) {
+                if (async_for_loop(d, i, end, st, out, &next) < 0)
+                    goto fail;
                 i = next;
                 continue;
             }
@@ -756,7 +764,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (dc_pop(d, st, i) == NULL)
                 goto fail;
             break;
-        case IR_BEFORE_WITH:
+        case IR_BEFORE_WITH: case IR_BEFORE_ASYNC_WITH:
             if (dc_with(d, i, st, out, &next) < 0)
                 goto fail;
             break;
@@ -879,6 +887,48 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
             return -1;
     }
     *next = brk > done_at ? brk : done_at;
+    return dc_add(d, out, s);
+}
+
+/* async for: `GET_AITER; head: GET_ANEXT; <await>; <store target>; body;
+ * JUMP head` with StopAsyncIteration handled by END_ASYNC_FOR, the handler
+ * of the GET_ANEXT. */
+static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
+    int stop = d->handler[i];
+    if (stop <= i || stop >= d->n || d->in[stop].op != IR_END_ASYNC_FOR)
+        return dc_fail(d, i, "async for without END_ASYNC_FOR");
+    int body = i + 1;
+    while (body < stop && d->in[body].op != IR_YIELD_FROM)
+        body++;
+    if (body >= stop)
+        return dc_fail(d, i, "async for without its await");
+    body++;
+    int body_end = stop;
+    if (body_end - 1 > body && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
+        body_end--;
+    int brk = find_loop_exit(d, body, body_end, stop + 1);
+    if (brk > end)
+        brk = stop + 1;
+    dp_node *it = dc_top(d, st, 0, i);
+    dp_node *s = dc_stmt(d, S_FOR, i), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
+    if (it == NULL || s == NULL || holder == NULL || slot == NULL || dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0)
+        return -1;
+    slot->a = holder;
+    s->b = it->a;
+    s->op = 1;
+    dc_stack body_st = {0};
+    if (dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, slot) < 0)
+        return -1;
+    dc_loop lp = {i, brk, 1, NULL};
+    if (loop_body(d, &lp, body, body_end, &body_st, &s->l1) < 0)
+        return -1;
+    if ((s->a = holder->l1.v[0]) == NULL)
+        return dc_fail(d, i, "async for loop without a target");
+    if (dc_pop(d, st, i) == NULL)
+        return -1;
+    if (brk > stop + 1 && dc_region(d, stop + 1, brk, brk, st, &s->l2) < 0)
+        return -1;
+    *next = brk;
     return dc_add(d, out, s);
 }
 

@@ -255,17 +255,37 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     dp_node *mgr = dc_pop(d, st, i);
     if (mgr == NULL)
         return -1;
-    int H = i + 1 < d->n ? d->handler[i + 1] : -1;
+    int is_async = d->in[i].op == IR_BEFORE_ASYNC_WITH;
+    int body = i + 1;
+    if (is_async) { /* the awaited __aenter__ */
+        while (body < d->n && d->in[body].op != IR_YIELD_FROM)
+            body++;
+        body++;
+    }
+    /* the exit handler of this with: the first one not yet taken that
+     * protects the code after the enter (the binding of an async with's
+     * target can still be covered by an enclosing with) */
+    int H = -1;
+    if (find_handlers(d) < 0)
+        return -1;
+    for (int j = body; j < d->n && j < body + 64 && H < 0; j++) {
+        int c = d->handler[j];
+        dc_handler *ch = handler_at(d, c);
+        if (ch && !ch->opened && c + 1 < d->n && d->in[c + 1].op == IR_WITH_EXCEPT_START)
+            H = c;
+    }
     dc_handler *h = handler_at(d, H);
-    if (h == NULL || H + 3 >= d->n || d->in[H + 1].op != IR_WITH_EXCEPT_START ||
-        d->in[H + 2].op != IR_POP_JUMP_IF_TRUE)
+    int test = H + 2; /* after WITH_EXCEPT_START (and the await of __aexit__) */
+    while (is_async && test < d->n && d->in[test].op != IR_POP_JUMP_IF_TRUE && test < H + 8)
+        test++;
+    if (h == NULL || test >= d->n || d->in[H + 1].op != IR_WITH_EXCEPT_START || d->in[test].op != IR_POP_JUMP_IF_TRUE)
         return dc_fail(d, i, "with statement without its exit handler");
     h->opened = 1;
-    int L = d->in[H + 2].target;
+    int L = d->in[test].target;
     int after = L + 4;
     if (after > d->n)
         return dc_fail(d, H, "truncated with handler");
-    for (int j = i + 1; j < H; j++) {
+    for (int j = body; j < H; j++) {
         const dp_instr *x = &d->in[j];
         if (x->op == IR_JUMP && x->target > after && !is_loop_exit(d, x->target))
             after = x->target;
@@ -278,8 +298,9 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     exitfn->a = mgr;
     slot->a = holder;
     item->a = mgr;
+    w->op = is_async;
     d->stop_node = exitfn;
-    if (region_with(d, i + 1, H, after, st, &w->l2, exitfn, slot) < 0)
+    if (region_with(d, body, H, after, st, &w->l2, exitfn, slot) < 0)
         return -1;
     item->b = holder->l1.v[0];
     d->skip_to[H] = L + 4;

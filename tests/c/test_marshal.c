@@ -10,7 +10,6 @@
 #include "testlib.h"
 
 /* Defined in disasm.c. */
-void dp_const_repr(const dp_const *c, size_t max, dp_buf *out);
 
 typedef struct value_vector {
     const char *label;

@@ -138,18 +138,20 @@ def test_graph_recompile_hook_and_boxed_codegen():
 
 
 def test_run_graph_from_file_runs_the_same_instructions_from_that_file(tmp_path):
+    def module(x, w):
+        return torch.relu(x @ w) * 2
+
     torch.manual_seed(0)
-    module = torch.nn.Sequential(torch.nn.Linear(3, 3), torch.nn.ReLU())
     gm = torch.fx.symbolic_trace(module)
-    x = torch.randn(2, 3)
-    expected = gm(x)
+    x = (torch.randn(2, 3), torch.randn(3, 3))
+    expected = gm(*x)
     for i, text in enumerate(["# header line\n" + ti.graph_code(gm), ti.readable_graph(gm)]):
         path = str(tmp_path / ("graph_%d.py" % i))
         with open(path, "w") as f:
             f.write(text)
         assert ti.run_graph_from_file(gm, path, text)
         assert type(gm).forward.__code__.co_filename == path
-        assert torch.equal(gm(x), expected)
+        assert torch.equal(gm(*x), expected)
     changed = ti.graph_code(gm).replace("relu", "sigmoid")
     assert not ti.run_graph_from_file(gm, str(tmp_path / "other.py"), changed), \
         "source that compiles to other instructions is refused"
@@ -164,7 +166,7 @@ def test_readable_graph_shows_shapes_of_every_value():
     ShapeProp(gm).propagate(torch.randn(4, 3))
     text = ti.readable_graph(gm)
     assert "class " in text and "def forward(self" in text
-    assert 'f32[4, 2]' in text.replace("][", ", ").replace("[4, 2, 2, 1]", "[4, 2]") or "f32[4, 2]" in text
+    assert 'linear: "f32[4, 2]' in text, text
 
 
 def test_output_code_loading_can_load_inductor_wrapper_from_another_file(tmp_path):
