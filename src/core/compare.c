@@ -2,9 +2,7 @@
  * once: `a; b; SWAP 2; COPY 2; COMPARE; jump-if-false cleanup; c; COMPARE`
  * and a cleanup block pops the saved operand on the early exit.  In a value
  * context the chain ends `JUMP_FORWARD end; cleanup: SWAP 2; POP_TOP; end:`;
- * as a condition it ends `POP_JUMP_IF_* F; JUMP_FORWARD B; cleanup:
- * POP_TOP; JUMP_FORWARD F; B:`, which we rewrite to NOPs so the final jump
- * reads as an ordinary condition. */
+ * as a condition, see dc_chain_compare's end. */
 #include "dc.h"
 
 static int is_compare(int op) { return op == IR_COMPARE || op == IR_IS || op == IR_CONTAINS; }
@@ -91,17 +89,26 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next) {
         return dc_push(d, st, cmp) < 0 ? -1 : 1;
     }
     if (is_cond(x->op) && q + 1 < d->n && cleanup + 1 < d->n) {
+        /* as a condition: the final jump is followed by `JUMP_FORWARD B`, and
+         * the cleanup pops the saved operand and joins the false path, either
+         * `POP_TOP; JUMP_FORWARD F; B:` or `POP_TOP; B:` (B being the false
+         * path itself).  Rewritten to NOPs, the final jump reads as a plain
+         * condition with the same fall-through. */
         dp_instr *skip = &d->f.ins[q + 1];
-        if (skip->op == IR_JUMP && skip->target == cleanup + 2 && d->in[cleanup].op == IR_POP_TOP &&
-            d->in[cleanup + 1].op == IR_JUMP) {
-            d->nref[skip->target]--;
-            d->nref[d->in[cleanup + 1].target]--;
-            for (int k = q + 1; k < cleanup + 2; k++) {
-                if (k != q + 1 && k != cleanup && k != cleanup + 1)
-                    continue;
-                d->f.ins[k].op = IR_NOP;
-                d->f.ins[k].target = -1;
+        int nops[3] = {q + 1, cleanup, -1};
+        if (skip->op == IR_JUMP && d->in[cleanup].op == IR_POP_TOP) {
+            if (skip->target == cleanup + 2 && d->in[cleanup + 1].op == IR_JUMP) {
+                nops[2] = cleanup + 1;
+                d->nref[d->in[cleanup + 1].target]--;
+            } else if (skip->target != cleanup + 1) {
+                return dc_fail(d, q, "unrecognized chained comparison");
             }
+            d->nref[skip->target]--;
+            for (int k = 0; k < 3; k++)
+                if (nops[k] >= 0) {
+                    d->f.ins[nops[k]].op = IR_NOP;
+                    d->f.ins[nops[k]].target = -1;
+                }
             d->nref[cleanup] = 0;
         } else if (!(skip->op == IR_NOP && d->in[cleanup].op == IR_NOP)) {
             return dc_fail(d, q, "unrecognized chained comparison");

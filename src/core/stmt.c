@@ -1187,10 +1187,10 @@ static int same_code(const dc *d, int a, int b, int len) {
     return 1;
 }
 
-static int cond_while(dc *d, const seg *s, int k, int end, dc_stack *st, dp_nodes *out, int *next) {
+static int cond_while(dc *d, const seg *s, int k, int last, int end, dc_stack *st, dp_nodes *out, int *next) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     int top_len = B - s[0].start;
-    int bottom = F - top_len;
+    int bottom = last + 1 - top_len;
     if (bottom < B || !same_code(d, s[0].start, bottom, top_len))
         return 0;
     dp_node *w = dc_stmt(d, S_WHILE, s[0].start);
@@ -1319,9 +1319,19 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         }
         F = end; /* jumps to where this region flows anyway */
     }
-    /* while loop whose test is repeated at the bottom */
-    if (F - 1 > B && d->in[F - 1].target == B && is_cond_jump(d->in[F - 1].op)) {
-        int r = cond_while(d, s, k, end, st, out, next);
+    /* while loop whose test is repeated at the bottom (a chained comparison
+     * there leaves its cleanup between the test and the loop exit) */
+    int last = F - 1;
+    if (last - 1 > B && same_exit(d, last - 1, F) && last - 1 != F)
+        last -= 2; /* the loop exit `return` duplicated after the bottom test */
+    while (last > B && (d->in[last].op == IR_NOP || d->in[last].op == IR_POP_TOP ||
+                        (d->in[last].op == IR_JUMP && d->in[last].target == F)))
+        last--;
+    int body = B; /* past the NOPs left by a chained comparison */
+    while (body < last && d->in[body].op == IR_NOP)
+        body++;
+    if (last > B && (d->in[last].target == B || d->in[last].target == body) && is_cond_jump(d->in[last].op)) {
+        int r = cond_while(d, s, k, last, end, st, out, next);
         if (r != 0)
             return r < 0 ? -1 : 0;
     }
