@@ -486,6 +486,7 @@ static int skippable(const dc *d, int from, int to) {
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
+static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *st, dp_nodes *out, int *next);
 
 /* Does any jump in [from, to) land in [lo, hi)?  (A `continue` of a while
  * loop jumps back to the test; the loop's real back edge comes later.) */
@@ -580,7 +581,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (ins->op != IR_FOR_ITER && d->nref[i] > 0) {
                 int last = back_edge(d, i, end);
                 if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1)) {
-                    if (while_true(d, i, last, end, exit, st, out, &next) < 0)
+                    int r = while_without_bottom_test(d, i, last, end, st, out, &next);
+                    if (r < 0 || (r == 0 && while_true(d, i, last, end, exit, st, out, &next) < 0))
                         goto fail;
                     i = next;
                     continue;
@@ -1212,6 +1214,73 @@ static int is_assert_fail(const dc *d, int B, int F) {
     return B < F && d->in[B].op == IR_LOAD_ASSERTION_ERROR && d->in[F - 1].op == IR_RAISE && d->in[F - 1].arg == 1;
 }
 
+/* Gathers the operands after s[0] that are tests too, and returns how many
+ * of them form the longest complete condition. */
+static int extend_chain(dc *d, seg *s, int end, dc_stack *st) {
+    int k = 1, best = 1;
+    while (k < MAX_SEGS) {
+        int r = try_segment(d, s[k - 1].jump + 1, end, st, &s[k]);
+        if (r < 0)
+            return -1;
+        if (r == 0)
+            break;
+        k++;
+        if (chain_valid(d, s, k))
+            best = k;
+    }
+    return best;
+}
+
+/* Runs the chosen operands s[1..k) on the real stack (they were only
+ * evaluated speculatively), consuming each test. */
+static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
+    for (int m = from; m < k; m++) {
+        for (int q = s[m].start; q < s[m].jump;)
+            if (value_step(d, q, st, &q) < 0)
+                return -1;
+        if (dc_pop(d, st, s[m].jump) == NULL)
+            return -1;
+    }
+    return 0;
+}
+
+/* `while cond:` whose body never falls through (it ends in break or
+ * continue), so CPython emits no test at the bottom: the loop head at i
+ * starts with a test that exits past the back edge `last`.  Returns 1 if
+ * handled, 0 if the loop is not of this shape. */
+static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *st, dp_nodes *out, int *next) {
+    seg s[MAX_SEGS];
+    int r = try_segment(d, i, end, st, &s[0]);
+    if (r <= 0)
+        return r;
+    int k = extend_chain(d, s, end, st);
+    if (k < 0)
+        return -1;
+    int B = s[k - 1].jump + 1, F = s[k - 1].target;
+    if (s[k - 1].or_pop || B > last || F <= last + 1 || F > end)
+        return 0;
+    for (int m = 0; m < k; m++)
+        if (s[m].target != F && s[m].target != B && seg_starting_at(s, k, s[m].target) < 0)
+            return 0;
+    if (consume_chain(d, s, 0, k, st) < 0)
+        return -1;
+    dp_node *w = dc_stmt(d, S_WHILE, i);
+    if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+        return -1;
+    dc_loop lp = {i, F, 0, NULL};
+    if (loop_body(d, &lp, B, F, st, &w->l1) < 0)
+        return -1;
+    /* code after the back edge that falls into the exit ends with `break` */
+    for (int j = last + 1; j < F; j++)
+        if (d->reach[j] && d->nref[j] > 0) {
+            if (dc_add(d, &w->l1, dc_stmt(d, S_BREAK, j)) < 0)
+                return -1;
+            break;
+        }
+    *next = F;
+    return dc_add(d, out, w) < 0 ? -1 : 1;
+}
+
 int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     seg s[MAX_SEGS];
     int k = 1;
@@ -1224,19 +1293,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     s[0].or_pop = d->in[i].op == IR_JUMP_IF_FALSE_OR_POP || d->in[i].op == IR_JUMP_IF_TRUE_OR_POP;
     if ((s[0].e = tested(d, x, d->in[i].op, &s[0].jumps_if)) == NULL)
         return -1;
-    /* gather following operands that are themselves tests */
-    int best = 1;
-    while (k < MAX_SEGS) {
-        int r = try_segment(d, s[k - 1].jump + 1, end, st, &s[k]);
-        if (r < 0)
-            return -1;
-        if (r == 0)
-            break;
-        k++;
-        if (chain_valid(d, s, k))
-            best = k;
-    }
-    k = best;
+    if ((k = extend_chain(d, s, end, st)) < 0)
+        return -1;
     int B = s[k - 1].jump + 1, F = unify_exits(d, s, k);
     /* the chosen operands are consumed: re-run them on the real stack */
     for (int m = 1; m < k; m++) {
