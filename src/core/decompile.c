@@ -193,8 +193,10 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
             remove_at(body, 0);
         docstring_from_assign(body, 0);
         if (body->n && body->v[body->n - 1]->kind == S_RETURN) {
+            /* `return (__classcell__ := __class__)` hands the cell to type() */
             dp_node *r = body->v[body->n - 1];
-            if (r->a && r->a->kind == E_NAME && strcmp(r->a->s, "__class__") == 0)
+            if (r->a && ((r->a->kind == E_NAME && strcmp(r->a->s, "__class__") == 0) ||
+                         (r->a->kind == E_NAMED && strcmp(r->a->s, "__classcell__") == 0)))
                 body->n--;
         }
         if (body->n && is_assign_to(body->v[body->n - 1], "__classcell__"))
@@ -449,6 +451,7 @@ dp_node *dc_comprehension(dc *d, dp_node *fn, dp_node *iter, int at) {
     dp_node *comp = dc_node(d, kind);
     if (comp == NULL || comp_clauses(d, &body, comp, iter, 0) < 0)
         return NULL;
+    comp->op2 = (code->flags & DP_CO_COROUTINE) != 0; /* awaited where it is built */
     if (comp->l1.n == 0 || comp->a == NULL) {
         dc_fail(d, at, "malformed comprehension");
         return NULL;

@@ -670,7 +670,9 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
     case IR_GET_AWAITABLE:
         if ((a = dc_pop(d, st, i)) == NULL)
             return -1;
-        if (a->kind == X_OPAQUE) /* awaiting an async with's __aexit__ */
+        /* awaiting an async with's __aexit__, or an async comprehension's
+         * coroutine: neither is an `await` in the source */
+        if (a->kind == X_OPAQUE || ((a->kind == E_LISTCOMP || a->kind == E_SETCOMP || a->kind == E_DICTCOMP) && a->op2))
             return dc_push(d, st, a) < 0 ? -1 : 1;
         if ((n = dc_node(d, E_AWAIT)) == NULL)
             return -1;
@@ -679,7 +681,8 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
     case IR_YIELD_FROM:
         if ((a = dc_pop(d, st, i)) == NULL)
             return -1;
-        if (a->kind == E_AWAIT || a->kind == X_OPAQUE)
+        if (a->kind == E_AWAIT || a->kind == X_OPAQUE ||
+            ((a->kind == E_LISTCOMP || a->kind == E_SETCOMP || a->kind == E_DICTCOMP) && a->op2))
             return dc_push(d, st, a) < 0 ? -1 : 1;
         if ((n = dc_node(d, E_YIELD_FROM)) == NULL)
             return -1;

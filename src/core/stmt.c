@@ -563,8 +563,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             continue;
         }
         /* constructs that start at a statement boundary */
-        if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER &&
-                              (ins->op == IR_FOR_ITER || ins->op == IR_GET_ANEXT))) {
+        if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
+            ins->op == IR_GET_ANEXT) {
             int r = dc_try(d, i, end, st, out, &next);
             if (r < 0)
                 goto fail;
@@ -572,7 +572,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 i = next;
                 continue;
             }
-            if (ins->op == IR_GET_ANEXT && st->n > 0 && st->v[st->n - 1]->kind == X_ITER) {
+            if (ins->op == IR_GET_ANEXT && st->n > 0 && d->handler[i] >= 0 &&
+                d->in[d->handler[i]].op == IR_END_ASYNC_FOR) {
                 if (async_for_loop(d, i, end, st, out, &next) < 0)
                     goto fail;
                 i = next;
@@ -916,7 +917,7 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     if (it == NULL || s == NULL || holder == NULL || slot == NULL || dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0)
         return -1;
     slot->a = holder;
-    s->b = it->a;
+    s->b = it->kind == X_ITER ? it->a : it; /* a comprehension iterates `.0` */
     s->op = 1;
     dc_stack body_st = {0};
     if (dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, slot) < 0)
