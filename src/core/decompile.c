@@ -484,6 +484,33 @@ dp_node *dc_classdef(dc *d, dp_node *call, const char *name, int at) {
 
 /* ---- entry point ---- */
 
+/* The defaults a caller passed for a live function, in the shape
+ * arguments() takes from MAKE_FUNCTION; NULL when there are none. */
+static dp_node *live_defaults(dc *d, const dp_options *opt) {
+    if (opt == NULL || (opt->defaults == NULL && opt->kwdefaults == NULL))
+        return NULL;
+    dp_node *fn = dc_node(d, X_FUNC);
+    if (fn == NULL)
+        return NULL;
+    if (opt->defaults && opt->defaults->kind == DP_CONST_TUPLE && opt->defaults->n)
+        fn->a = dc_const(d, opt->defaults);
+    if (opt->kwdefaults && opt->kwdefaults->kind == DP_CONST_TUPLE && opt->kwdefaults->n) {
+        if ((fn->b = dc_node(d, E_DICT)) == NULL)
+            return NULL;
+        for (size_t k = 0; k < opt->kwdefaults->n; k++) {
+            const dp_const *pair = opt->kwdefaults->items[k];
+            if (pair->kind != DP_CONST_TUPLE || pair->n != 2 || pair->items[0]->kind != DP_CONST_STR) {
+                dc_fail(d, -1, "keyword defaults must be (name, value) pairs");
+                return NULL;
+            }
+            if (dc_add(d, &fn->b->l1, dc_const(d, pair->items[0])) < 0 ||
+                dc_add(d, &fn->b->l2, dc_const(d, pair->items[1])) < 0)
+                return NULL;
+        }
+    }
+    return fn;
+}
+
 static int collect_linemap(const dp_nodes *body, dp_linemap *map);
 
 typedef struct linemap_ctx {
@@ -541,7 +568,8 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         def->s = code->name;
         def->op = is_async(code);
         def->l1 = body;
-        if ((def->c = arguments(&d, code, NULL, &def->b)) == NULL)
+        dp_node *fn = live_defaults(&d, opt);
+        if (d.sh->err->set || (def->c = arguments(&d, code, fn, &def->b)) == NULL)
             goto out;
         top = one;
     }

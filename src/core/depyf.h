@@ -25,6 +25,12 @@ typedef struct dp_linemap {
 typedef struct dp_options {
     int indent;          /* spaces per level; 0 means 4 */
     dp_linemap *linemap; /* optional out: offset -> output line of the top-level code */
+    /* Optional: a live function's __defaults__ (a tuple) and __kwdefaults__
+     * (a tuple of (name, value) pairs), printed in the top-level def.  An
+     * object with no literal form is a DP_CONST_OTHER whose text is the
+     * expression to print (e.g. the global name it is bound to). */
+    const dp_const *defaults;
+    const dp_const *kwdefaults;
 } dp_options;
 
 /* Limits checked on input; past them a clear error, never a crash. */

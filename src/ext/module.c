@@ -76,10 +76,25 @@ done:
     return NULL;
 }
 
+/* The core reports running out of memory (or over its memory budget) with
+ * messages that start this way; they become MemoryError. */
+static int out_of_memory(const call *c) {
+    static const char prefix[] = "out of memory";
+    return c->arena.failed || !dp_buf_ok(&c->out) || strncmp(c->err.msg, prefix, sizeof prefix - 1) == 0;
+}
+
+static PyObject *raise_memory_error(const call *c) {
+    if (c->err.msg[0] != '\0')
+        PyErr_SetString(PyExc_MemoryError, c->err.msg);
+    else
+        PyErr_NoMemory();
+    return NULL;
+}
+
 /* A failed job: out of memory, or what the core reported. */
 static PyObject *raise_job_error(PyObject *module, const call *c, const char *fallback_where) {
-    if (c->arena.failed || !dp_buf_ok(&c->out))
-        return PyErr_NoMemory();
+    if (out_of_memory(c))
+        return raise_memory_error(c);
     return raise_core_error(module, &c->err, fallback_where);
 }
 
@@ -87,7 +102,9 @@ static PyObject *raise_job_error(PyObject *module, const call *c, const char *fa
 static int run_job(call *c, job what, const dp_code *code, int indent, int want_linemap) {
     switch (what) {
     case JOB_DECOMPILE: {
-        dp_options opt = {indent, want_linemap ? &c->linemap : NULL};
+        dp_options opt = {0};
+        opt.indent = indent;
+        opt.linemap = want_linemap ? &c->linemap : NULL;
         return dp_decompile(code, &opt, &c->out, &c->err);
     }
     case JOB_DISASM:
@@ -173,8 +190,8 @@ static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, job what, i
         rc = run_job(&c, what, model, indent, 0);
     Py_END_ALLOW_THREADS
     if (read_rc < 0) {
-        if (c.arena.failed)
-            PyErr_NoMemory();
+        if (out_of_memory(&c))
+            raise_memory_error(&c);
         else
             PyErr_SetString(PyExc_ValueError, c.err.msg[0] ? c.err.msg : "not a valid .pyc file");
     } else if (rc < 0) {
