@@ -67,6 +67,7 @@ typedef struct dc {
     dc_handler *handlers;
     int nhandlers;
     const char *except_name; /* name bound by the innermost `except ... as` */
+    int base;          /* stack depth at the start of the region being walked */
     char why[200];     /* why structuring failed (shown by the fallback), "" if it did not */
     int finish_stmt;   /* next dc_region may run past its end to complete a statement */
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this

@@ -623,16 +623,18 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         n->op = ins->arg & DP_FMT_CONV_MASK;
         return dc_push(d, st, n) < 0 ? -1 : 1;
     case IR_LIST_EXTEND: case IR_SET_UPDATE:
-        if ((b = dc_pop(d, st, i)) == NULL || (a = at_depth(d, st, ins->arg, i)) == NULL)
+        /* a display being built; anything else (a list kept in a temporary)
+         * is mutated by a statement, see stmt.c */
+        if ((a = at_depth(d, st, ins->arg + 1, i)) == NULL || (a->kind != E_LIST && a->kind != E_SET))
+            return a == NULL ? -1 : 0;
+        if ((b = dc_pop(d, st, i)) == NULL)
             return -1;
-        if (a->kind != E_LIST && a->kind != E_SET)
-            return dc_fail(d, i, "LIST_EXTEND/SET_UPDATE on a non-display");
         return extend_display(d, a, b) < 0 ? -1 : 1;
     case IR_DICT_UPDATE: case IR_DICT_MERGE:
-        if ((b = dc_pop(d, st, i)) == NULL || (a = at_depth(d, st, ins->arg, i)) == NULL)
+        if ((a = at_depth(d, st, ins->arg + 1, i)) == NULL || a->kind != E_DICT)
+            return a == NULL ? -1 : 0;
+        if ((b = dc_pop(d, st, i)) == NULL)
             return -1;
-        if (a->kind != E_DICT)
-            return dc_fail(d, i, "DICT_UPDATE on a non-dict");
         return update_dict(d, a, b) < 0 ? -1 : 1;
     case IR_LIST_TO_TUPLE:
         if ((a = dc_pop(d, st, i)) == NULL)

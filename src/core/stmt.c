@@ -1,6 +1,7 @@
 /* Statements and control flow: the linear walk over a region of IR, stores
  * and simple statements, conditionals (if/elif/else, ternaries, and/or,
  * assert, break/continue) and loops (for, while). try/with are in try.c. */
+#include <stdio.h>
 #include <string.h>
 
 #include "dc.h"
@@ -87,6 +88,105 @@ static int same_node(const dp_node *a, const dp_node *b) {
     default:
         return 0;
     }
+}
+
+/* ---- values left on the stack ----
+ * Compiled Python never keeps a value on the stack across a statement, but
+ * Dynamo's bytecode does.  The expression tree evaluates a value where it is
+ * used, so such a value is first stored in a temporary, keeping the order of
+ * evaluation (and surviving later stores, `del`s and mutations). */
+
+static int is_comprehension_code(const dc *d) {
+    const char *n = d->code->name;
+    return strcmp(n, "<listcomp>") == 0 || strcmp(n, "<setcomp>") == 0 || strcmp(n, "<dictcomp>") == 0 ||
+           strcmp(n, "<genexpr>") == 0;
+}
+
+static int needs_temp(const dc *d, const dp_node *v) {
+    /* a name keeps its value until it is rebound: see protect_name */
+    if (v->kind >= DP_NODE_KIND_COUNT || v->kind == E_CONST || v->kind == E_NAME)
+        return 0;
+    /* the accumulator of a comprehension's loop */
+    if ((v->kind == E_LIST || v->kind == E_SET || v->kind == E_DICT) && v->l1.n == 0 && is_comprehension_code(d))
+        return 0;
+    if (d->pending_chain && d->pending_chain->b == v)
+        return 0;
+    return 1;
+}
+
+/* Stores the value at stack slot k in a new temporary (emitted to `out`)
+ * and makes every slot holding it refer to the temporary. */
+static int to_temp(dc *d, dc_stack *st, int k, dp_nodes *out, int at) {
+    dp_node *v = st->v[k];
+    char name[32];
+    snprintf(name, sizeof name, "__temp_%d", ++d->sh->ntemps);
+    dp_node *t = dc_name(d, dp_strdup(d->sh->ar, name));
+    dp_node *s = dc_stmt(d, S_ASSIGN, at);
+    if (t == NULL || t->s == NULL || s == NULL || dc_add(d, &s->l1, t) < 0 || dc_add(d, out, s) < 0)
+        return -1;
+    s->b = v;
+    for (int q = 0; q < st->n; q++)
+        if (st->v[q] == v)
+            st->v[q] = t;
+    return 0;
+}
+
+static int reads_name(const dp_node *e, const char *name, int depth) {
+    if (e == NULL || depth > 200)
+        return depth > 200; /* too deep to tell: assume it does */
+    if (e->kind == E_NAME)
+        return strcmp(e->s, name) == 0;
+    if (e->kind == E_LAMBDA || e->kind >= DP_NODE_KIND_COUNT)
+        return 0;
+    if (reads_name(e->a, name, depth + 1) || reads_name(e->b, name, depth + 1) || reads_name(e->c, name, depth + 1))
+        return 1;
+    const dp_nodes *ls[4] = {&e->l1, &e->l2, &e->l3, &e->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++)
+            if (reads_name(ls[l]->v[k], name, depth + 1))
+                return 1;
+    return 0;
+}
+
+/* Before `name` is stored or deleted: leftovers that read it get its
+ * current value in a temporary. */
+static int protect_name(dc *d, dc_stack *st, const char *name, const dp_node *value, dp_nodes *out, int at) {
+    for (int k = 0; k < st->n; k++) {
+        dp_node *v = st->v[k];
+        if (v != value && v->kind < DP_NODE_KIND_COUNT && v->kind != E_CONST &&
+            !(d->pending_chain && d->pending_chain->b == v) && reads_name(v, name, 0) && to_temp(d, st, k, out, at) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+/* Before a statement: the values left below its own operands (`value` is
+ * the one being stored, which may legitimately stay: `a = b = v`). */
+static int flush_leftovers(dc *d, dc_stack *st, int operands, const dp_node *value, dp_nodes *out, int at) {
+    for (int k = d->base; k < st->n - operands; k++)
+        if (st->v[k] != value && needs_temp(d, st->v[k]) && to_temp(d, st, k, out, at) < 0)
+            return -1;
+    return 0;
+}
+
+/* COPY of a value that is not a plain name or constant would evaluate it
+ * twice, except in the compiler's own patterns: `a = b = v`, `(a := v)`,
+ * `a.x += v`, `a[i] += v`. */
+static int copy_needs_temp(const dc *d, int i, const dc_stack *st) {
+    const dp_instr *ins = &d->in[i];
+    if (ins->arg < 1 || ins->arg > st->n)
+        return 0;
+    const dp_node *v = st->v[st->n - ins->arg];
+    if (v->kind >= DP_NODE_KIND_COUNT || v->kind == E_CONST || v->kind == E_NAME)
+        return 0;
+    int nx = i + 1 < d->n ? d->in[i + 1].op : IR_NOP;
+    if (ins->arg == 1 && (nx == IR_STORE_FAST || nx == IR_STORE_NAME || nx == IR_STORE_GLOBAL ||
+                          nx == IR_STORE_DEREF || nx == IR_UNPACK_SEQUENCE || nx == IR_UNPACK_EX ||
+                          nx == IR_LOAD_ATTR || nx == IR_POP_JUMP_IF_FALSE || nx == IR_POP_JUMP_IF_TRUE))
+        return 0;
+    if ((ins->arg == 2 || ins->arg == 3) && nx == IR_COPY && d->in[i + 1].arg == ins->arg)
+        return 0;
+    return 1;
 }
 
 static int on_stack(const dc_stack *st, const dp_node *v) {
@@ -230,6 +330,12 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
             d->pending_chain = NULL;
         return 0;
     }
+    int walrus = target->kind == E_NAME && st->n > 0 && st->v[st->n - 1] == v && d->in[at_instr].op != IR_NOP &&
+                 !chained_store_follows(d, at_instr + 1);
+    if (!walrus && flush_leftovers(d, st, 0, v, out, at) < 0)
+        return -1;
+    if (target->kind == E_NAME && protect_name(d, st, target->s, v, out, at) < 0)
+        return -1;
     dp_nodes decos = {0};
     dp_node *core = v;
     if (v->kind == E_CALL && (core = peel_decorators(d, v, &decos)) == NULL)
@@ -254,8 +360,7 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
         s->b = v->b;
         return dc_add(d, out, s);
     }
-    if (target->kind == E_NAME && st->n > 0 && st->v[st->n - 1] == v && d->in[at_instr].op != IR_NOP &&
-        !chained_store_follows(d, at_instr + 1)) {
+    if (walrus) {
         /* `(n := v)`: the value stays on the stack for the enclosing expression */
         dp_node *named = dc_node(d, E_NAMED);
         if (named == NULL)
@@ -309,6 +414,10 @@ static int unpack(dc *d, const dp_instr *ins, dc_stack *st, dp_nodes *out, int a
     return 0;
 }
 
+static int is_name_store(int op) {
+    return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
+}
+
 /* `a, b = x, y` (2 or 3 targets) compiles to `x; y; SWAP 2; STORE a;
  * STORE b` instead of building and unpacking a tuple.  Returns 1 when the
  * SWAP at i starts one (the stores then fill the target tuple). */
@@ -317,11 +426,18 @@ static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int 
     int k = ins->arg;
     if (ins->op != IR_SWAP || (k != 2 && k != 3) || st->n - base < k || i + 1 >= d->n)
         return 0;
-    int nx = d->in[i + 1].op;
-    int is_store = nx == IR_STORE_FAST || nx == IR_STORE_NAME || nx == IR_STORE_GLOBAL || nx == IR_STORE_DEREF;
-    int is_load = nx == IR_LOAD_FAST || nx == IR_LOAD_NAME || nx == IR_LOAD_GLOBAL || nx == IR_LOAD_DEREF;
-    if (!is_store && !is_load)
-        return 0;
+    /* exactly k targets must follow: names, or `obj.attr` */
+    for (int j = i + 1, t = 0; t < k; t++) {
+        if (j < d->n && is_name_store(d->in[j].op)) {
+            j++;
+            continue;
+        }
+        int op = j < d->n ? d->in[j].op : IR_NOP;
+        int is_load = op == IR_LOAD_FAST || op == IR_LOAD_NAME || op == IR_LOAD_GLOBAL || op == IR_LOAD_DEREF;
+        if (!is_load || j + 1 >= d->n || d->in[j + 1].op != IR_STORE_ATTR)
+            return 0;
+        j += 2;
+    }
     for (int q = 0; q < k; q++) {
         const dp_node *v = st->v[st->n - 1 - q];
         if (v->kind >= DP_NODE_KIND_COUNT)
@@ -351,11 +467,39 @@ static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int 
     return 1;
 }
 
-static int is_name_store(int op) {
-    return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
-}
-
 static dp_node *name_target(dc *d, const dp_instr *ins);
+
+/* `coll.method(arg)`, or `coll[key] = arg` when method is NULL: LIST_EXTEND
+ * and friends on a collection `depth` slots below the top that is not a
+ * display being built (it lives in a temporary). */
+static int mutate(dc *d, dc_stack *st, int depth, const char *method, dp_node *arg, dp_node *key,
+                  dp_nodes *out, int at) {
+    if (depth < 0 || depth >= st->n)
+        return dc_fail(d, at, "collection operand missing");
+    if (flush_leftovers(d, st, 0, NULL, out, at) < 0)
+        return -1;
+    int k = st->n - 1 - depth;
+    if (needs_temp(d, st->v[k]) && st->v[k]->kind != E_NAME && to_temp(d, st, k, out, at) < 0)
+        return -1;
+    dp_node *coll = st->v[k];
+    if (method == NULL) {
+        dp_node *t = dc_node(d, E_SUBSCR), *asg = dc_stmt(d, S_ASSIGN, at);
+        if (t == NULL || asg == NULL || dc_add(d, &asg->l1, t) < 0)
+            return -1;
+        t->a = coll;
+        t->b = key;
+        asg->b = arg;
+        return dc_add(d, out, asg);
+    }
+    dp_node *attr = dc_node(d, E_ATTR), *call = dc_node(d, E_CALL), *stmt = dc_stmt(d, S_EXPR, at);
+    if (attr == NULL || call == NULL || stmt == NULL || dc_add(d, &call->l1, arg) < 0)
+        return -1;
+    attr->a = coll;
+    attr->s = method;
+    call->a = attr;
+    stmt->a = call;
+    return dc_add(d, out, stmt);
+}
 
 /* 3.11+ compiles `a, b = x, y` to `x; y; STORE b; STORE a` when it can
  * reorder the stores instead of swapping (static swaps): k stores in a row
@@ -409,7 +553,11 @@ static int add_simple(dc *d, dp_nodes *out, int kind, dp_node *a, int at) {
     return dc_add(d, out, s);
 }
 
-static int add_delete(dc *d, dp_nodes *out, dp_node *target, int at) {
+static int add_delete(dc *d, dc_stack *st, dp_nodes *out, dp_node *target, int at) {
+    if (flush_leftovers(d, st, 0, NULL, out, at) < 0)
+        return -1;
+    if (target->kind == E_NAME && protect_name(d, st, target->s, NULL, out, at) < 0)
+        return -1;
     dp_node *s = dc_stmt(d, S_DELETE, at);
     if (s == NULL || dc_add(d, &s->l1, target) < 0)
         return -1;
@@ -514,6 +662,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     int base = st->n, stmt_start = start;
     int i = start;
     int rc = 0;
+    int saved_base = d->base;
+    d->base = base;
     /* A try body ends where the exception table stops covering it, which
      * can be inside its last statement (a RETURN_VALUE cannot raise). */
     int finish = d->finish_stmt, live = 1;
@@ -594,6 +744,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += 3;
             continue;
         }
+        if (ins->op == IR_COPY && copy_needs_temp(d, i, st) && to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
+            goto fail;
         int r = dc_match(d, i, base, st, out, &next);
         if (r == 0)
             r = swap_assign(d, i, base, st, out, stmt_start);
@@ -652,7 +804,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_DELETE_NAME: case IR_DELETE_FAST: case IR_DELETE_GLOBAL: case IR_DELETE_DEREF:
-            if (add_delete(d, out, name_target(d, ins), stmt_start) < 0)
+            if (add_delete(d, st, out, name_target(d, ins), stmt_start) < 0)
                 goto fail;
             break;
         case IR_DELETE_ATTR:
@@ -660,7 +812,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             t->a = x;
             t->s = ins->name;
-            if (add_delete(d, out, t, stmt_start) < 0)
+            if (add_delete(d, st, out, t, stmt_start) < 0)
                 goto fail;
             break;
         case IR_DELETE_SUBSCR: {
@@ -669,7 +821,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             t->a = x;
             t->b = idx;
-            if (add_delete(d, out, t, stmt_start) < 0)
+            if (add_delete(d, st, out, t, stmt_start) < 0)
                 goto fail;
             break;
         }
@@ -704,10 +856,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         case IR_POP_TOP:
             if ((v = dc_pop(d, st, i)) == NULL)
                 goto fail;
+            if (v->kind < DP_NODE_KIND_COUNT && flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
+                goto fail;
             if (v->kind < DP_NODE_KIND_COUNT && v->kind != E_NAME) {
                 if (add_simple(d, out, S_EXPR, v, stmt_start) < 0)
                     goto fail;
-            } else if (v->kind == E_NAME && !on_stack(st, v)) {
+            } else if (v->kind == E_NAME && !on_stack(st, v) && strncmp(v->s, "__temp_", 7) != 0) {
                 if (add_simple(d, out, S_EXPR, v, stmt_start) < 0)
                     goto fail;
             }
@@ -716,8 +870,25 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if ((v = dc_pop(d, st, i)) == NULL || add_simple(d, out, S_EXPR, v, stmt_start) < 0)
                 goto fail;
             break;
+        case IR_LIST_EXTEND: case IR_SET_UPDATE: case IR_DICT_UPDATE: case IR_DICT_MERGE:
+            /* a collection kept in a temporary: mutate it with a call */
+            if ((v = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            if (mutate(d, st, ins->arg - 1, ins->op == IR_LIST_EXTEND ? "extend" : "update", v, NULL, out,
+                       stmt_start) < 0)
+                goto fail;
+            break;
         case IR_LIST_APPEND: case IR_SET_ADD: case IR_MAP_ADD: {
             x = ins->arg == 1 && st->n >= 2 ? st->v[st->n - 2] : NULL;
+            if (!is_comprehension_code(d) && !(x && ins->op != IR_MAP_ADD && (x->kind == E_LIST || x->kind == E_SET))) {
+                dp_node *val = dc_pop(d, st, i), *key = NULL;
+                if (val == NULL || (ins->op == IR_MAP_ADD && (key = dc_pop(d, st, i)) == NULL))
+                    goto fail;
+                if (mutate(d, st, ins->arg - 1, ins->op == IR_LIST_APPEND ? "append" : ins->op == IR_SET_ADD ? "add" : NULL,
+                           val, key, out, stmt_start) < 0)
+                    goto fail;
+                break;
+            }
             if (x && ins->op != IR_MAP_ADD && (x->kind == E_LIST || x->kind == E_SET)) {
                 /* building a display: [*a, b] */
                 if ((v = dc_pop(d, st, i)) == NULL || dc_add(d, &x->l1, v) < 0)
@@ -811,6 +982,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
 fail:
     rc = -1;
 done:
+    d->base = saved_base;
     d->sh->depth--;
     return rc;
 }
@@ -1316,6 +1488,12 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         *next = F;
         return dc_push(d, st, dc_boolop(d, is_or, left, right));
     }
+    /* from here on the jump makes a statement: values left below it go to
+     * temporaries first (see flush_leftovers) */
+    if (F < i || is_assert_fail(d, B, F) || F > end) {
+        if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
+            return -1;
+    }
     if (F < i) {
         /* a backward conditional jump: `if cond: continue` in a loop */
         dp_node *c = parse_cond(d, s, 0, k - 1, F, B);
@@ -1390,6 +1568,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     while (body < last && d->in[body].op == IR_NOP)
         body++;
     if (last > B && (d->in[last].target == B || d->in[last].target == body) && is_cond_jump(d->in[last].op)) {
+        if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
+            return -1;
         int r = cond_while(d, s, k, last, end, st, out, next);
         if (r != 0)
             return r < 0 ? -1 : 0;
@@ -1429,6 +1609,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             return dc_push(d, st, e);
         }
     }
+    if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
+        return -1;
     dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
     if (ifs == NULL)
         return -1;
