@@ -11,6 +11,17 @@
  *   IR_PUSH_NULL, IR_LOAD_METHOD and IR_LOAD_SUPER_ATTR(method) produce them
  *   in the interpreter's order; IR_CALL/IR_CALL_EX say with DP_CALL_PAIR
  *   whether the call consumes a pair or a single callable.
+ * - `offset` is where an instruction's first EXTENDED_ARG prefix starts
+ *   (that is what jumps and exception-table entries point at).
+ * - Normalizations lift performs so that every version reads alike:
+ *   `RETURN_GENERATOR; POP_TOP` (3.10 GEN_START) is IR_RETURN_GENERATOR + NOP
+ *   with no stack effect; before 3.11 the DUP_TOP before an exception match
+ *   is dropped (IR_CHECK_EXC_MATCH then has 3.11's shape); 3.10
+ *   MATCH_KEYS/MATCH_CLASS take 3.11's meaning; END_FOR reached by falling
+ *   through is POP_TOP(s); CLEANUP_THROW of 3.12+ await loops is NOPs and its
+ *   exception entries are dropped.  3.8-3.10 handlers keep the old stack
+ *   effects (POP_EXCEPT/RERAISE handle 3 values, a SETUP_* handler starts 6
+ *   above its block).
  * - Instructions that only matter to the interpreter (RESUME, PRECALL,
  *   KW_NAMES, MAKE_CELL, COPY_FREE_VARS, TO_BOOL, CACHE, EXTENDED_ARG, ...)
  *   become IR_NOP or vanish; their information is folded into the

@@ -169,6 +169,28 @@ static int flush_leftovers(dc *d, dc_stack *st, int operands, const dp_node *val
     return 0;
 }
 
+/* After `COPY 1; STORE a`, does the copied value go to another target
+ * (`a = b = v`) rather than on into an expression (`(a := v) + 1`)? */
+static int chained_store_follows(const dc *d, int j) {
+    if (j >= d->n)
+        return 0;
+    int op = d->in[j].op;
+    if (op == IR_COPY || op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL ||
+        op == IR_STORE_DEREF || op == IR_UNPACK_SEQUENCE || op == IR_UNPACK_EX)
+        return 1;
+    /* attribute or subscript targets load their object (and index) first */
+    for (int k = j; k < j + 8 && k < d->n; k++) {
+        int o = d->in[k].op;
+        if (o == IR_STORE_ATTR || o == IR_STORE_SUBSCR || o == IR_STORE_SLICE)
+            return 1;
+        if (o != IR_LOAD_FAST && o != IR_LOAD_NAME && o != IR_LOAD_GLOBAL && o != IR_LOAD_DEREF &&
+            o != IR_LOAD_ATTR && o != IR_LOAD_CONST && o != IR_BINARY_SUBSCR && o != IR_LOAD_CLASSDEREF &&
+            o != IR_BUILD_SLICE)
+            return 0;
+    }
+    return 0;
+}
+
 /* COPY of a value that is not a plain name or constant would evaluate it
  * twice, except in the compiler's own patterns: `a = b = v`, `(a := v)`,
  * `a.x += v`, `a[i] += v`. */
@@ -180,9 +202,8 @@ static int copy_needs_temp(const dc *d, int i, const dc_stack *st) {
     if (v->kind >= DP_NODE_KIND_COUNT || v->kind == E_CONST || v->kind == E_NAME)
         return 0;
     int nx = i + 1 < d->n ? d->in[i + 1].op : IR_NOP;
-    if (ins->arg == 1 && (nx == IR_STORE_FAST || nx == IR_STORE_NAME || nx == IR_STORE_GLOBAL ||
-                          nx == IR_STORE_DEREF || nx == IR_UNPACK_SEQUENCE || nx == IR_UNPACK_EX ||
-                          nx == IR_LOAD_ATTR || nx == IR_POP_JUMP_IF_FALSE || nx == IR_POP_JUMP_IF_TRUE))
+    if (ins->arg == 1 && (chained_store_follows(d, i + 1) || nx == IR_LOAD_ATTR || nx == IR_POP_JUMP_IF_FALSE ||
+                          nx == IR_POP_JUMP_IF_TRUE))
         return 0;
     if ((ins->arg == 2 || ins->arg == 3) && nx == IR_COPY && d->in[i + 1].arg == ins->arg)
         return 0;
@@ -281,28 +302,6 @@ static int store_import(dc *d, dp_node *target, dp_node *v, dp_nodes *out, int a
 
 /* Stores `v` into `target`: an assignment, augmented assignment, def, class,
  * import, unpacking slot or loop target. */
-/* After `COPY 1; STORE a`, does the copied value go to another target
- * (`a = b = v`) rather than on into an expression (`(a := v) + 1`)? */
-static int chained_store_follows(const dc *d, int j) {
-    if (j >= d->n)
-        return 0;
-    int op = d->in[j].op;
-    if (op == IR_COPY || op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL ||
-        op == IR_STORE_DEREF || op == IR_UNPACK_SEQUENCE || op == IR_UNPACK_EX)
-        return 1;
-    /* attribute or subscript targets load their object (and index) first */
-    for (int k = j; k < j + 8 && k < d->n; k++) {
-        int o = d->in[k].op;
-        if (o == IR_STORE_ATTR || o == IR_STORE_SUBSCR || o == IR_STORE_SLICE)
-            return 1;
-        if (o != IR_LOAD_FAST && o != IR_LOAD_NAME && o != IR_LOAD_GLOBAL && o != IR_LOAD_DEREF &&
-            o != IR_LOAD_ATTR && o != IR_LOAD_CONST && o != IR_BINARY_SUBSCR && o != IR_LOAD_CLASSDEREF &&
-            o != IR_BUILD_SLICE)
-            return 0;
-    }
-    return 0;
-}
-
 static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out, int at, int at_instr) {
     if (target == NULL || v == NULL)
         return -1;
@@ -414,6 +413,11 @@ static int unpack(dc *d, const dp_instr *ins, dc_stack *st, dp_nodes *out, int a
     return 0;
 }
 
+static int is_simple_load(int op) {
+    return op == IR_LOAD_FAST || op == IR_LOAD_NAME || op == IR_LOAD_GLOBAL || op == IR_LOAD_DEREF ||
+           op == IR_LOAD_CONST || op == IR_LOAD_ATTR;
+}
+
 static int is_name_store(int op) {
     return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
 }
@@ -426,17 +430,16 @@ static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int 
     int k = ins->arg;
     if (ins->op != IR_SWAP || (k != 2 && k != 3) || st->n - base < k || i + 1 >= d->n)
         return 0;
-    /* exactly k targets must follow: names, or `obj.attr` */
+    /* exactly k targets must follow: names, `obj.attr` or `obj[key]` */
     for (int j = i + 1, t = 0; t < k; t++) {
-        if (j < d->n && is_name_store(d->in[j].op)) {
-            j++;
-            continue;
-        }
-        int op = j < d->n ? d->in[j].op : IR_NOP;
-        int is_load = op == IR_LOAD_FAST || op == IR_LOAD_NAME || op == IR_LOAD_GLOBAL || op == IR_LOAD_DEREF;
-        if (!is_load || j + 1 >= d->n || d->in[j + 1].op != IR_STORE_ATTR)
+        int loads = 0;
+        while (j + loads < d->n && loads < 4 && is_simple_load(d->in[j + loads].op))
+            loads++;
+        int op = j + loads < d->n ? d->in[j + loads].op : IR_NOP;
+        if (!((loads == 0 && is_name_store(op)) || (loads >= 1 && op == IR_STORE_ATTR) ||
+              (loads >= 2 && op == IR_STORE_SUBSCR)))
             return 0;
-        j += 2;
+        j += loads + 1;
     }
     for (int q = 0; q < k; q++) {
         const dp_node *v = st->v[st->n - 1 - q];
