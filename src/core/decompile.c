@@ -88,6 +88,34 @@ static int is_return_none(const dp_node *s) {
     return s->kind == S_RETURN && (s->a == NULL || dc_is_const_kind(s->a, DP_CONST_NONE));
 }
 
+/* At the end of a function, `if c: A; return None` followed by B is how an
+ * `if c: A else: B` looks once CPython duplicated the implicit return into
+ * both branches: put B back into the else (recursively, giving elif). */
+static int rebuild_tail_else(dc *d, dp_nodes *body, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return 0;
+    for (int k = 0; k + 1 < body->n; k++) {
+        dp_node *s = body->v[k];
+        if (s->kind != S_IF || s->l2.n != 0 || s->l1.n == 0 || !is_return_none(s->l1.v[s->l1.n - 1]))
+            continue;
+        /* an implicit return copied into the branch keeps the line of the code
+         * before it; a `return None` written out has a line of its own */
+        const dp_node *ret = s->l1.v[s->l1.n - 1];
+        const dp_node *prev = s->l1.n > 1 ? s->l1.v[s->l1.n - 2] : s;
+        if (ret->line < 0 || ret->line > prev->line)
+            continue;
+        s->l1.n--;
+        if (s->l1.n == 0 && dc_add(d, &s->l1, dc_stmt(d, S_PASS, -1)) < 0)
+            return -1;
+        for (int q = k + 1; q < body->n; q++)
+            if (dc_add(d, &s->l2, body->v[q]) < 0)
+                return -1;
+        body->n = k + 1;
+        return rebuild_tail_else(d, &s->l2, depth + 1);
+    }
+    return 0;
+}
+
 /* The compiler adds `return None` at the end of every path that falls off
  * the end of a function; remove those so the source reads naturally. */
 static void drop_implicit_returns(dp_nodes *body) {
@@ -204,8 +232,11 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     }
     if (kind == BODY_MODULE)
         docstring_from_assign(body, 0);
-    if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION)
+    if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
+        if (rebuild_tail_else(d, body, 0) < 0)
+            goto out;
         drop_implicit_returns(body);
+    }
     if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
         dp_node *doc = dc_node(d, S_EXPR);
         dp_nodes withdoc = {0};
