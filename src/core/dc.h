@@ -143,6 +143,9 @@ dp_node *dc_stmt(dc *d, int kind, int at);
 /* Speculative structuring: run, and on failure restore the error state. */
 typedef struct dc_spec {
     dp_error saved;
+    unsigned char *opened;     /* handlers' `opened` flags before */
+    dp_node *pending_chain;
+    int ntemps;
 } dc_spec;
 void dc_spec_begin(dc *d, dc_spec *s);
 /* Returns 1 if the speculation succeeded, 0 if it failed (error cleared). */

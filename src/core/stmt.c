@@ -6,12 +6,25 @@
 
 #include "dc.h"
 
-void dc_spec_begin(dc *d, dc_spec *s) { s->saved = *d->sh->err; }
+/* A speculation that fails must leave no trace: the error, the try
+ * statements it structured, a pending chained assignment, temporaries. */
+void dc_spec_begin(dc *d, dc_spec *s) {
+    s->saved = *d->sh->err;
+    s->pending_chain = d->pending_chain;
+    s->ntemps = d->sh->ntemps;
+    s->opened = d->nhandlers ? dp_alloc(d->sh->ar, (size_t)d->nhandlers) : NULL;
+    for (int h = 0; s->opened && h < d->nhandlers; h++)
+        s->opened[h] = (unsigned char)d->handlers[h].opened;
+}
 
 int dc_spec_end(dc *d, dc_spec *s, int result) {
     if (result >= 0 && !d->sh->err->set)
         return 1;
     *d->sh->err = s->saved;
+    d->pending_chain = s->pending_chain;
+    d->sh->ntemps = s->ntemps;
+    for (int h = 0; s->opened && h < d->nhandlers; h++)
+        d->handlers[h].opened = s->opened[h];
     return 0;
 }
 
@@ -1589,6 +1602,15 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (!is_break && (!is_continue || t == exit)) {
             then_end = F - 1;
             J = t > end ? end : t;
+        }
+    } else if (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE || d->in[F - 1].op == IR_RETURN_VALUE ||
+                              d->in[F - 1].op == IR_RAISE)) {
+        /* the then-part ends in code that never falls through (a try's
+         * cleanup block, a return): if it jumps past F, [F, J) is the else */
+        for (int j = B; j < F; j++) {
+            int t = d->in[j].op == IR_JUMP ? d->in[j].target : -1;
+            if (t > F && t <= end && t > J && !(d->loop && (t == d->loop->brk || t == d->loop->head)))
+                J = t;
         }
     }
     /* a conditional expression leaves one value from each branch */
