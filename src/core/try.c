@@ -152,8 +152,12 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
             body_end = next;
             p = next;
         }
-        for (int j = body; j < body_end; j++)
-            if (is_exc_target(d, j)) {
+        /* `except E as e:` bodies are protected by a block that clears e
+         * (`e = None; del e; RERAISE`) placed right after them */
+        for (int j = body; h->s && j + 3 < body_end; j++)
+            if (is_exc_target(d, j) && d->in[j].op == IR_LOAD_CONST && d->in[j + 1].name &&
+                strcmp(d->in[j + 1].name, h->s) == 0 && d->in[j + 2].op >= IR_DELETE_NAME &&
+                d->in[j + 2].op <= IR_DELETE_DEREF && d->in[j + 3].op == IR_RERAISE) {
                 body_end = j;
                 break;
             }
