@@ -83,8 +83,13 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next) {
     if (q >= d->n)
         return dc_fail(d, q, "truncated chained comparison");
     const dp_instr *x = &d->in[q];
+    dc_seen(d, i, q);
+    for (int j = i; j < q; j++) /* the links (SWAP, COPY, compares, jumps) */
+        d->seen[j] = 1;
     if (x->op == IR_JUMP && x->target == cleanup + 2 && d->in[cleanup].op == IR_SWAP &&
         d->in[cleanup + 1].op == IR_POP_TOP) {
+        dc_seen(d, q, q + 1);
+        dc_seen(d, cleanup, cleanup + 2);
         *next = x->target; /* value context */
         return dc_push(d, st, cmp) < 0 ? -1 : 1;
     }

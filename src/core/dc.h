@@ -64,6 +64,7 @@ typedef struct dc {
     int *handler;      /* per instruction: innermost handler target, -1 */
     int *nref;         /* per instruction: reachable jumps and handlers that target it */
     unsigned char *reach; /* per instruction: can it run at all */
+    unsigned char *seen;  /* per instruction: consumed by the structurer (see dc_seen) */
     dc_handler *handlers;
     int nhandlers;
     const char *except_name; /* name bound by the innermost `except ... as` */
@@ -82,6 +83,10 @@ typedef struct dc {
     dp_nodes globals, nonlocals; /* declarations this code needs */
     int is_class_body, is_module;
 } dc;
+
+/* Marks [from, to) as consumed.  After structuring, a reachable instruction
+ * nobody consumed means the structure lost code: the result is discarded. */
+void dc_seen(dc *d, int from, int to);
 
 /* ---- stack (expr.c) ---- */
 int dc_push(dc *d, dc_stack *st, dp_node *e);

@@ -12,8 +12,9 @@
  * and exception handlers. */
 static int mark_reachable(dc *d) {
     d->reach = dp_alloc(d->sh->ar, (size_t)d->n + 1);
+    d->seen = dp_alloc(d->sh->ar, (size_t)d->n + 1);
     int *work = dp_alloc_array(d->sh->ar, (size_t)d->n * 3 + 1, sizeof(int));
-    if (d->reach == NULL || work == NULL)
+    if (d->reach == NULL || d->seen == NULL || work == NULL)
         return dp_fail(d->sh->err, -1, "out of memory");
     int top = 0;
     if (d->n > 0)
@@ -187,6 +188,20 @@ static int prepend_decls(dc *d, dp_nodes *body) {
 
 enum { BODY_FUNCTION, BODY_CLASS, BODY_MODULE, BODY_LAMBDA, BODY_COMPREHENSION };
 
+/* Every instruction that can run must have been consumed by the structure;
+ * NOPs and `return <const>` copies (CPython duplicates them freely) aside. */
+static int check_coverage(dc *d) {
+    for (int i = 0; i < d->n; i++) {
+        if (!d->reach[i] || d->seen[i] || d->in[i].op == IR_NOP)
+            continue;
+        int exit_copy = (d->in[i].op == IR_LOAD_CONST && i + 1 < d->n && d->in[i + 1].op == IR_RETURN_VALUE) ||
+                        (d->in[i].op == IR_RETURN_VALUE && i > 0 && d->in[i - 1].op == IR_LOAD_CONST);
+        if (!exit_copy)
+            return dc_fail(d, i, "%s was left out of the structure", dp_irop_name(d->in[i].op));
+    }
+    return 0;
+}
+
 /* Decompiles a whole code object into statements. */
 static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d) {
     if (++sh->depth > DP_MAX_NESTING) {
@@ -202,6 +217,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     dc_spec sp;
     dc_spec_begin(d, &sp);
     int r = dc_block(d, 0, d->n, &st, body);
+    if (r >= 0 && !d->sh->err->set)
+        r = check_coverage(d);
     if (d->sh->err->set)
         snprintf(d->why, sizeof d->why, "at offset %d: %.150s", d->sh->err->offset, d->sh->err->msg);
     if (!dc_spec_end(d, &sp, r)) {

@@ -428,8 +428,14 @@ static dp_node *at_depth(dc *d, dc_stack *st, int depth, int at) {
     return dc_top(d, st, depth - 1, at);
 }
 
+void dc_seen(dc *d, int from, int to) {
+    for (int k = from < 0 ? 0 : from; k < to && k < d->n; k++)
+        d->seen[k] = 1;
+}
+
 int dc_expr_step(dc *d, int i, dc_stack *st) {
     const dp_instr *ins = &d->in[i];
+    d->seen[i] = 1;
     dp_node *a, *b, *c, *n;
     switch (ins->op) {
     case IR_NOP:

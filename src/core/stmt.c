@@ -545,6 +545,7 @@ static int static_swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *ou
     s->b = value;
     if (dc_add(d, &s->l1, target) < 0 || dc_add(d, out, s) < 0)
         return -1;
+    dc_seen(d, i, i + k);
     *next = i + k;
     return 1;
 }
@@ -725,6 +726,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
          * including between a return value and its RETURN_VALUE */
         int fin = finally_copy_at(d, i, end);
         if (fin > 0 && (st->n <= base || (i + fin < d->n && d->in[i + fin].op == IR_RETURN_VALUE))) {
+            dc_seen(d, i, i + fin);
             i += fin;
             continue;
         }
@@ -756,13 +758,17 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 }
             }
         }
+        d->seen[i] = 1;
         if (is_except_cleanup(d, i, end)) {
+            dc_seen(d, i, i + 3);
             i += 3;
             continue;
         }
         if (ins->op == IR_COPY && copy_needs_temp(d, i, st) && to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
             goto fail;
         int r = dc_match(d, i, base, st, out, &next);
+        if (r > 0)
+            dc_seen(d, i, next); /* match.c consumes the whole statement */
         if (r == 0)
             r = swap_assign(d, i, base, st, out, stmt_start);
         if (r == 0)
@@ -1053,7 +1059,7 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
         return -1;
     int body_end = done_at;
     if (body_end - 1 > i && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
-        body_end--;
+        dc_seen(d, --body_end, done_at);
     int brk = find_loop_exit(d, i + 1, body_end, done_at);
     if (brk > end)
         brk = done_at;
@@ -1097,6 +1103,8 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     int body_end = stop;
     if (body_end - 1 > body && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
         body_end--;
+    dc_seen(d, i, body);
+    dc_seen(d, body_end, stop + 1);
     int brk = find_loop_exit(d, body, body_end, stop + 1);
     if (brk > end)
         brk = stop + 1;
@@ -1133,6 +1141,7 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
     dc_loop lp = {i, brk, 0, NULL};
+    dc_seen(d, last, last + 1);
     if (loop_body(d, &lp, i, last, st, &s->l1) < 0)
         return -1;
     if (brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
@@ -1391,6 +1400,10 @@ static int cond_while(dc *d, const seg *s, int k, int last, int end, dc_stack *s
     if (brk > end)
         brk = F;
     dc_loop lp = {s[0].start, brk, 0, NULL};
+    dc_seen(d, bottom, last + 1); /* the test repeated at the bottom */
+    for (int j = last + 1; j < F; j++)
+        if (d->in[j].op == IR_POP_TOP || d->in[j].op == IR_JUMP)
+            d->seen[j] = 1; /* a chained comparison's cleanup */
     if (loop_body(d, &lp, B, bottom, st, &w->l1) < 0)
         return -1;
     if (brk > F && dc_region(d, F, brk, brk, st, &w->l2) < 0)
@@ -1429,6 +1442,7 @@ static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
                 return -1;
         if (dc_pop(d, st, s[m].jump) == NULL)
             return -1;
+        d->seen[s[m].jump] = 1;
     }
     return 0;
 }
@@ -1482,7 +1496,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     s[0].or_pop = d->in[i].op == IR_JUMP_IF_FALSE_OR_POP || d->in[i].op == IR_JUMP_IF_TRUE_OR_POP;
     if ((s[0].e = tested(d, x, d->in[i].op, &s[0].jumps_if)) == NULL)
         return -1;
-    if ((k = extend_chain(d, s, end, st)) < 0)
+    if ((k = extend_chain(d, s, end, st)) < 0 || consume_chain(d, s, 1, k, st) < 0)
         return -1;
     int B = s[k - 1].jump + 1, F = unify_exits(d, s, k);
     /* the chosen operands are consumed: re-run them on the real stack */
@@ -1550,6 +1564,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         dp_node *exc = dc_top(d, &tmp, 0, F - 1);
         if (exc == NULL)
             return -1;
+        d->seen[F - 1] = 1;
         if (exc->kind == E_CALL && exc->l1.n == 1)
             a->b = exc->l1.v[0];
         *next = F;
@@ -1602,6 +1617,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (!is_break && (!is_continue || t == exit)) {
             then_end = F - 1;
             J = t > end ? end : t;
+            d->seen[F - 1] = 1;
         }
     } else if (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE || d->in[F - 1].op == IR_RETURN_VALUE ||
                               d->in[F - 1].op == IR_RAISE)) {

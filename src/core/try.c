@@ -116,13 +116,16 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
     int p = H + 1;
     while (p < clean) {
         const dp_instr *ins = &d->in[p];
-        if (ins->op == IR_RERAISE)
+        if (ins->op == IR_RERAISE) {
+            d->seen[p] = 1;
             return 0; /* no clause matched */
+        }
         dp_node *h = dc_stmt(d, S_EXCEPT, p);
         if (h == NULL || dc_add(d, &tr->l2, h) < 0)
             return -1;
         int body, body_end;
         if (ins->op == IR_POP_TOP) {
+            d->seen[p] = 1;
             body = p + 1;
             body_end = clean;
         } else {
@@ -148,6 +151,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
                 h->s = bind->name;
             else if (bind->op != IR_POP_TOP)
                 return dc_fail(d, q + 2, "malformed except clause");
+            dc_seen(d, q, q + 3); /* CHECK_EXC_MATCH, the jump, the binding */
             body = q + 3;
             body_end = next;
             p = next;
@@ -159,6 +163,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
                 strcmp(d->in[j + 1].name, h->s) == 0 && d->in[j + 2].op >= IR_DELETE_NAME &&
                 d->in[j + 2].op <= IR_DELETE_DEREF && d->in[j + 3].op == IR_RERAISE) {
                 body_end = j;
+                dc_seen(d, j, j + 4);
                 break;
             }
         const char *saved = d->except_name;
@@ -196,12 +201,15 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
     if (cend < 0)
         return dc_fail(d, H, "handler without its cleanup block");
     h->opened = 1;
+    d->seen[H] = 1;
+    dc_seen(d, clean, cend);
     dp_node *tr = dc_stmt(d, S_TRY, i);
     if (tr == NULL)
         return -1;
     if (is_finally(d, H, clean)) {
         if (clean - 1 <= H || d->in[clean - 1].op != IR_RERAISE)
             return dc_fail(d, H, "malformed finally block");
+        d->seen[clean - 1] = 1;
         int after = try_after(d, i, H, cend);
         const dp_instr *saved_ops = d->fin_ops;
         int saved_len = d->fin_len;
@@ -308,6 +316,8 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
         return -1;
     item->b = holder->l1.v[0];
     d->skip_to[H] = L + 4;
+    dc_seen(d, H, L + 4);
+    dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
     *next = d->region_stop;
     return dc_add(d, out, w);
 }
