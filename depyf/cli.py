@@ -35,26 +35,44 @@ def _load(path):
     try:
         return compile(data, path, "exec", dont_inherit=True), None
     except SyntaxError as e:
-        raise InputError(f"line {e.lineno}: {e.msg}") from None
+        raise InputError(f"line {e.lineno}: {e.msg}" if e.lineno else e.msg) from None
     except ValueError as e:  # NUL bytes in the source
         raise InputError(str(e)) from None
 
 
-def _run(command, path, indent):
-    code, pyc = _load(path)
+def _from_pyc(core_function, data, **options):
     try:
-        if command == "decompile":
-            if code is not None:
-                return _core.decompile(code, indent=indent)
-            return _core.decompile_pyc(pyc, indent=indent)
-        if code is not None:
-            return _core.disasm(code)
-        return _core.disasm_pyc(pyc)
+        return core_function(data, **options)
     except ValueError as e:  # the .pyc reader's verdict on the file
         raise InputError(str(e)) from None
 
 
+def _decompile(args):
+    code, pyc = _load(args.file)
+    if code is not None:
+        return _core.decompile(code, indent=args.indent)
+    return _from_pyc(_core.decompile_pyc, pyc, indent=args.indent)
+
+
+def _disasm(args):
+    code, pyc = _load(args.file)
+    if code is not None:
+        return _core.disasm(code)
+    return _from_pyc(_core.disasm_pyc, pyc)
+
+
+def _indent(text):
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 1 <= value <= 16:
+        raise argparse.ArgumentTypeError(f"must be between 1 and 16, not {value}")
+    return value
+
+
 def _parser():
+    """One subcommand per action; each sets `run`, a function of the parsed args returning the text to print."""
     parser = argparse.ArgumentParser(
         prog="depyf", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -62,13 +80,15 @@ def _parser():
     dec = commands.add_parser("decompile", help="print the source of FILE",
                               description="Print the decompiled source of FILE.",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    dec.add_argument("file", metavar="FILE")
-    dec.add_argument("--indent", type=int, default=4, metavar="N",
+    dec.add_argument("file", metavar="FILE", help="a .pyc or .py file")
+    dec.add_argument("--indent", type=_indent, default=4, metavar="N",
                      help="spaces per indentation level, 1-16 (default: 4)")
+    dec.set_defaults(run=_decompile)
     dis = commands.add_parser("disasm", help="print the disassembly of FILE",
                               description="Print the disassembly of FILE and of every code object in it.",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
-    dis.add_argument("file", metavar="FILE")
+    dis.add_argument("file", metavar="FILE", help="a .pyc or .py file")
+    dis.set_defaults(run=_disasm)
     return parser
 
 
@@ -90,18 +110,14 @@ def _fail(path, reason, status):
 def main(argv=None):
     """Runs the command line; returns the exit status."""
     args = _parser().parse_args(argv)
-    indent = getattr(args, "indent", 4)
-    if not 1 <= indent <= 16:
-        print(f"depyf: --indent must be between 1 and 16, not {indent}", file=sys.stderr)
-        return 2
     try:
-        text = _run(args.command, args.file, indent)
+        text = args.run(args)
     except InputError as e:
         return _fail(args.file, e, 2)
     except _core.DecompilationError as e:
         return _fail(args.file, e, 1)
-    except MemoryError:
-        return _fail(args.file, "out of memory", 1)
+    except MemoryError as e:
+        return _fail(args.file, str(e) or "out of memory", 1)
     try:
         _write(text)
     except BrokenPipeError:

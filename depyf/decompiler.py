@@ -1,5 +1,6 @@
 """Decompile code objects, Python callables and .pyc files to source text."""
 
+import builtins
 import functools
 import types
 
@@ -14,19 +15,13 @@ def _no_bytecode(obj, why):
     return TypeError(f"cannot decompile {type(obj).__qualname__} object: {why}")
 
 
-def code_of(obj):
-    """The code object behind `obj`.
-
-    Accepts a code object, a function, a bound method, a classmethod or
-    staticmethod, a functools.partial of any of these, a decorated function
-    (follows `__wrapped__`) and a callable object (uses `type(obj).__call__`).
-    Anything else raises TypeError naming its type.
-    """
+def _unwrap(obj):
+    """(code object behind `obj`, the function holding it or None); see `code_of`."""
     current = obj
     followed_call = False
     for _ in range(MAX_UNWRAP):
         if isinstance(current, types.CodeType):
-            return current
+            return current, None
         wrapped = getattr(current, "__wrapped__", None)
         if wrapped is not None:
             current = wrapped
@@ -39,7 +34,7 @@ def code_of(obj):
             continue
         code = getattr(current, "__code__", None)
         if isinstance(code, types.CodeType):
-            return code
+            return code, current if isinstance(current, types.FunctionType) else None
         if isinstance(current, types.ModuleType):
             raise _no_bytecode(obj, "a module keeps no code object; decompile its .pyc file instead")
         if isinstance(current, type):
@@ -54,12 +49,87 @@ def code_of(obj):
                      f"more than {MAX_UNWRAP} wrappers (a __wrapped__ cycle?)")
 
 
+def code_of(obj):
+    """The code object behind `obj`.
+
+    Accepts a code object, a function, a bound method, a classmethod or
+    staticmethod, a functools.partial of any of these, a decorated function
+    (follows `__wrapped__`) and a callable object (uses `type(obj).__call__`).
+    Anything else raises TypeError naming its type.
+    """
+    return _unwrap(obj)[0]
+
+
+class _Expression:
+    """A default value that prints as the source text `text` (its repr)."""
+
+    __slots__ = ("text",)
+
+    def __init__(self, text):
+        self.text = text
+
+    def __repr__(self):
+        return self.text
+
+
+_LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellipsis))
+_NONE = object()  # "no expression" (None is a literal)
+
+
+def _as_expression(value, namespaces):
+    """`value`, or something that prints as an expression for it, or _NONE.
+
+    Literals print as themselves; another object as a name it is bound to in
+    `namespaces`, else as its repr when that parses as an expression.
+    """
+    if type(value) in _LITERAL_TYPES:
+        return value
+    if type(value) is tuple:
+        items = tuple(_as_expression(v, namespaces) for v in value)
+        return _NONE if any(i is _NONE for i in items) else items
+    if type(value) is frozenset and all(type(v) in _LITERAL_TYPES for v in value):
+        return value
+    for namespace in namespaces:
+        for name, bound in namespace.items():
+            if bound is value and name.isidentifier():
+                return _Expression(name)
+    try:
+        text = repr(value)
+        compile(text, "<default>", "eval")
+    except Exception:
+        return _NONE
+    return _Expression(text)
+
+
+def _defaults_of(function):
+    """decompile() keyword arguments for the defaults of a live function.
+
+    Positional defaults are shown only when all of them can be; each keyword-only
+    default when it can be (one left out still gives a valid `def`).
+    """
+    if function is None:
+        return {}
+    namespaces = (function.__globals__, vars(builtins))
+    options = {}
+    if function.__defaults__:
+        defaults = _as_expression(function.__defaults__, namespaces)
+        if defaults is not _NONE:
+            options["defaults"] = defaults
+    if function.__kwdefaults__:
+        shown = {name: _as_expression(v, namespaces) for name, v in function.__kwdefaults__.items()}
+        options["kwdefaults"] = {name: v for name, v in shown.items() if v is not _NONE}
+    return options
+
+
 def decompile(obj, indent=4):
     """Source of `obj` (see `code_of`): a `def` statement, or module source for a module's code.
 
-    Raises DecompilationError when the bytecode cannot be decompiled.
+    For a live function the `def` shows its defaults, as literals, as names
+    they are bound to, or as their repr (see `_defaults_of`).  Raises
+    DecompilationError when the bytecode cannot be decompiled.
     """
-    return _core.decompile(code_of(obj), indent=indent)
+    code, function = _unwrap(obj)
+    return _core.decompile(code, indent=indent, **_defaults_of(function))
 
 
 def disasm(obj):
@@ -92,7 +162,7 @@ class Decompiler:
     """Decompiles one code object (see `code_of`), or the module of one .pyc file."""
 
     def __init__(self, obj, indent=4):
-        self.code = code_of(obj)
+        self.code, self._function = _unwrap(obj)
         self.indent = indent
         self._pyc = None
 
@@ -100,7 +170,7 @@ class Decompiler:
     def from_pyc(cls, path, indent=4):
         """A Decompiler for the .pyc file at `path`, which is read now."""
         self = cls.__new__(cls)
-        self.code = None
+        self.code = self._function = None
         self.indent = indent
         self._pyc = _read(path)
         return self
@@ -109,7 +179,7 @@ class Decompiler:
         """The source text, decompiled anew on every call."""
         if self._pyc is not None:
             return _core.decompile_pyc(self._pyc, indent=self.indent)
-        return _core.decompile(self.code, indent=self.indent)
+        return _core.decompile(self.code, indent=self.indent, **_defaults_of(self._function))
 
     @functools.cached_property
     def source(self):

@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <string.h>
 
-
 typedef struct conv {
     dp_arena *a;
     dp_error *err;
@@ -330,4 +329,9 @@ int dpx_code_from_py(PyObject *code, dp_arena *a, dp_code **out, dp_error *err) 
         return -1;
     }
     return conv_code(&cv, code, 0, out);
+}
+
+int dpx_const_from_py(PyObject *value, dp_arena *a, dp_const **out, dp_error *err) {
+    conv cv = {a, err};
+    return conv_const(&cv, value, 1, out);
 }

@@ -18,6 +18,14 @@ typedef struct modstate {
 
 typedef enum job { JOB_DECOMPILE, JOB_DISASM, JOB_IR_DUMP } job;
 
+/* What the caller asked for. */
+typedef struct request {
+    job what;
+    int indent, linemap;
+    PyObject *defaults;   /* decompile of a live function: exact tuple, or NULL */
+    PyObject *kwdefaults; /* exact dict of str -> value, or NULL */
+} request;
+
 /* Everything one call owns; released by call_free on every path. */
 typedef struct call {
     dp_arena arena;
@@ -99,14 +107,10 @@ static PyObject *raise_job_error(PyObject *module, const call *c, const char *fa
 }
 
 /* The core part of a job: no Python object may be touched here. */
-static int run_job(call *c, job what, const dp_code *code, int indent, int want_linemap) {
+static int run_job(call *c, job what, const dp_code *code, const dp_options *opt) {
     switch (what) {
-    case JOB_DECOMPILE: {
-        dp_options opt = {0};
-        opt.indent = indent;
-        opt.linemap = want_linemap ? &c->linemap : NULL;
-        return dp_decompile(code, &opt, &c->out, &c->err);
-    }
+    case JOB_DECOMPILE:
+        return dp_decompile(code, opt, &c->out, &c->err);
     case JOB_DISASM:
         return dp_disasm(code, &c->out, &c->err);
     case JOB_IR_DUMP: {
@@ -153,24 +157,63 @@ static PyObject *job_result(call *c, int want_linemap) {
     return pair;
 }
 
-static PyObject *run_on_code(PyObject *module, PyObject *code, job what, int indent, int want_linemap) {
+static dp_options options_for(call *c, const request *rq) {
+    dp_options opt = {0};
+    opt.indent = rq->indent;
+    opt.linemap = rq->linemap ? &c->linemap : NULL;
+    return opt;
+}
+
+/* The live defaults in the core's shape: a tuple, and a tuple of (name,
+ * value) pairs.  Returns -1 like dpx_code_from_py. */
+static int convert_defaults(call *c, const request *rq, dp_options *opt) {
+    dp_const *converted;
+    if (rq->defaults != NULL) {
+        if (dpx_const_from_py(rq->defaults, &c->arena, &converted, &c->err) < 0)
+            return -1;
+        opt->defaults = converted;
+    }
+    if (rq->kwdefaults != NULL) {
+        PyObject *key, *value;
+        Py_ssize_t pos = 0;
+        while (PyDict_Next(rq->kwdefaults, &pos, &key, &value))
+            if (!PyUnicode_CheckExact(key)) {
+                PyErr_Format(PyExc_TypeError, "kwdefaults keys must be str, not %.100s", Py_TYPE(key)->tp_name);
+                return -1;
+            }
+        PyObject *items = PyDict_Items(rq->kwdefaults);
+        PyObject *pairs = items == NULL ? NULL : PyList_AsTuple(items);
+        Py_XDECREF(items);
+        if (pairs == NULL)
+            return -1;
+        int rc = dpx_const_from_py(pairs, &c->arena, &converted, &c->err);
+        Py_DECREF(pairs);
+        if (rc < 0)
+            return -1;
+        opt->kwdefaults = converted;
+    }
+    return 0;
+}
+
+static PyObject *run_on_code(PyObject *module, PyObject *code, const request *rq) {
     call c;
     call_init(&c);
     PyObject *result = NULL;
     dp_code *model = NULL;
-    if (dpx_code_from_py(code, &c.arena, &model, &c.err) < 0) {
+    dp_options opt = options_for(&c, rq);
+    if (dpx_code_from_py(code, &c.arena, &model, &c.err) < 0 || convert_defaults(&c, rq, &opt) < 0) {
         if (!PyErr_Occurred())
-            raise_core_error(module, &c.err, "<code>");
+            raise_core_error(module, &c.err, model != NULL ? model->qualname : "<code>");
         goto done;
     }
     int rc;
     Py_BEGIN_ALLOW_THREADS
-    rc = run_job(&c, what, model, indent, want_linemap);
+    rc = run_job(&c, rq->what, model, &opt);
     Py_END_ALLOW_THREADS
     if (rc < 0)
         raise_job_error(module, &c, model->qualname);
     else
-        result = job_result(&c, want_linemap);
+        result = job_result(&c, rq->linemap);
 done:
     call_free(&c);
     return result;
@@ -178,16 +221,17 @@ done:
 
 /* .pyc problems (bad magic, truncation, bad marshal data) are ValueErrors
  * about the file; a failure on the code inside is a DecompilationError. */
-static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, job what, int indent) {
+static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, const request *rq) {
     call c;
     call_init(&c);
     PyObject *result = NULL;
     dp_code *model = NULL;
+    dp_options opt = options_for(&c, rq);
     int read_rc, rc = -1;
     Py_BEGIN_ALLOW_THREADS
     read_rc = dp_read_pyc(&c.arena, data->buf, (size_t)data->len, &model, &c.err);
     if (read_rc == 0)
-        rc = run_job(&c, what, model, indent, 0);
+        rc = run_job(&c, rq->what, model, &opt);
     Py_END_ALLOW_THREADS
     if (read_rc < 0) {
         if (out_of_memory(&c))
@@ -197,7 +241,7 @@ static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, job what, i
     } else if (rc < 0) {
         raise_job_error(module, &c, model->qualname);
     } else {
-        result = job_result(&c, 0);
+        result = job_result(&c, rq->linemap);
     }
     call_free(&c);
     return result;
@@ -212,21 +256,38 @@ static int check_indent(int indent) {
 }
 
 PyDoc_STRVAR(decompile_doc,
-"decompile(code, indent=4, linemap=False)\n--\n\n"
+"decompile(code, indent=4, linemap=False, defaults=None, kwdefaults=None)\n--\n\n"
 "Source of a code object: a `def` statement for a function, module source for a module.\n"
 "With linemap=True, return (source, [(offset, line), ...]): the output line each\n"
 "bytecode offset of the top-level code object was printed on, sorted by offset.\n"
+"defaults (a tuple) and kwdefaults (a dict) are a live function's __defaults__ and\n"
+"__kwdefaults__, shown in the `def`; a value with no literal form is shown as its repr.\n"
 "Raises DecompilationError when the code cannot be decompiled.");
 
+/* None -> NULL; otherwise `obj` must be exactly of `type`. */
+static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
+    if (*obj == Py_None) {
+        *obj = NULL;
+        return 0;
+    }
+    if (Py_TYPE(*obj) != type) {
+        PyErr_Format(PyExc_TypeError, "%s must be a %s or None, not %.100s", name, type->tp_name,
+                     Py_TYPE(*obj)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
 static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"code", "indent", "linemap", NULL};
+    static char *kwlist[] = {"code", "indent", "linemap", "defaults", "kwdefaults", NULL};
     PyObject *code;
-    int indent = 4, linemap = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ip:decompile", kwlist, &PyCode_Type, &code, &indent,
-                                     &linemap) ||
-        check_indent(indent) < 0)
+    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOO:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
+                                     &rq.linemap, &rq.defaults, &rq.kwdefaults) ||
+        check_indent(rq.indent) < 0 || optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
+        optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0)
         return NULL;
-    return run_on_code(module, code, JOB_DECOMPILE, indent, linemap);
+    return run_on_code(module, code, &rq);
 }
 
 PyDoc_STRVAR(disasm_doc,
@@ -236,7 +297,8 @@ PyDoc_STRVAR(disasm_doc,
 static PyObject *core_disasm(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    return run_on_code(module, code, JOB_DISASM, 4, 0);
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL};
+    return run_on_code(module, code, &rq);
 }
 
 PyDoc_STRVAR(ir_dump_doc,
@@ -246,7 +308,8 @@ PyDoc_STRVAR(ir_dump_doc,
 static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    return run_on_code(module, code, JOB_IR_DUMP, 4, 0);
+    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL};
+    return run_on_code(module, code, &rq);
 }
 
 PyDoc_STRVAR(decompile_pyc_doc,
@@ -257,10 +320,10 @@ PyDoc_STRVAR(decompile_pyc_doc,
 static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"data", "indent", NULL};
     Py_buffer data;
-    int indent = 4;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|i:decompile_pyc", kwlist, &data, &indent))
+    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|i:decompile_pyc", kwlist, &data, &rq.indent))
         return NULL;
-    PyObject *result = check_indent(indent) < 0 ? NULL : run_on_pyc(module, &data, JOB_DECOMPILE, indent);
+    PyObject *result = check_indent(rq.indent) < 0 ? NULL : run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;
 }
@@ -274,7 +337,8 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     Py_buffer data;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
         return NULL;
-    PyObject *result = run_on_pyc(module, &data, JOB_DISASM, 4);
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL};
+    PyObject *result = run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;
 }
