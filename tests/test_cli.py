@@ -8,7 +8,6 @@ import sys
 
 import pytest
 
-REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PYENV = "/root/.pyenv/versions"
 
 SOURCE = '''\
