@@ -173,6 +173,17 @@ static int protect_name(dc *d, dc_stack *st, const char *name, const dp_node *va
     return 0;
 }
 
+/* Storing to or deleting a plain local cannot change a pending value (only
+ * protect_name's case) nor be observed by one: no other code sees it. */
+static int is_private_local(const dc *d, const dp_node *target, int op) {
+    if (target->kind != E_NAME || (op != IR_STORE_FAST && op != IR_DELETE_FAST))
+        return 0;
+    for (size_t k = 0; k < d->code->cellvars.n; k++)
+        if (strcmp(d->code->cellvars.v[k], target->s) == 0)
+            return 0;
+    return 1;
+}
+
 /* Before a statement: the values left below its own operands (`value` is
  * the one being stored, which may legitimately stay: `a = b = v`). */
 static int flush_leftovers(dc *d, dc_stack *st, int operands, const dp_node *value, dp_nodes *out, int at) {
@@ -344,7 +355,7 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
     }
     int walrus = target->kind == E_NAME && st->n > 0 && st->v[st->n - 1] == v && d->in[at_instr].op != IR_NOP &&
                  !chained_store_follows(d, at_instr + 1);
-    if (!walrus && flush_leftovers(d, st, 0, v, out, at) < 0)
+    if (!walrus && !is_private_local(d, target, d->in[at_instr].op) && flush_leftovers(d, st, 0, v, out, at) < 0)
         return -1;
     if (target->kind == E_NAME && protect_name(d, st, target->s, v, out, at) < 0)
         return -1;
@@ -570,8 +581,8 @@ static int add_simple(dc *d, dp_nodes *out, int kind, dp_node *a, int at) {
     return dc_add(d, out, s);
 }
 
-static int add_delete(dc *d, dc_stack *st, dp_nodes *out, dp_node *target, int at) {
-    if (flush_leftovers(d, st, 0, NULL, out, at) < 0)
+static int add_delete(dc *d, dc_stack *st, dp_nodes *out, dp_node *target, int at, int op) {
+    if (!is_private_local(d, target, op) && flush_leftovers(d, st, 0, NULL, out, at) < 0)
         return -1;
     if (target->kind == E_NAME && protect_name(d, st, target->s, NULL, out, at) < 0)
         return -1;
@@ -826,7 +837,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_DELETE_NAME: case IR_DELETE_FAST: case IR_DELETE_GLOBAL: case IR_DELETE_DEREF:
-            if (add_delete(d, st, out, name_target(d, ins), stmt_start) < 0)
+            if (add_delete(d, st, out, name_target(d, ins), stmt_start, ins->op) < 0)
                 goto fail;
             break;
         case IR_DELETE_ATTR:
@@ -834,7 +845,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             t->a = x;
             t->s = ins->name;
-            if (add_delete(d, st, out, t, stmt_start) < 0)
+            if (add_delete(d, st, out, t, stmt_start, ins->op) < 0)
                 goto fail;
             break;
         case IR_DELETE_SUBSCR: {
@@ -843,7 +854,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             t->a = x;
             t->b = idx;
-            if (add_delete(d, st, out, t, stmt_start) < 0)
+            if (add_delete(d, st, out, t, stmt_start, ins->op) < 0)
                 goto fail;
             break;
         }
