@@ -35,6 +35,42 @@ static int mark_reachable(dc *d) {
     return 0;
 }
 
+/* 3.12+ compiles `a and b` (as a value) to `a; COPY 1; POP_JUMP_IF_FALSE L;
+ * POP_TOP; b; L:` where earlier versions had JUMP_IF_FALSE_OR_POP: rewrite
+ * to that form (3.13's TO_BOOL is already a NOP). */
+static void normalize_boolops(dc *d) {
+    if (d->code->py_minor < 12)
+        return;
+    dp_instr *in = d->f.ins;
+    for (int i = 0; i + 2 < d->n; i++) {
+        if (in[i].op != IR_COPY || in[i].arg != 1)
+            continue;
+        int j = i + 1;
+        while (j < d->n && in[j].op == IR_NOP)
+            j++;
+        if (j + 1 >= d->n || (in[j].op != IR_POP_JUMP_IF_FALSE && in[j].op != IR_POP_JUMP_IF_TRUE) ||
+            in[j + 1].op != IR_POP_TOP || in[j].target <= j)
+            continue;
+        in[i].op = IR_NOP;
+        in[j].op = in[j].op == IR_POP_JUMP_IF_FALSE ? IR_JUMP_IF_FALSE_OR_POP : IR_JUMP_IF_TRUE_OR_POP;
+        in[j + 1].op = IR_NOP;
+    }
+}
+
+/* 3.12+ generators are wrapped in a handler that turns a leaked
+ * StopIteration into RuntimeError: no source construct. */
+static void skip_generator_epilogue(dc *d) {
+    for (int k = 0; k < d->f.nexc; k++) {
+        int t = d->f.exc[k].target;
+        if (t >= 0 && t < d->n && d->in[t].op == IR_STOPITERATION_ERROR) {
+            int e = t + 1;
+            while (e < d->n && d->in[e].op != IR_RERAISE)
+                e++;
+            d->skip_to[t] = e + 1 <= d->n ? e + 1 : d->n;
+        }
+    }
+}
+
 static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     memset(d, 0, sizeof *d);
     d->sh = sh;
@@ -67,6 +103,8 @@ static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         for (int i = e->start; i < e->end; i++)
             d->handler[i] = e->target;
     }
+    normalize_boolops(d);
+    skip_generator_epilogue(d);
     if (mark_reachable(d) < 0)
         return -1;
     /* count references from reachable code only: code that cannot run
@@ -192,7 +230,8 @@ enum { BODY_FUNCTION, BODY_CLASS, BODY_MODULE, BODY_LAMBDA, BODY_COMPREHENSION }
  * NOPs and `return <const>` copies (CPython duplicates them freely) aside. */
 static int check_coverage(dc *d) {
     for (int i = 0; i < d->n; i++) {
-        if (!d->reach[i] || d->seen[i] || d->in[i].op == IR_NOP)
+        if (!d->reach[i] || d->seen[i] || d->in[i].op == IR_NOP || d->in[i].op == IR_STOPITERATION_ERROR ||
+            (d->in[i].op == IR_RERAISE && i > 0 && d->in[i - 1].op == IR_STOPITERATION_ERROR))
             continue;
         int exit_copy = (d->in[i].op == IR_LOAD_CONST && i + 1 < d->n && d->in[i + 1].op == IR_RETURN_VALUE) ||
                         (d->in[i].op == IR_RETURN_VALUE && i > 0 && d->in[i - 1].op == IR_LOAD_CONST);
