@@ -118,6 +118,11 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next);
  * (the subject is at base). */
 int dc_match(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int *next);
 
+/* 3.12+ inlined comprehension starting at instruction i (inline_comp.c):
+ * 1 if one was recognized (its value pushed on `st`, *next set), 0 if
+ * none starts here, -1 on error. */
+int dc_inline_comprehension(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
+
 /* Always-correct fallback (fallback.c): rebuilds the whole code object as a
  * state machine over its basic blocks when structuring failed.  Appends the
  * function body to `out`; returns -1 only when the bytecode is invalid. */
