@@ -53,14 +53,26 @@ static int ends_stmt(const dc *d, int i) {
     if (i < 0)
         return 1;
     switch (d->in[i].op) {
-    case IR_RETURN_VALUE: case IR_RAISE: case IR_RERAISE: case IR_JUMP: case IR_POP_EXCEPT:
+    case IR_RETURN_VALUE: case IR_RAISE: case IR_RERAISE: case IR_JUMP:
     case IR_STORE_NAME: case IR_STORE_FAST: case IR_STORE_GLOBAL: case IR_STORE_DEREF:
     case IR_STORE_ATTR: case IR_STORE_SUBSCR: case IR_STORE_SLICE:
     case IR_DELETE_NAME: case IR_DELETE_FAST: case IR_DELETE_GLOBAL: case IR_DELETE_DEREF:
     case IR_DELETE_ATTR: case IR_DELETE_SUBSCR: case IR_IMPORT_STAR: case IR_NOP:
         return 1;
-    case IR_POP_TOP:
-        return i + 1 >= d->n || d->in[i + 1].op != IR_RETURN_VALUE;
+    case IR_POP_TOP: case IR_POP_EXCEPT:
+        /* unless it is part of the unwinding before a return: popping loop
+         * iterators, closing with blocks, leaving except blocks (and
+         * clearing their `as` name) */
+        for (int j = i + 1; j < d->n && j < i + 24; j++) {
+            int op = d->in[j].op;
+            if (op == IR_RETURN_VALUE)
+                return 0;
+            if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_LOAD_CONST &&
+                op != IR_CALL && op != IR_STORE_FAST && op != IR_STORE_NAME && op != IR_DELETE_FAST &&
+                op != IR_DELETE_NAME)
+                return 1;
+        }
+        return 1;
     default:
         return 0;
     }
