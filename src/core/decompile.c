@@ -662,6 +662,7 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
     }
     dp_printer p;
     dp_printer_init(&p, out, opt ? opt->indent : 4, err);
+    p.py_minor = code->py_minor;
     linemap_ctx lm = {opt ? opt->linemap : NULL, 0};
     if (lm.map) {
         p.on_stmt = on_stmt;

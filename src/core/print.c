@@ -1091,6 +1091,50 @@ static int fstring_with(pr *r, const dp_node *e, const char *quote) {
     return rc;
 }
 
+/* `format(str(x), spec)` for one replacement field. */
+static int format_call(pr *r, const dp_node *f) {
+    if (need(r, f->a, "formatted value") < 0)
+        return -1;
+    put(r, "format(");
+    const char *conv = f->op == 's' ? "str(" : f->op == 'r' ? "repr(" : f->op == 'a' ? "ascii(" : NULL;
+    if (conv)
+        put(r, conv);
+    if (expr(r, f->a, PR_IFEXP) < 0)
+        return -1;
+    if (conv)
+        putch(r, ')');
+    if (f->b != NULL) {
+        put(r, ", ");
+        if (expr(r, f->b, PR_IFEXP) < 0)
+            return -1;
+    }
+    putch(r, ')');
+    return 0;
+}
+
+/* An f-string with no valid pre-3.12 spelling, as a sum of its literal
+ * parts and format() calls: the same string, computed the same way. */
+static int fstring_as_format(pr *r, const dp_node *e) {
+    const dp_nodes *parts = &e->l1;
+    if (e->kind == E_FORMATTED)
+        return format_call(r, e);
+    putch(r, '(');
+    if (parts->n == 0)
+        put(r, "''");
+    for (int i = 0; i < parts->n; i++) {
+        const dp_node *part = parts->v[i];
+        if (i)
+            put(r, " + ");
+        if (need(r, part, "f-string part") < 0)
+            return -1;
+        int rc = part->kind == E_FORMATTED ? format_call(r, part) : expr(r, part, PR_IFEXP);
+        if (rc < 0)
+            return -1;
+    }
+    putch(r, ')');
+    return 0;
+}
+
 /* An f-string (a lone E_FORMATTED is a one-field f-string).  Before 3.12 the
  * replacement fields may not reuse the outer quote nor hold backslashes, so
  * the outermost f-string tries each quote until every field fits. */
@@ -1138,13 +1182,17 @@ static int fstring(pr *r, const dp_node *e) {
         }
         dp_buf_free(&scratch);
     }
-    /* No spelling is valid before 3.12 (say, a backslash inside a field):
-     * the bytecode came from 3.12+, whose f-strings (PEP 701) take any
-     * expression, so print the fields as they are. */
-    r->fs_lenient = 1;
-    int rc = fstring_with(r, e, quotes[0]);
-    r->fs_lenient = 0;
-    return rc;
+    /* No spelling is valid before 3.12 (say, a backslash inside a field).
+     * For 3.12+ print the fields as they are (PEP 701 takes any
+     * expression); for older targets (3.11 compiles `'%s\n' % x` into
+     * f-string bytecode) spell the same computation with format(). */
+    if (r->p->py_minor >= 12) {
+        r->fs_lenient = 1;
+        int rc = fstring_with(r, e, quotes[0]);
+        r->fs_lenient = 0;
+        return rc;
+    }
+    return fstring_as_format(r, e);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1859,6 +1907,7 @@ void dp_printer_init(dp_printer *p, dp_buf *out, int indent, dp_error *err) {
     p->err = err;
     p->on_stmt = NULL;
     p->ctx = NULL;
+    p->py_minor = 0;
 }
 
 static void pr_init(pr *r, dp_printer *p) {

@@ -10,6 +10,7 @@ typedef struct dp_printer {
     dp_buf *out;
     int indent;          /* spaces per level (4 by default) */
     int line;            /* current output line, 1-based: lets callers map statements to lines */
+    int py_minor;        /* the Python 3.x the source must compile under (0: any) */
     dp_error *err;
     /* Optional: called for every statement as it starts printing, with the
      * output line it starts on (used to map bytecode offsets to lines). */

@@ -233,15 +233,19 @@ static const char *result(int rc, dp_buf *b, const dp_error *err) {
     return s;
 }
 
-static const char *ex(const dp_node *e) {
+/* An expression printed for source that must compile under 3.<py_minor>. */
+static const char *ex_for(const dp_node *e, int py_minor) {
     dp_buf b;
     dp_error err;
     dp_printer p;
     dp_buf_init(&b);
     dp_error_init(&err);
     dp_printer_init(&p, &b, 4, &err);
+    p.py_minor = py_minor;
     return result(dp_print_expr(&p, e), &b, &err);
 }
+
+static const char *ex(const dp_node *e) { return ex_for(e, 0); }
 
 static const char *src(dp_nodes body) {
     dp_buf b;
@@ -409,9 +413,13 @@ static void test_fstrings(void) {
     dict->l2 = L(kint("2"));
     CHECK_STR(ex(seq(E_JOINEDSTR, L(fmt(dict, 0, NULL)))), "f'{ {1: 2} }'");
     CHECK_STR(ex(seq(E_JOINEDSTR, L(fmt(seq(E_TUPLE, L(A, B)), 0, NULL)))), "f'{(a, b)}'");
-    /* no spelling before 3.12: such bytecode came from 3.12+ (PEP 701) */
+    /* no f-string spelling before 3.12 (3.11 compiles `"%s\n" % x` to this):
+     * format() calls compute the same string; 3.12+ takes any field (PEP 701) */
     dp_node *join = call(attr(kstr("\n"), "join"), L(A), NONE_);
-    CHECK_STR(ex(seq(E_JOINEDSTR, L(kstr("it's"), fmt(join, 0, NULL)))), "f\"it's{'\\n'.join(a)}\"");
+    dp_node *joined = seq(E_JOINEDSTR, L(kstr("it's"), fmt(join, 0, NULL)));
+    CHECK_STR(ex(joined), "(\"it's\" + format('\\n'.join(a)))");
+    CHECK_STR(ex_for(seq(E_JOINEDSTR, L(fmt(join, 'r', seq(E_JOINEDSTR, L(kstr(">4")))))), 11), "(format(repr('\\n'.join(a)), f'>4'))");
+    CHECK_STR(ex_for(joined, 12), "f\"it's{'\\n'.join(a)}\"");
     CHECK_STR(ex(fmt(A, 'x', NULL)), "ERROR: bad f-string conversion 120");
 }
 
