@@ -77,6 +77,8 @@ typedef struct dc {
     int region_stop;   /* where the last dc_region stopped */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;
+    struct { const dp_instr *ops; int len; } fin_outer[8]; /* enclosing finally bodies */
+    int nfin_outer;
     dc_loop *loop;
     struct dc *outer;  /* enclosing function's decompilation (for global/nonlocal) */
     dp_node *pending_chain; /* S_ASSIGN being extended by `a = b = v` */

@@ -631,12 +631,16 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
     case IR_LIST_EXTEND: case IR_SET_UPDATE:
         /* a display being built; anything else (a list kept in a temporary)
          * is mutated by a statement, see stmt.c */
+        if (ins->arg < 1)
+            return dc_fail(d, i, "%s with depth %d", dp_irop_name(ins->op), ins->arg);
         if ((a = at_depth(d, st, ins->arg + 1, i)) == NULL || (a->kind != E_LIST && a->kind != E_SET))
             return a == NULL ? -1 : 0;
         if ((b = dc_pop(d, st, i)) == NULL)
             return -1;
         return extend_display(d, a, b) < 0 ? -1 : 1;
     case IR_DICT_UPDATE: case IR_DICT_MERGE:
+        if (ins->arg < 1)
+            return dc_fail(d, i, "%s with depth %d", dp_irop_name(ins->op), ins->arg);
         if ((a = at_depth(d, st, ins->arg + 1, i)) == NULL || a->kind != E_DICT)
             return a == NULL ? -1 : 0;
         if ((b = dc_pop(d, st, i)) == NULL)

@@ -613,28 +613,67 @@ static int is_except_cleanup(const dc *d, int i, int end) {
            strcmp(d->in[i + 1].name, d->except_name) == 0 && strcmp(d->in[i + 2].name, d->except_name) == 0;
 }
 
-/* A copy of the innermost finally body starting at i (CPython inlines the
- * finally block before every exit of the try body); returns its length. */
-static int finally_copy_at(const dc *d, int i, int end) {
-    if (d->fin_ops == NULL || d->fin_len <= 0 || i + d->fin_len > end)
+/* Is [i, i + len) a copy of the finally body `ops`? */
+static int is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len) {
+    if (ops == NULL || len <= 0 || i + len > end)
         return 0;
-    for (int k = 0; k < d->fin_len; k++) {
-        const dp_instr *a = &d->in[i + k], *b = &d->fin_ops[k];
+    int base = (int)(ops - d->in);
+    for (int k = 0; k < len; k++) {
+        const dp_instr *a = &d->in[i + k], *b = &ops[k];
         if (a->op != b->op || a->arg != b->arg || a->cst != b->cst ||
             (a->name != b->name && (a->name == NULL || b->name == NULL || strcmp(a->name, b->name) != 0)))
             return 0;
-        if (is_jump(a->op) && a->target - i != b->target - (int)(b - d->in) + 0 * k) {
-            /* relative layout of jumps inside the copy must agree */
-            if (a->target - (i + k) != b->target - (int)(b - d->in))
-                return 0;
-        }
+        /* jumps inside the copy keep their relative layout */
+        if (is_jump(a->op) && a->target - i != b->target - base)
+            return 0;
     }
-    int after = i + d->fin_len;
+    return 1;
+}
+
+/* A copy of an enclosing finally body starting at i (CPython inlines the
+ * finally block before every exit of the try body): its length, or 0. */
+static int any_finally_copy(const dc *d, int i, int end) {
+    if (is_copy_of(d, i, end, d->fin_ops, d->fin_len))
+        return d->fin_len;
+    for (int k = d->nfin_outer - 1; k >= 0; k--)
+        if (is_copy_of(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len))
+            return d->fin_outer[k].len;
+    return 0;
+}
+
+/* From j on, only the unwinding of enclosing blocks (loop iterators,
+ * with blocks, except blocks, finally copies) comes before a return. */
+static int unwinds_to_return(const dc *d, int j, int end) {
+    for (int steps = 0; j < d->n && steps < 64; steps++) {
+        int op = d->in[j].op, fin = any_finally_copy(d, j, end);
+        if (fin > 0) {
+            j += fin;
+            continue;
+        }
+        if (op == IR_RETURN_VALUE)
+            return 1;
+        if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_LOAD_CONST &&
+            op != IR_CALL && op != IR_STORE_FAST && op != IR_STORE_NAME && op != IR_DELETE_FAST &&
+            op != IR_DELETE_NAME)
+            return 0;
+        j++;
+    }
+    return 0;
+}
+
+/* A finally copy at i that stands where a statement ends or on the way out
+ * of a return: its length, or 0. */
+static int finally_copy_at(const dc *d, int i, int end) {
+    int len = any_finally_copy(d, i, end);
+    if (len == 0)
+        return 0;
+    int after = i + len;
     if (after >= end)
-        return d->fin_len;
+        return len;
     int op = d->in[after].op;
-    if (op == IR_RETURN_VALUE || op == IR_JUMP || (op == IR_SWAP) || op == IR_POP_TOP || op == IR_LOAD_CONST || op == IR_NOP)
-        return d->fin_len;
+    if (op == IR_RETURN_VALUE || op == IR_JUMP || op == IR_SWAP || op == IR_POP_TOP || op == IR_LOAD_CONST ||
+        op == IR_NOP || unwinds_to_return(d, after, end))
+        return len;
     return 0;
 }
 
@@ -748,7 +787,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         /* CPython inlines the finally body before every exit of the try body,
          * including between a return value and its RETURN_VALUE */
         int fin = finally_copy_at(d, i, end);
-        if (fin > 0 && (st->n <= base || (i + fin < d->n && d->in[i + fin].op == IR_RETURN_VALUE))) {
+        if (fin > 0 && (st->n <= base || unwinds_to_return(d, i + fin, end))) {
             dc_seen(d, i, i + fin);
             i += fin;
             continue;
@@ -1020,6 +1059,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         if (is_terminator(ins->op))
             live = 0;
+        if (next <= i) { /* a walk only moves forward: it always ends */
+            dc_fail(d, i, "structuring made no progress at %s", dp_irop_name(ins->op));
+            goto fail;
+        }
         i = next;
     }
     d->region_stop = i;

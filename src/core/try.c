@@ -212,12 +212,18 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         d->seen[clean - 1] = 1;
         int after = try_after(d, i, H, cend);
         const dp_instr *saved_ops = d->fin_ops;
-        int saved_len = d->fin_len;
+        int saved_len = d->fin_len, saved_outer = d->nfin_outer;
+        if (saved_ops && d->nfin_outer < (int)(sizeof d->fin_outer / sizeof d->fin_outer[0])) {
+            d->fin_outer[d->nfin_outer].ops = saved_ops; /* a return runs every enclosing finally */
+            d->fin_outer[d->nfin_outer].len = saved_len;
+            d->nfin_outer++;
+        }
         d->fin_ops = &d->in[H + 1];
         d->fin_len = clean - 1 - (H + 1);
         int r = region_with(d, i, H, after, st, &tr->l1, NULL, NULL);
         d->fin_ops = saved_ops;
         d->fin_len = saved_len;
+        d->nfin_outer = saved_outer;
         if (r < 0)
             return -1;
         dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
