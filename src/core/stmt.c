@@ -241,7 +241,9 @@ static int copy_needs_temp(const dc *d, int i, const dc_stack *st) {
     if (ins->arg == 1 && (chained_store_follows(d, i + 1) || nx == IR_LOAD_ATTR || nx == IR_POP_JUMP_IF_FALSE ||
                           nx == IR_POP_JUMP_IF_TRUE))
         return 0;
-    if ((ins->arg == 2 || ins->arg == 3) && nx == IR_COPY && d->in[i + 1].arg == ins->arg)
+    /* `a[i] += v` copies container and index: COPY 2; COPY 2 (3 for slices) */
+    if ((ins->arg == 2 || ins->arg == 3) && ((nx == IR_COPY && d->in[i + 1].arg == ins->arg) ||
+                                            (i > 0 && d->in[i - 1].op == IR_COPY && d->in[i - 1].arg == ins->arg)))
         return 0;
     return 1;
 }
