@@ -74,6 +74,9 @@ typedef struct dc {
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this
                            value left the stack (a with block ends at __exit__) */
     int *skip_to;      /* per instruction: handler code to step over, -1 */
+    int *vjump;        /* per instruction: a copy of the code at vjump[i] starts here
+                          (3.12+ duplicates the code after a try into its handlers):
+                          read as a jump there, -1 */
     int region_stop;   /* where the last dc_region stopped */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;

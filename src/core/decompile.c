@@ -87,11 +87,13 @@ static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     d->nref = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
     d->handler = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
     d->skip_to = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
-    if (d->nref == NULL || d->handler == NULL || d->skip_to == NULL)
+    d->vjump = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
+    if (d->nref == NULL || d->handler == NULL || d->skip_to == NULL || d->vjump == NULL)
         return dp_fail(sh->err, -1, "out of memory");
     for (int i = 0; i < d->n; i++) {
         d->handler[i] = -1;
         d->skip_to[i] = -1;
+        d->vjump[i] = -1;
         int t = d->in[i].target;
         if (t > d->n || (t < 0 && t != -1))
             return dc_fail(d, i, "jump target out of range");

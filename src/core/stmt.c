@@ -775,6 +775,19 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         if (d->nref[i] > 0)
             live = 1;
+        if (d->vjump[i] >= 0 && live && st->n <= base) {
+            /* a duplicate of the code at vjump[i]: as if it jumped there */
+            int handled;
+            if (jump_stmt(d, i, d->vjump[i], exit, out, &handled) < 0)
+                goto fail;
+            if (!handled && d->vjump[i] != end && d->vjump[i] != exit) {
+                dc_fail(d, i, "duplicated code with no place to join");
+                goto fail;
+            }
+            live = 0;
+            i = next;
+            continue;
+        }
         if ((!live || !d->reach[i]) && st->n <= base) {
             i++; /* unreachable: nothing jumps here */
             continue;

@@ -93,6 +93,23 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
 
 /* Where control continues after a try statement: the target of the jumps
  * that leave its parts, else just past its handler code. */
+/* Is [i, i + len) the same code as ops[0..len)? */
+static int is_copy(const dc *d, int i, const dp_instr *ops, int len) {
+    for (int k = 0; k < len; k++) {
+        const dp_instr *a = &d->in[i + k], *b = &ops[k];
+        if (a->op != b->op || a->arg != b->arg || a->cst != b->cst ||
+            (a->name != b->name && (a->name == NULL || b->name == NULL || strcmp(a->name, b->name) != 0)))
+            return 0;
+    }
+    return 1;
+}
+
+static int is_jump_op(int op) {
+    return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
+           op == IR_POP_JUMP_IF_NOT_NONE || op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP ||
+           op == IR_FOR_ITER;
+}
+
 static int is_loop_exit(const dc *d, int target) {
     return d->loop && (target == d->loop->brk || target == d->loop->head);
 }
@@ -194,6 +211,51 @@ static int is_finally(dc *d, int H, int clean) {
     return 1;
 }
 
+/* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
+ * except clause either with a backward jump to where the try statement
+ * continues or with a copy of that code.  The join of the try at `stop`,
+ * or -1 when every clause leaves otherwise (return, raise). */
+static int cold_join(dc *d, int stop, int H, int cend) {
+    for (int j = H; j < cend; j++) {
+        const dp_instr *x = &d->in[j];
+        if (x->op == IR_JUMP && (x->target < H || x->target >= cend) && !is_loop_exit(d, x->target))
+            return x->target;
+    }
+    /* copies: each clause ends `POP_EXCEPT [e = None; del e] <copy>`, the copy
+     * being the code after the try up to its return */
+    int join = -1;
+    for (int p = H; p < cend; p++) {
+        if (d->in[p].op != IR_POP_EXCEPT)
+            continue;
+        int t = p + 1;
+        if (t + 2 < cend && d->in[t].op == IR_LOAD_CONST && d->in[t + 2].op >= IR_DELETE_NAME &&
+            d->in[t + 2].op <= IR_DELETE_DEREF)
+            t += 3;
+        int e = t;
+        while (e < cend && d->in[e].op != IR_RETURN_VALUE && !is_jump_op(d->in[e].op) &&
+               d->in[e].op != IR_RERAISE && d->in[e].op != IR_RAISE)
+            e++;
+        if (e >= cend || d->in[e].op != IR_RETURN_VALUE || e == t)
+            continue;
+        int len = e + 1 - t;
+        for (int J = stop; J + len <= H; J++) {
+            int same = 1;
+            for (int k = 0; k < len && same; k++) {
+                const dp_instr *a = &d->in[t + k], *b = &d->in[J + k];
+                same = a->op == b->op && a->arg == b->arg && a->cst == b->cst &&
+                       (a->name == b->name || (a->name && b->name && strcmp(a->name, b->name) == 0));
+            }
+            if (same && (join < 0 || join == J)) {
+                join = J;
+                d->vjump[t] = J;
+                dc_seen(d, t, e + 1);
+                break;
+            }
+        }
+    }
+    return join;
+}
+
 static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, int *next) {
     int H = h->at;
     int clean = H < d->n ? d->handler[H] : -1;
@@ -220,7 +282,28 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         }
         d->fin_ops = &d->in[H + 1];
         d->fin_len = clean - 1 - (H + 1);
-        int r = region_with(d, i, H, after, st, &tr->l1, NULL, NULL);
+        int cold = d->code->py_minor >= 12, r;
+        if (cold) {
+            /* 3.12+: the body, then the finally copy of its normal exit, then
+             * the code after the statement; the handler is elsewhere */
+            int body_end = h->end;
+            for (int k = 0; k < d->f.nexc; k++)
+                if (d->f.exc[k].target == H && d->f.exc[k].end > body_end)
+                    body_end = d->f.exc[k].end;
+            d->finish_stmt = 1;
+            r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
+            int j = d->region_stop;
+            while (j < H && d->in[j].op == IR_NOP)
+                j++;
+            after = d->region_stop;
+            if (r >= 0 && d->fin_len >= 0 && j + d->fin_len <= H && is_copy(d, j, &d->in[H + 1], d->fin_len)) {
+                dc_seen(d, j, j + d->fin_len);
+                after = j + d->fin_len;
+            }
+            d->skip_to[H] = cend;
+        } else {
+            r = region_with(d, i, H, after, st, &tr->l1, NULL, NULL);
+        }
         d->fin_ops = saved_ops;
         d->fin_len = saved_len;
         d->nfin_outer = saved_outer;
@@ -250,6 +333,21 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
             body_end = d->f.exc[k].end;
     if (body_end > H)
         return dc_fail(d, i, "try body overlaps its handler");
+    if (d->code->py_minor >= 12) {
+        /* 3.12+: handlers are cold blocks; see cold_join */
+        d->finish_stmt = 1;
+        if (region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL) < 0)
+            return -1;
+        int stop = d->region_stop;
+        int join = cold_join(d, stop, H, cend);
+        if (join > stop && region_with(d, stop, join, join, st, &tr->l3, NULL, NULL) < 0)
+            return -1;
+        if (except_handlers(d, tr, H, clean, join, st) < 0)
+            return -1;
+        d->skip_to[H] = cend;
+        *next = join > stop ? join : stop;
+        return dc_add(d, out, tr);
+    }
     int after = try_after(d, body_end, cend, cend);
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
@@ -323,6 +421,13 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     item->b = holder->l1.v[0];
     d->skip_to[H] = L + 4;
     dc_seen(d, H, L + 4);
+    int cl = d->handler[H], clend = cleanup_end(d, cl);
+    if (cl > L && clend > 0) {
+        /* 3.12+: the handler is cold: after it, a jump back to the code
+         * after the with or a copy of that code, then its cleanup block */
+        dc_seen(d, L + 4, clend);
+        d->skip_to[H] = clend;
+    }
     dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
     *next = d->region_stop;
     return dc_add(d, out, w);
@@ -334,7 +439,10 @@ int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     dc_handler *best = NULL;
     for (int h = 0; h < d->nhandlers; h++) {
         dc_handler *c = &d->handlers[h];
-        if (!c->opened && c->start == i && c->at < end && (best == NULL || c->at > best->at))
+        /* before 3.12 a try's handler follows its body within the region;
+         * from 3.12 on handlers are cold blocks placed after the function */
+        int in_region = c->at < end || d->code->py_minor >= 12;
+        if (!c->opened && c->start == i && in_region && (best == NULL || c->at > best->at))
             best = c;
     }
     if (best == NULL)
