@@ -171,6 +171,12 @@ static void drop_implicit_returns(dp_nodes *body) {
         drop_implicit_returns(&last->l1);
         drop_implicit_returns(&last->l2);
     }
+    if (last->kind == S_TRY && last->l4.n == 0) {
+        /* a try at the end: its paths fall off the function too */
+        drop_implicit_returns(last->l3.n ? &last->l3 : &last->l1);
+        for (int k = 0; k < last->l2.n; k++)
+            drop_implicit_returns(&last->l2.v[k]->l1);
+    }
 }
 
 static int is_assign_to(const dp_node *s, const char *name) {

@@ -60,18 +60,6 @@ static int ends_stmt(const dc *d, int i) {
     case IR_DELETE_ATTR: case IR_DELETE_SUBSCR: case IR_IMPORT_STAR: case IR_NOP:
         return 1;
     case IR_POP_TOP: case IR_POP_EXCEPT:
-        /* unless it is part of the unwinding before a return: popping loop
-         * iterators, closing with blocks, leaving except blocks (and
-         * clearing their `as` name) */
-        for (int j = i + 1; j < d->n && j < i + 24; j++) {
-            int op = d->in[j].op;
-            if (op == IR_RETURN_VALUE)
-                return 0;
-            if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_LOAD_CONST &&
-                op != IR_CALL && op != IR_STORE_FAST && op != IR_STORE_NAME && op != IR_DELETE_FAST &&
-                op != IR_DELETE_NAME)
-                return 1;
-        }
         return 1;
     default:
         return 0;
@@ -766,7 +754,19 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     }
     d->finish_stmt = 0;
     d->stop_node = NULL;
-    while (i < end || (finish && i < d->n && (st->n > base || !ends_stmt(d, i - 1)))) {
+    /* (the unwinding before a `return` pops iterators and leaves except
+     * blocks with the return value in their place: not finished yet) */
+    dp_node **start_stack = NULL;
+    if (finish && base > 0) {
+        if ((start_stack = dp_alloc_array(d->sh->ar, (size_t)base, sizeof *start_stack)) == NULL) {
+            d->sh->depth--;
+            return dc_fail(d, start, "out of memory");
+        }
+        memcpy(start_stack, st->v, (size_t)base * sizeof *start_stack);
+    }
+    while (i < end || (finish && i < d->n &&
+                       (st->n > base || !ends_stmt(d, i - 1) ||
+                        (st->n > 0 && memcmp(st->v, start_stack, (size_t)st->n * sizeof *st->v) != 0)))) {
         const dp_instr *ins = &d->in[i];
         int next = i + 1;
         if (d->skip_to[i] > i) {
