@@ -78,6 +78,7 @@ typedef struct dc {
                           (3.12+ duplicates the code after a try into its handlers):
                           read as a jump there, -1 */
     int region_stop;   /* where the last dc_region stopped */
+    int region_live;   /* whether its end is reachable (falls through) */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;
     struct { const dp_instr *ops; int len; } fin_outer[8]; /* enclosing finally bodies */

@@ -234,6 +234,36 @@ static int prepend_decls(dc *d, dp_nodes *body) {
 
 enum { BODY_FUNCTION, BODY_CLASS, BODY_MODULE, BODY_LAMBDA, BODY_COMPREHENSION };
 
+/* A structure still holding interpreter-only values (NULL slots, unfilled
+ * unpack targets, with/except internals) cannot be printed as source. */
+static int valid_tree(const dp_node *n, int depth) {
+    if (n == NULL)
+        return 1;
+    if (depth > 2000 || n->kind >= DP_NODE_KIND_COUNT)
+        return 0;
+    if ((n->kind == E_TUPLE || n->kind == E_LIST || n->kind == E_SET) &&
+        (n->l1.n > 0 && n->l1.v == NULL))
+        return 0;
+    const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++) {
+            const dp_node *c = ls[l]->v[k];
+            /* only a dict's keys (`**x`) may be absent */
+            if (c == NULL && !(n->kind == E_DICT && l == 0) && !(n->kind == P_MAPPING))
+                return 0;
+            if (!valid_tree(c, depth + 1))
+                return 0;
+        }
+    return valid_tree(n->a, depth + 1) && valid_tree(n->b, depth + 1) && valid_tree(n->c, depth + 1);
+}
+
+static int check_tree(dc *d, const dp_nodes *body) {
+    for (int k = 0; k < body->n; k++)
+        if (!valid_tree(body->v[k], 0))
+            return dc_fail(d, -1, "the structure kept an interpreter-only value");
+    return 0;
+}
+
 /* Every instruction that can run must have been consumed by the structure;
  * NOPs and `return <const>` copies (CPython duplicates them freely) aside. */
 static int check_coverage(dc *d) {
@@ -266,6 +296,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     int r = dc_block(d, 0, d->n, &st, body);
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
+    if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
+        r = check_tree(d, body);
     if (d->sh->err->set)
         snprintf(d->why, sizeof d->why, "at offset %d: %.150s", d->sh->err->offset, d->sh->err->msg);
     if (!dc_spec_end(d, &sp, r)) {

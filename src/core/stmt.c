@@ -236,6 +236,26 @@ static int copy_needs_temp(const dc *d, int i, const dc_stack *st) {
     return 1;
 }
 
+static int same_stack(const dc_stack *a, const dc_stack *b) {
+    return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, (size_t)a->n * sizeof *a->v) == 0);
+}
+
+/* A SWAP that feeds an operator puts a later-computed value before an
+ * earlier one: the earlier impure values go to temporaries first, so their
+ * side effects keep their order.  (The compiler's SWAPs feed stores.) */
+static int swap_needs_temps(const dc *d, int i) {
+    if (d->in[i].op != IR_SWAP || i + 1 >= d->n)
+        return 0;
+    switch (d->in[i + 1].op) {
+    case IR_BINARY_OP: case IR_COMPARE: case IR_IS: case IR_CONTAINS: case IR_BINARY_SUBSCR:
+    case IR_CALL: case IR_CALL_EX: case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BUILD_SET:
+    case IR_BUILD_MAP: case IR_BUILD_STRING: case IR_BUILD_SLICE: case IR_FORMAT_VALUE: case IR_UNARY:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
 static int on_stack(const dc_stack *st, const dp_node *v) {
     for (int k = 0; k < st->n; k++)
         if (st->v[k] == v)
@@ -357,7 +377,10 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
     }
     int walrus = target->kind == E_NAME && st->n > 0 && st->v[st->n - 1] == v && d->in[at_instr].op != IR_NOP &&
                  !chained_store_follows(d, at_instr + 1);
-    if (!walrus && !is_private_local(d, target, d->in[at_instr].op) && flush_leftovers(d, st, 0, v, out, at) < 0)
+    /* a pending value must be computed before the stored one, unless that
+     * has no side effects and goes to a variable nobody else sees */
+    int quiet = is_private_local(d, target, d->in[at_instr].op) && (v->kind == E_NAME || v->kind == E_CONST);
+    if (!walrus && !quiet && flush_leftovers(d, st, 0, v, out, at) < 0)
         return -1;
     if (target->kind == E_NAME && protect_name(d, st, target->s, v, out, at) < 0)
         return -1;
@@ -843,6 +866,11 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         if (ins->op == IR_COPY && copy_needs_temp(d, i, st) && to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
             goto fail;
+        if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n) {
+            for (int k = st->n - ins->arg; k < st->n - 1; k++)
+                if (needs_temp(d, st->v[k]) && st->v[k]->kind != E_NAME && to_temp(d, st, k, out, stmt_start) < 0)
+                    goto fail;
+        }
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
         if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0)
             dc_seen(d, i, next); /* match.c consumes the whole statement */
@@ -1081,6 +1109,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         i = next;
     }
     d->region_stop = i;
+    d->region_live = live;
     goto done;
 fail:
     rc = -1;
@@ -1742,8 +1771,15 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         return -1;
     if (dc_region(d, B, then_end, J == F ? F : J, &t1, &ifs->l1) < 0)
         return -1;
+    if (d->region_live && !same_stack(&t1, st))
+        return dc_fail(d, B, "a value flows out of the branch");
+    dc_stack before = {0};
+    if (dc_stack_copy(d, &before, st) < 0)
+        return -1;
     if (J > F && dc_region(d, F, J, J, st, &ifs->l2) < 0)
         return -1;
+    if (J > F && d->region_live && !same_stack(st, &before))
+        return dc_fail(d, F, "a value flows out of the branch");
     *next = J;
     return dc_add(d, out, ifs);
 }
