@@ -240,19 +240,27 @@ static int same_stack(const dc_stack *a, const dc_stack *b) {
     return a->n == b->n && (a->n == 0 || memcmp(a->v, b->v, (size_t)a->n * sizeof *a->v) == 0);
 }
 
-/* A SWAP that feeds an operator puts a later-computed value before an
- * earlier one: the earlier impure values go to temporaries first, so their
- * side effects keep their order.  (The compiler's SWAPs feed stores.) */
+/* After a SWAP the stack no longer lists values in the order they were
+ * computed, which printing (and flush_leftovers) relies on: the earlier
+ * impure values go to temporaries first.  The compiler's own SWAPs feed
+ * stores (tuple and augmented assignments) or unwind around a return. */
 static int swap_needs_temps(const dc *d, int i) {
     if (d->in[i].op != IR_SWAP || i + 1 >= d->n)
         return 0;
-    switch (d->in[i + 1].op) {
-    case IR_BINARY_OP: case IR_COMPARE: case IR_IS: case IR_CONTAINS: case IR_BINARY_SUBSCR:
-    case IR_CALL: case IR_CALL_EX: case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BUILD_SET:
-    case IR_BUILD_MAP: case IR_BUILD_STRING: case IR_BUILD_SLICE: case IR_FORMAT_VALUE: case IR_UNARY:
-        return 1;
+    int j = i + 1;
+    while (j < d->n && j < i + 4 && (d->in[j].op == IR_LOAD_FAST || d->in[j].op == IR_LOAD_NAME ||
+                                      d->in[j].op == IR_LOAD_GLOBAL || d->in[j].op == IR_LOAD_DEREF ||
+                                      d->in[j].op == IR_LOAD_CONST || d->in[j].op == IR_LOAD_ATTR))
+        j++;
+    switch (j < d->n ? d->in[j].op : IR_NOP) {
+    case IR_COPY: /* a chained comparison: SWAP 2; COPY 2; COMPARE */
+        return j != i + 1;
+    case IR_STORE_FAST: case IR_STORE_NAME: case IR_STORE_GLOBAL: case IR_STORE_DEREF:
+    case IR_STORE_ATTR: case IR_STORE_SUBSCR: case IR_STORE_SLICE: case IR_SWAP:
+    case IR_POP_TOP: case IR_POP_EXCEPT: case IR_RETURN_VALUE:
+        return j != i + 1 && d->in[j].op != IR_STORE_ATTR && d->in[j].op != IR_STORE_SUBSCR;
     default:
-        return 0;
+        return 1;
     }
 }
 
