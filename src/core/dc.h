@@ -128,6 +128,16 @@ int dc_match(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int *next);
  * 1 if one was recognized (its value pushed on `st`, *next set), 0 if
  * none starts here, -1 on error. */
 int dc_inline_comprehension(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
+/* The clauses and element of `comp` from the statements of the loop nest
+ * that computes it (inline_comp.c): one S_FOR (returns and nonlocal/global
+ * declarations aside) whose innermost statement adds the element
+ * (X_APPEND, a generator's yield, or a call on `acc`, the accumulator of
+ * an inlined comprehension).  `outer_iter` replaces the `.0` argument of a
+ * comprehension's code object (NULL: none). */
+int dc_comp_clauses(dc *d, const dp_nodes *stmts, dp_node *comp, dp_node *acc, dp_node *outer_iter);
+/* Marks the cleanup blocks of 3.12+ inlined comprehensions in d->skip_to
+ * (inline_comp.c); once per code object, before structuring. */
+void dc_inline_comp_cleanups(dc *d);
 
 /* Always-correct fallback (fallback.c): rebuilds the whole code object as a
  * state machine over its basic blocks when structuring failed.  Appends the

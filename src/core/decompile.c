@@ -107,6 +107,7 @@ static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     }
     normalize_boolops(d);
     skip_generator_epilogue(d);
+    dc_inline_comp_cleanups(d);
     if (mark_reachable(d) < 0)
         return -1;
     /* count references from reachable code only: code that cannot run
@@ -516,55 +517,6 @@ dp_node *dc_lambda(dc *d, dp_node *fn, int at) {
 
 /* ---- comprehensions ---- */
 
-static int is_dot0(const dp_node *e) { return e && e->kind == E_NAME && strcmp(e->s, ".0") == 0; }
-
-/* Turns the loop nest of a comprehension's code into clauses + element. */
-static int comp_clauses(dc *d, dp_nodes *stmts, dp_node *comp, dp_node *outer_iter, int depth) {
-    if (depth > 50)
-        return dc_fail(d, -1, "comprehension nested too deeply");
-    int idx = -1;
-    for (int k = 0; k < stmts->n; k++) {
-        int kind = stmts->v[k]->kind;
-        if (kind == S_FOR || kind == S_IF || kind == X_APPEND ||
-            (kind == S_EXPR && stmts->v[k]->a->kind == E_YIELD)) {
-            if (idx >= 0)
-                return dc_fail(d, -1, "unexpected statements in a comprehension");
-            idx = k;
-        }
-    }
-    if (idx < 0)
-        return dc_fail(d, -1, "comprehension without an element");
-    dp_node *s = stmts->v[idx];
-    switch (s->kind) {
-    case S_FOR: {
-        dp_node *cl = dc_node(d, E_COMPREHENSION);
-        if (cl == NULL)
-            return -1;
-        cl->a = s->a;
-        cl->b = is_dot0(s->b) ? outer_iter : s->b;
-        cl->op = s->op;
-        if (dc_add(d, &comp->l1, cl) < 0)
-            return -1;
-        return comp_clauses(d, &s->l1, comp, outer_iter, depth + 1);
-    }
-    case S_IF: {
-        if (s->l2.n || comp->l1.n == 0)
-            return dc_fail(d, -1, "unexpected else in a comprehension");
-        dp_node *cl = comp->l1.v[comp->l1.n - 1];
-        if (dc_add(d, &cl->l1, s->a) < 0)
-            return -1;
-        return comp_clauses(d, &s->l1, comp, outer_iter, depth + 1);
-    }
-    case X_APPEND:
-        comp->a = s->a;
-        comp->b = s->b;
-        return 0;
-    default: /* S_EXPR of a yield: generator expression */
-        comp->a = s->a->a;
-        return 0;
-    }
-}
-
 dp_node *dc_comprehension(dc *d, dp_node *fn, dp_node *iter, int at) {
     const dp_code *code = fn->cst->code;
     int kind = E_GENEXP;
@@ -576,7 +528,7 @@ dp_node *dc_comprehension(dc *d, dp_node *fn, dp_node *iter, int at) {
     if (code_body(d->sh, code, d, BODY_COMPREHENSION, &body, &sub) < 0)
         return NULL;
     dp_node *comp = dc_node(d, kind);
-    if (comp == NULL || comp_clauses(d, &body, comp, iter, 0) < 0)
+    if (comp == NULL || dc_comp_clauses(d, &body, comp, NULL, iter) < 0)
         return NULL;
     comp->op2 = (code->flags & DP_CO_COROUTINE) != 0; /* awaited where it is built */
     if (comp->l1.n == 0 || comp->a == NULL) {

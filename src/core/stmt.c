@@ -1309,7 +1309,9 @@ static dp_node *tested(dc *d, dp_node *x, int op, int *jumps_if) {
 /* One step of a pure expression: a chained comparison or a single
  * instruction; *next receives where the step ends. */
 static int value_step(dc *d, int q, dc_stack *st, int *next) {
-    int r = dc_chain_compare(d, q, st, next);
+    int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, q, st, NULL, next) : 0;
+    if (r == 0)
+        r = dc_chain_compare(d, q, st, next);
     if (r != 0)
         return r;
     *next = q + 1;
@@ -1676,8 +1678,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         dc_stack tmp = {0};
         if (dc_stack_copy(d, &tmp, st) < 0)
             return -1;
-        for (int q = B; q < F - 1; q++)
-            if (dc_expr_step(d, q, &tmp) <= 0)
+        for (int q = B; q < F - 1;)
+            if (value_step(d, q, &tmp, &q) <= 0)
                 return dc_fail(d, q, "unexpected code in assert");
         dp_node *exc = dc_top(d, &tmp, 0, F - 1);
         if (exc == NULL)

@@ -20,7 +20,8 @@ static int find_handlers(dc *d) {
         return dc_fail(d, -1, "out of memory");
     for (int k = 0; k < d->f.nexc; k++) {
         const dp_exc_entry *e = &d->f.exc[k];
-        if (!is_handler_start(d, e->target))
+        /* (code stepped over, a comprehension's cleanup, is no part of a try) */
+        if (!is_handler_start(d, e->target) || d->skip_to[e->start] >= e->end)
             continue;
         int h = 0;
         while (h < d->nhandlers && d->handlers[h].at != e->target)
@@ -288,7 +289,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
              * the code after the statement; the handler is elsewhere */
             int body_end = h->end;
             for (int k = 0; k < d->f.nexc; k++)
-                if (d->f.exc[k].target == H && d->f.exc[k].end > body_end)
+                if (d->f.exc[k].target == H && d->f.exc[k].end > body_end && d->skip_to[d->f.exc[k].start] < d->f.exc[k].end)
                     body_end = d->f.exc[k].end;
             d->finish_stmt = 1;
             r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
@@ -329,7 +330,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
     }
     int body_end = h->end;
     for (int k = 0; k < d->f.nexc; k++)
-        if (d->f.exc[k].target == H && d->f.exc[k].end > body_end)
+        if (d->f.exc[k].target == H && d->f.exc[k].end > body_end && d->skip_to[d->f.exc[k].start] < d->f.exc[k].end)
             body_end = d->f.exc[k].end;
     if (body_end > H)
         return dc_fail(d, i, "try body overlaps its handler");
