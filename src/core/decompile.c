@@ -172,6 +172,9 @@ static void drop_implicit_returns(dp_nodes *body) {
         drop_implicit_returns(&last->l1);
         drop_implicit_returns(&last->l2);
     }
+    if (last->kind == S_MATCH)
+        for (int k = 0; k < last->l1.n; k++)
+            drop_implicit_returns(&last->l1.v[k]->l1);
     if (last->kind == S_TRY && last->l4.n == 0) {
         /* a try at the end: its paths fall off the function too */
         drop_implicit_returns(last->l3.n ? &last->l3 : &last->l1);

@@ -872,8 +872,6 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += 3;
             continue;
         }
-        if (ins->op == IR_COPY && copy_needs_temp(d, i, st) && to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
-            goto fail;
         if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n) {
             for (int k = st->n - ins->arg; k < st->n - 1; k++)
                 if (needs_temp(d, st->v[k]) && st->v[k]->kind != E_NAME && to_temp(d, st, k, out, stmt_start) < 0)
@@ -882,6 +880,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
         if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0)
             dc_seen(d, i, next); /* match.c consumes the whole statement */
+        if (r == 0 && ins->op == IR_COPY && copy_needs_temp(d, i, st) &&
+            to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
+            goto fail;
         if (r == 0)
             r = swap_assign(d, i, base, st, out, stmt_start);
         if (r == 0)
@@ -1192,6 +1193,10 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
         return -1;
     dc_loop lp = {i, brk, 1, NULL};
     if (loop_body(d, &lp, i + 1, body_end, &body_st, &s->l1) < 0)
+        return -1;
+    /* without a jump back, falling off the body leaves the loop: the
+     * compiler dropped the jump of a final `break` */
+    if (d->region_live && body_end == done_at && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, body_end - 1)) < 0)
         return -1;
     if ((s->a = holder->l1.v[0]) == NULL)
         return dc_fail(d, i, "for loop without a target");
