@@ -39,7 +39,7 @@ log = logging.getLogger("depyf")
 
 _CAPTURED = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
 _COMPILED_FN_IN_TEXT = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?")
-_RESUME_NAME = "torch_dynamo_resume_in_"
+_RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"
 
 _lock = threading.RLock()
 _dirs = {}  # real path -> DumpDir: numbering carries on when a directory is reused
@@ -309,8 +309,8 @@ class Session:
         report = {"functions": [], "resume": 0, "files": []}
         covered = set()
         codes = _ti.compiled_codes()
-        ordered = ([c for c in codes if not c.co_name.startswith(_RESUME_NAME)]
-                   + [c for c in codes if c.co_name.startswith(_RESUME_NAME)])
+        ordered = ([c for c in codes if not c.co_name.startswith(_RESUME_CODE_PREFIX)]
+                   + [c for c in codes if c.co_name.startswith(_RESUME_CODE_PREFIX)])
         for code in ordered:
             if id(code) in covered:
                 continue
@@ -388,10 +388,6 @@ def _first_def_line(source):
         if re.match(r"(async\s+)?def\s", line):
             return i
     return None
-
-
-def active_session():
-    return _active[0]
 
 
 def remember_dir(dd):

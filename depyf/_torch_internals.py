@@ -61,8 +61,8 @@ def _callback_failed(what, exc):
     """One warning per failing hook and process; the program goes on as without depyf."""
     if what not in _reported:
         _reported.add(what)
-        log.warning("depyf: the %s hook failed (%s: %s); continuing without it",
-                    what, type(exc).__name__, exc)
+        log.warning("depyf: the %s hook failed (%s: %s); torch goes on as without depyf "
+                    "(later failures of this hook are not logged)", what, type(exc).__name__, exc)
 
 
 def _call_safely(what, callback, *args):

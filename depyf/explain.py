@@ -87,11 +87,11 @@ def explain_code(code, scope, names, seen=None):
     """
     out, graph_notes = [], set()
     seen = set() if seen is None else seen
-    _explain_one(code, code.co_name, None, scope, names, out, seen, graph_notes)
+    _explain_one(code, code.co_name, False, scope, names, out, seen, graph_notes)
     return "\n\n".join(part.rstrip() + "\n" for part in out)
 
 
-def _explain_one(code, call_name, source, scope, names, out, seen, graph_notes):
+def _explain_one(code, call_name, generated, scope, names, out, seen, graph_notes):
     if id(code) in seen:
         return
     seen.add(id(code))
@@ -112,11 +112,11 @@ def _explain_one(code, call_name, source, scope, names, out, seen, graph_notes):
         for name in entry.code.co_names:
             if RESUME_NAME.match(name) and callable(entry_scope.get(name)):
                 pending_resumes.append((name, entry_scope[name].__code__, entry_scope))
-    out.append(original_source(code, call_name, source))
+    out.append(original_source(code, call_name, generated))
     out.append(dispatcher(code, call_name, label, params, call, numbers))
     out.append("#============ end of %s ============#" % call_name)
     for name, resume_code, resume_scope in pending_resumes:
-        _explain_one(resume_code, name, None, resume_scope, names, out, seen, graph_notes)
+        _explain_one(resume_code, name, True, resume_scope, names, out, seen, graph_notes)
 
 
 def guard_function(name, entry):
@@ -161,19 +161,27 @@ def _is_expression(text):
         return False
 
 
-def original_source(code, call_name, source=None):
-    """The user's source of `code` (or its decompiled form for Dynamo's resume functions)."""
-    if source is None:
+def original_source(code, call_name, generated):
+    """The user's source of `code`, or the decompiled code of a function Dynamo generated.
+
+    Resume functions carry the file and first line of the function they resume,
+    so their source must come from the decompiler, never from that file.
+    """
+    source = None
+    if not generated:
         try:
             source = textwrap.dedent(inspect.getsource(code))
         except (OSError, TypeError):
-            result = _decompiled.decompile(code)
-            if result.ok:
-                source = result.source
-            else:
-                params, _call = _decompiled.signature_of(code)
-                source = "%sdef %s(%s):\n    ...\n" % (
-                    _decompiled.failure_text(code, result.error, "the original code"), code.co_name, params)
+            source = None
+    if source is None:
+        result = _decompiled.decompile(code)
+        if result.ok:
+            source = result.source
+        else:
+            params, _call = _decompiled.signature_of(code)
+            source = "%sdef %s(%s):\n    ...\n" % (
+                _decompiled.failure_text(code, result.error, "the code Dynamo generated" if generated
+                                         else "the original code"), code.co_name, params)
     source = _decompiled.rename_def(source, code.co_name, call_name)
     return ("# The code Dynamo started from. When a cache entry below matches, Dynamo runs that\n"
             "# entry's transformed code instead of this.\n" + source)

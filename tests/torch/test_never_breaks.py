@@ -77,6 +77,7 @@ def patched_internals():
 
 
 def test_leaving_after_an_exception_restores_every_patched_internal(tmp_path):
+    dh.plain(wl.run_toy_grad, "aot_eager")  # import every torch module compiling touches
     before = patched_internals()
     torch._dynamo.reset()
     compiled = torch.compile(wl.toy_example, backend="aot_eager")
