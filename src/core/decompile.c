@@ -593,8 +593,6 @@ static dp_node *live_defaults(dc *d, const dp_options *opt) {
     return fn;
 }
 
-static int collect_linemap(const dp_nodes *body, dp_linemap *map);
-
 typedef struct linemap_ctx {
     dp_linemap *map;
     int oom;
@@ -625,11 +623,6 @@ static int cmp_entry(const void *a, const void *b) {
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
-static int collect_linemap(const dp_nodes *body, dp_linemap *map) {
-    (void)body;
-    qsort(map->entries, map->n, sizeof *map->entries, cmp_entry);
-    return 0;
-}
 
 int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_error *err) {
     dp_arena ar;
@@ -669,8 +662,8 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         dp_fail(err, -1, "out of memory");
         goto out;
     }
-    if (lm.map)
-        collect_linemap(&top, lm.map);
+    if (lm.map) /* statements do not print in offset order (loops, else blocks): sort */
+        qsort(lm.map->entries, lm.map->n, sizeof *lm.map->entries, cmp_entry);
     rc = 0;
 out:
     if (rc < 0 && ar.failed && !err->set)
