@@ -14,9 +14,14 @@ import pytest
 
 pytest.importorskip("torch")
 
+import depyf  # noqa: E402
+
 pytestmark = pytest.mark.torch
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Subprocesses import the depyf this test imported (the installed one under
+# tools/test.sh, the checkout's in a developer build).
+DEPYF_HOME = os.path.dirname(os.path.dirname(os.path.abspath(depyf.__file__)))
 
 SCRIPT = """
 import sys
@@ -52,7 +57,7 @@ with depyf.debug(pause=sys.argv[3] == "pause"):
 
 
 def run(script, dump_dir, backend, pause, commands=""):
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, script, dump_dir, backend, pause], input=commands,
                           capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
 

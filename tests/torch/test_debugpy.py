@@ -99,7 +99,7 @@ def stop_under_debugpy(tmp_path, backend, filename, pattern, expression):
     line = pdb_test.line_of(path, pattern)
 
     port = free_port()
-    env = dict(os.environ, PYTHONPATH=pdb_test.REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    env = dict(os.environ, PYTHONPATH=pdb_test.DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.Popen([sys.executable, "-m", "debugpy", "--listen", "127.0.0.1:%d" % port,
                              "--wait-for-client", script, dump_dir, backend, "pause"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,

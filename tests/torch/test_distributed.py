@@ -8,9 +8,13 @@ import pytest
 
 pytest.importorskip("torch")
 
+import depyf  # noqa: E402
+
 pytestmark = pytest.mark.torch
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Subprocesses import the depyf this test imported (the installed one under
+# tools/test.sh, the checkout's in a developer build).
+DEPYF_HOME = os.path.dirname(os.path.dirname(os.path.abspath(depyf.__file__)))
 
 SCRIPT = """
 import sys
@@ -41,7 +45,7 @@ def test_each_rank_writes_its_own_directory(tmp_path):
     script = tmp_path / "ranks.py"
     script.write_text(SCRIPT)
     dump_dir = tmp_path / "dump"
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""),
+    env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""),
                OMP_NUM_THREADS="1")
     proc = subprocess.run(
         [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2",

@@ -14,7 +14,9 @@ from depyf import _decompiled  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Subprocesses import the depyf this test imported (the installed one under
+# tools/test.sh, the checkout's in a developer build).
+DEPYF_HOME = os.path.dirname(os.path.dirname(os.path.abspath(depyf.__file__)))
 
 SCRIPT = """
 import torch
@@ -44,7 +46,7 @@ def bytecode_log(tmp_path_factory):
     script = tmp_path_factory.mktemp("logging") / "logged.py"
     script.write_text(SCRIPT)
     env = dict(os.environ, TORCH_LOGS="+bytecode",
-               PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""))
+               PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
     proc = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
                           timeout=600, env=env)
     assert proc.returncode == 0 and "DONE" in proc.stdout, proc.stderr[-3000:]

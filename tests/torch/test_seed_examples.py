@@ -12,9 +12,13 @@ import pytest
 
 pytest.importorskip("torch")
 
+import depyf  # noqa: E402
+
 pytestmark = pytest.mark.torch
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+# Subprocesses import the depyf this test imported (the installed one under
+# tools/test.sh, the checkout's in a developer build).
+DEPYF_HOME = os.path.dirname(os.path.dirname(os.path.abspath(depyf.__file__)))
 
 README_EXAMPLE = '''
 import torch
@@ -103,7 +107,7 @@ for _ in range(100):
 
 def run_example(tmp_path, source, **env_vars):
     (tmp_path / "example.py").write_text(source)
-    env = dict(os.environ, PYTHONPATH=REPO + os.pathsep + os.environ.get("PYTHONPATH", ""), **env_vars)
+    env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""), **env_vars)
     proc = subprocess.run([sys.executable, "example.py"], cwd=str(tmp_path), stdin=subprocess.DEVNULL,
                           capture_output=True, text=True, timeout=900, env=env)
     assert proc.returncode == 0, proc.stderr[-4000:]
