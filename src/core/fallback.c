@@ -76,6 +76,7 @@ enum {
     M_KIND = 0xff,
     M_SAVED = 0x100, /* 3.12 LOAD_FAST_AND_CLEAR: (value,) or () when unbound */
     M_CELL_SAVED = 0x200, /* the same for a cell variable: nothing to restore */
+    M_HANDLED = 0x400,    /* on statements: 3.9/3.10 bookkeeping only a flat machine needs */
 };
 
 /* An exception handler: a 3.11+ exception-table entry, or (3.9/3.10) the
@@ -135,6 +136,7 @@ typedef struct fb {
     fb_exc *ex;         /* the handlers blocks refer to (fb_block.exc) */
     int nex, excap;
     int block_stack;    /* <= 3.10: handlers come from SETUP_* blocks */
+    int pending_used;   /* __pending / __pctx carry exceptions between levels */
     fb_setup *setups;   /* the block stack of the block being translated */
     int nsetups, setupcap;
     /* the block being translated */
@@ -160,7 +162,8 @@ static int fail(fb *F, int at, const char *what) { return dc_fail(F->d, at, "%s"
 static int starts_with(const char *s, const char *p) { return strncmp(s, p, strlen(p)) == 0; }
 
 static int name_clashes(const dp_strs *l, const char *pfx) {
-    static const char *const ours[] = {"state", "stack_", "t", "exc", "esc", "builtins", "fn", "fast_", "handled"};
+    static const char *const ours[] = {"state", "stack_", "t", "exc", "esc", "builtins", "fn", "fast_", "handled",
+                                       "pending", "pctx"};
     char buf[64];
     for (size_t k = 0; k < l->n; k++) {
         if (l->v[k] == NULL)
@@ -736,6 +739,19 @@ static int push_setup(fb *F, int handler, int level) {
     }
     F->setups[F->nsetups++] = (fb_setup){handler, level};
     return 0;
+}
+
+/* 3.9/3.10 flat machines keep the exception of the n-th running handler in
+ * __handled<n> for RAISE_VARARGS 0 (elsewhere a bare `raise` finds it in
+ * the except clause).  Statements marked so are dropped from nested
+ * machines (see unflatten). */
+static int handled_stmt(fb *F, dp_nodes *out, int n, dp_node *value) {
+    dp_node *s = node(F, S_ASSIGN);
+    if (s == NULL || value == NULL || dc_add(F->d, &s->l1, dc_name(F->d, make_name(F, "handled", n))) < 0)
+        return -1;
+    s->b = value;
+    s->op2 = MARK | M_HANDLED;
+    return emit_to(F, out, s);
 }
 
 /* How many handlers are running (except-handler blocks on the block stack). */
@@ -1584,13 +1600,7 @@ static int end_async_for(fb *F) {
         return -1;
     if (emit_raise(F, exc, NULL, &s->l1) < 0 || emit(F, s) < 0)
         return -1;
-    if (!F->block_stack)
-        return 0;
-    dp_node *done = node(F, S_ASSIGN); /* the handler is over */
-    if (done == NULL || dc_add(F->d, &done->l1, dc_name(F->d, make_name(F, "handled", handlers))) < 0 ||
-        (done->b = dc_none(F->d)) == NULL)
-        return -1;
-    return emit(F, done);
+    return F->block_stack ? handled_stmt(F, F->out, handlers, dc_none(F->d)) : 0; /* the handler is over */
 }
 
 static int aiter_call(fb *F, const char *builtin, const char *method, dp_node *v) {
@@ -1777,9 +1787,7 @@ static int pop_except(fb *F, int i) {
         for (int q = 0; q < 2; q++)
             if (pop(F) == NULL)
                 return -1;
-        dp_node *s = node(F, S_ASSIGN);
-        if (s == NULL || dc_add(F->d, &s->l1, dc_name(F->d, make_name(F, "handled", n))) < 0 ||
-            (s->b = dc_none(F->d)) == NULL || emit(F, s) < 0)
+        if (handled_stmt(F, F->out, n, dc_none(F->d)) < 0)
             return -1;
     }
     if (pop(F) == NULL || transfer(F, F->st.n, F->out) < 0)
@@ -1965,13 +1973,20 @@ static int instr(fb *F, int i, int *next) {
         if ((ins->arg >= 2 && (cause = pop(F)) == NULL) || (ins->arg >= 1 && (exc = pop(F)) == NULL) ||
             flush(F, F->st.n) < 0)
             return -1;
-        if (ins->arg == 0 && F->block_stack && running_handlers(F) > 0) /* the handled exception */
+        if (clear_dead(F, F->out, exc, 1) < 0 || (cause && clear_dead(F, F->out, cause, 1) < 0))
+            return -1;
+        if (ins->arg == 0 && F->block_stack && running_handlers(F) > 0) { /* the handled exception */
             exc = marked_name(F, make_name(F, "handled", running_handlers(F)), M_TEMP);
+            if (emit_raise(F, exc, cause, F->out) < 0)
+                return -1;
+            F->out->v[F->out->n - 1]->op2 = MARK | M_HANDLED;
+            return 1;
+        }
         return emit_raise(F, exc, cause, F->out) < 0 ? -1 : 1;
     }
     case IR_RERAISE: /* <= 3.10 pops (type, value, traceback) and raises the value */
         if ((v = pop(F)) == NULL || (F->block_stack && ((v = pop(F)) == NULL || pop(F) == NULL)) ||
-            flush(F, F->st.n) < 0)
+            flush(F, F->st.n) < 0 || clear_dead(F, F->out, v, 1) < 0)
             return -1;
         return emit_raise(F, v, NULL, F->out) < 0 ? -1 : 1;
     case IR_JUMP:
@@ -2067,7 +2082,7 @@ static int reach_handler(fb *F, fb_block *b, int setup) {
     theirs[setup] = (fb_setup){-1, e->depth};
     F->setups = theirs;
     F->nsetups = F->setupcap = setup + 1;
-    int r = reach(F, block_at(F, e->target), &st, b->level + 1, 0, b->start);
+    int r = reach(F, block_at(F, e->target), &st, running_handlers(F), 0, b->start);
     F->setups = mine;
     F->nsetups = n;
     F->setupcap = cap;
@@ -2293,6 +2308,15 @@ static int glue_end(const fb *F, int t) {
 
 static int route_to(fb *F, int level, int entry, const char *exc_var, dp_nodes *out, int budget, int in_escape);
 
+/* Block h starts the nested machine this except clause runs. */
+static int enter_state(fb *F, int h) {
+    for (int q = 0; q < F->nenter; q++)
+        if (F->enter[q] == sid(F, h))
+            return 0;
+    F->enter[F->nenter++] = sid(F, h);
+    return 0;
+}
+
 static int handler_of(const fb *F, int entry) { return F->block_of[F->ex[entry].target]; }
 
 /* Can the exception re-raised by glue block r be routed inline from a
@@ -2327,18 +2351,14 @@ static int route_to(fb *F, int level, int entry, const char *exc_var, dp_nodes *
             set_slot(F, out, k++, dc_name(d, exc_var)) < 0 ||
             set_slot(F, out, k, call(F, "type", dc_name(d, exc_var), NULL, NULL)) < 0)
             return -1;
-        int n = 0;
-        for (int q = 0; q < F->b[h].nsetups; q++)
-            n += F->b[h].setups[q].handler < 0;
-        dp_node *keep = node(F, S_ASSIGN); /* for a bare `raise` in the handler */
-        if (keep == NULL || dc_add(d, &keep->l1, dc_name(d, make_name(F, "handled", n))) < 0 ||
-            (keep->b = dc_name(d, exc_var)) == NULL || emit_to(F, out, keep) < 0)
+        if (F->flat ? handled_stmt(F, out, F->b[h].level, dc_name(d, exc_var)) < 0
+                    : enter_state(F, h) < 0) /* the handler runs in this except clause */
             return -1;
         return emit_to(F, out, goto_stmt(F, h));
     }
     if (x->lasti && set_slot(F, out, k++, int_const(F, -1)) < 0)
         return -1;
-    int r = budget > 0 ? glue_end(F, h) : -1;
+    int r = budget > 0 && !x->six ? glue_end(F, h) : -1;
     if (r >= 0 && glue_ok(F, r, level, in_escape, budget - 1)) {
         /* run the tidy-up here, then re-raise the exception being handled */
         if (set_slot(F, out, k, dc_none(d)) < 0)
@@ -2369,11 +2389,8 @@ static int route_to(fb *F, int level, int entry, const char *exc_var, dp_nodes *
         if (set_slot(F, out, k++, dc_none(d)) < 0)
             return -1;
         h = F->block_of[hb->end];
-        int seen = 0;
-        for (int q = 0; q < F->nenter; q++)
-            seen |= F->enter[q] == sid(F, h);
-        if (!seen)
-            F->enter[F->nenter++] = sid(F, h);
+        if (enter_state(F, h) < 0)
+            return -1;
     }
     if (set_slot(F, out, k, dc_name(d, exc_var)) < 0)
         return -1;
@@ -2384,32 +2401,42 @@ static int route_to(fb *F, int level, int entry, const char *exc_var, dp_nodes *
  * the states whose exception it routes; anything else propagates. */
 static int route(fb *F, int level, const int *blocks, int n, const char *exc_var, int in_escape, dp_nodes *out) {
     dc *d = F->d;
-    int nexc = F->nex;
-    int *count = dp_alloc_array(d->sh->ar, (size_t)nexc + 1, sizeof(int));
-    int *first = dp_alloc_array(d->sh->ar, (size_t)nexc + 1, sizeof(int));
+    int ngroups = 2 * F->nex; /* by entry, and whether the block raised in a nested handler */
+    int *count = dp_alloc_array(d->sh->ar, (size_t)ngroups + 1, sizeof(int));
+    int *first = dp_alloc_array(d->sh->ar, (size_t)ngroups + 1, sizeof(int));
     int *ids = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
     if (count == NULL || ids == NULL || first == NULL)
         return oom(F);
     for (int k = 0; k < n; k++)
-        count[F->b[blocks[k]].exc]++;
-    for (int e = 0, at = 0; e < nexc; e++) {
+        count[2 * F->b[blocks[k]].exc + (F->b[blocks[k]].level > level)]++;
+    for (int e = 0, at = 0; e < ngroups; e++) {
         first[e] = at;
         at += count[e];
         count[e] = 0;
     }
     for (int k = 0; k < n; k++) {
         const fb_block *b = &F->b[blocks[k]];
-        ids[first[b->exc] + count[b->exc]++] = b->id;
+        int g = 2 * b->exc + (b->level > level);
+        ids[first[g] + count[g]++] = b->id;
     }
     dp_nodes chain = {0}; /* else-branch of the if built so far */
     if (emit_raise(F, NULL, NULL, &chain) < 0)
         return -1;
-    for (int e = nexc - 1; e >= 0; e--) {
-        if (count[e] == 0)
+    for (int g = ngroups - 1; g >= 0; g--) {
+        if (count[g] == 0)
             continue;
         dp_node *s = node(F, S_IF);
-        if (s == NULL || (s->a = state_is(F, ids + first[e], count[e])) == NULL ||
-            route_to(F, level, e, exc_var, &s->l1, 8, in_escape) < 0)
+        if (s == NULL || (s->a = state_is(F, ids + first[g], count[g])) == NULL)
+            return -1;
+        if (g & 1) { /* re-raised here by the escape clause: the __context__ it had */
+            dp_node *ctx = node(F, S_ASSIGN), *clear = node(F, S_ASSIGN);
+            if (ctx == NULL || clear == NULL || dc_add(d, &ctx->l1, attr(F, dc_name(d, exc_var), "__context__")) < 0 ||
+                (ctx->b = dc_name(d, make_name(F, "pctx", -1))) == NULL || emit_to(F, &s->l1, ctx) < 0 ||
+                dc_add(d, &clear->l1, dc_name(d, make_name(F, "pctx", -1))) < 0 ||
+                (clear->b = dc_none(d)) == NULL || emit_to(F, &s->l1, clear) < 0)
+                return -1;
+        }
+        if (route_to(F, level, g / 2, exc_var, &s->l1, 8, in_escape) < 0)
             return -1;
         s->l2 = chain;
         chain = (dp_nodes){0};
@@ -2444,6 +2471,66 @@ static dp_node *except_all(fb *F, const char *name) {
     return ex;
 }
 
+/* 3.9/3.10: an exception leaving a handler for an outer try unwinds the
+ * handler implicitly; it leaves the nested machine, is caught by this
+ * level's escape clause (which keeps it in __pending) and raised again at
+ * the top of this level's try, so that its handler runs in an except clause
+ * of its own: */
+static int inject_pending(fb *F, dp_nodes *out) {
+    dp_node *s = node(F, S_IF), *p = marked_name(F, make_name(F, "pending", -1), M_TEMP);
+    if (s == NULL || p == NULL || (s->a = compare(F, p, DP_CMP_IS_NOT, dc_none(F->d))) == NULL ||
+        emit_raise(F, p, NULL, &s->l1) < 0)
+        return -1;
+    F->pending_used = 1;
+    return emit_to(F, out, s);
+}
+
+/* try: <body>  except BaseException as __esc<level>: keep it for the
+ * raisers[0..n), re-raise anything else. */
+static int escape_to_pending(fb *F, int level, const int *raisers, int n, dp_nodes *body) {
+    dc *d = F->d;
+    int *ids = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    const char *esc = make_name(F, "esc", level);
+    dp_node *tr = node(F, S_TRY), *ex = except_all(F, esc), *s = node(F, S_IF);
+    dp_node *keep = node(F, S_ASSIGN), *ctx = node(F, S_ASSIGN);
+    if (ids == NULL || tr == NULL || ex == NULL || s == NULL || keep == NULL || ctx == NULL)
+        return -1;
+    for (int k = 0; k < n; k++)
+        ids[k] = F->b[raisers[k]].id;
+    if ((s->a = state_is(F, ids, n)) == NULL ||
+        dc_add(d, &keep->l1, dc_name(d, make_name(F, "pending", -1))) < 0 || (keep->b = dc_name(d, esc)) == NULL ||
+        dc_add(d, &ctx->l1, dc_name(d, make_name(F, "pctx", -1))) < 0 ||
+        (ctx->b = attr(F, dc_name(d, esc), "__context__")) == NULL || dc_add(d, &s->l1, keep) < 0 ||
+        dc_add(d, &s->l1, ctx) < 0 || emit_raise(F, NULL, NULL, &s->l2) < 0 || dc_add(d, &ex->l1, s) < 0 ||
+        dc_add(d, &tr->l2, ex) < 0)
+        return -1;
+    tr->l1 = *body;
+    *body = (dp_nodes){0};
+    return dc_add(d, body, tr);
+}
+
+/* A block's statements for its machine: in a nested machine the handler
+ * bookkeeping of flat ones goes, and a re-raise of the handled exception is
+ * a bare `raise`. */
+static int unflatten(fb *F, const dp_nodes *body, dp_nodes *out) {
+    if (F->flat || !F->block_stack) {
+        *out = *body;
+        return 0;
+    }
+    for (int k = 0; k < body->n; k++) {
+        dp_node *st = body->v[k];
+        if (st->op2 == (MARK | M_HANDLED)) {
+            if (st->kind == S_ASSIGN)
+                continue;
+            if ((st = node(F, S_RAISE)) == NULL) /* bare */
+                return -1;
+        }
+        if (dc_add(F->d, out, st) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 /* while True:
  *     [try:]                       exceptions re-raised by nested handlers
  *         [try:]                   when a block here has a handler
@@ -2460,17 +2547,24 @@ static int machine(fb *F, int level, dp_nodes *out) {
     if (raisers == NULL)
         return oom(F);
     dp_nodes body = {0};
-    int nraisers = 0;
+    int nraisers = 0, nlate = 0;
+    for (int k = 0; k < F->nb; k++) { /* 3.9/3.10: handled one level below the handler's level */
+        const fb_block *b = &F->b[k];
+        if (F->block_stack && !F->flat && b->id >= 0 && b->level > level && b->exc >= 0 &&
+            F->b[handler_of(F, b->exc)].level == level + 1)
+            raisers[nraisers++] = k, nlate++;
+    }
+    if (nlate > 0 && inject_pending(F, &body) < 0)
+        return -1;
     for (int k = 0; k < F->nb; k++) {
         fb_block *b = &F->b[k];
         if (!in_machine(F, b, level))
             continue;
-        if (b->exc >= 0)
+        if (b->exc >= 0 && (!F->block_stack || F->flat || F->b[handler_of(F, b->exc)].level == level + 1))
             raisers[nraisers++] = k;
         dp_node *s = dc_stmt(d, S_IF, b->start);
-        if (s == NULL || (s->a = state_is(F, &b->id, 1)) == NULL)
+        if (s == NULL || (s->a = state_is(F, &b->id, 1)) == NULL || unflatten(F, &b->body, &s->l1) < 0)
             return -1;
-        s->l1 = b->body;
         if (!F->flat && b->pop_except && level > 0 && dc_add(d, &s->l1, node(F, S_BREAK)) < 0)
             return -1;
         if (dc_add(d, &body, s) < 0)
@@ -2488,6 +2582,8 @@ static int machine(fb *F, int level, dp_nodes *out) {
         if (dc_add(d, &body, tr) < 0)
             return -1;
     }
+    if (nlate > 0 && escape_to_pending(F, level, raisers, nlate, &body) < 0)
+        return -1;
     int nesc = 0;
     for (int k = 0; k < F->nb; k++)
         if (F->b[k].escape && F->b[k].level == level && F->b[k].reached)
@@ -2550,6 +2646,11 @@ static void check_nesting(fb *F) {
         if (b->level > MAX_LEVELS || (F->d->in[b->start].op == IR_PUSH_EXC_INFO && b->from_normal))
             F->flat = 1;
     }
+    for (int k = 0; k < F->nex && !F->flat; k++) { /* 3.9/3.10 handlers start a level */
+        const fb_block *h = &F->b[handler_of(F, k)];
+        if (F->ex[k].six && h->from_normal)
+            F->flat = 1;
+    }
 }
 
 int dc_fallback(dc *d, dp_nodes *out) {
@@ -2568,7 +2669,6 @@ int dc_fallback(dc *d, dp_nodes *out) {
     F.d = d;
     F.scope_body = (d->code->flags & DP_CO_OPTIMIZED) == 0;
     F.block_stack = d->code->py_minor <= 10;
-    F.flat = F.block_stack; /* leaving a handler unwinds implicitly: no nesting of machines */
     if (pick_prefix(&F) < 0 || split_blocks(&F) < 0)
         return -1;
     dc_stack empty = {0};
@@ -2598,10 +2698,12 @@ int dc_fallback(dc *d, dp_nodes *out) {
     dp_node *note = node(&F, S_COMMENT), *init = node(&F, S_ASSIGN);
     if (note == NULL || init == NULL || dc_add(d, &init->l1, state_var(&F)) < 0 || (init->b = int_const(&F, sid(&F, 0))) == NULL)
         return -1;
-    note->s = F.flat ? "depyf: no structured form was found; this is an equivalent state machine over the\n"
-                       "bytecode's blocks (exception handlers run outside their except clause)"
-                     : "depyf: no structured form was found; this is an equivalent state machine over the\n"
-                       "bytecode's blocks";
+    char text[400];
+    snprintf(text, sizeof text, "depyf: no structured form was found%s%s%s;\n"
+             "this is an equivalent state machine over the bytecode's blocks%s", d->why[0] ? " (" : "", d->why,
+             d->why[0] ? ")" : "", F.flat ? "\n(exception handlers run outside their except clause)" : "");
+    if ((note->s = dp_strdup(d->sh->ar, text)) == NULL)
+        return oom(&F);
     dp_nodes loop = {0};
     if (machine(&F, 0, &loop) < 0 || dc_add(d, out, note) < 0)
         return -1;
@@ -2611,6 +2713,13 @@ int dc_fallback(dc *d, dp_nodes *out) {
             dc_add(d, &imp->l1, al) < 0 || dc_add(d, out, imp) < 0)
             return -1;
         al->s = "builtins";
+    }
+    if (F.pending_used) {
+        dp_node *p = node(&F, S_ASSIGN);
+        if (p == NULL || dc_add(d, &p->l1, dc_name(d, make_name(&F, "pending", -1))) < 0 ||
+            dc_add(d, &p->l1, dc_name(d, make_name(&F, "pctx", -1))) < 0 || (p->b = dc_none(d)) == NULL ||
+            dc_add(d, out, p) < 0)
+            return -1;
     }
     return (dc_add(d, out, init) < 0 || dc_add(d, out, loop.v[0]) < 0) ? -1 : 0;
 }
