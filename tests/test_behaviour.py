@@ -4,15 +4,13 @@ original and the decompiled function must give the same outcome on every
 input: the same result (generators drained, coroutines and async generators
 run with asyncio), the same mutations of the arguments, or the same
 exception type."""
-import asyncio
-import copy
 import faulthandler
-import inspect
 import signal
 
 import pytest
 
 import behaviour_cases
+import behaviour_outcome
 import depyf
 
 CASES = behaviour_cases.CASES
@@ -28,49 +26,17 @@ def _on_alarm(signum, frame):
     raise CallTimeout()
 
 
-def _drain(result):
-    """Runs what a call returned to the end: a generator or async generator
-    gives its items (and the type of the exception that ended it, if one
-    did), a coroutine its result."""
-    if inspect.isgenerator(result):
-        items = []
-        try:
-            for item in result:
-                items.append(item)
-        except Exception as e:
-            items.append(("raised", type(e)))
-        return ("generator", items)
-    if inspect.iscoroutine(result):
-        return ("coroutine", asyncio.run(result))  # its exception is the call's
-    if inspect.isasyncgen(result):
-        async def collect():
-            items = []
-            try:
-                async for item in result:
-                    items.append(item)
-            except Exception as e:
-                items.append(("raised", type(e)))
-            return items
-        return ("async generator", asyncio.run(collect()))
-    return result
-
-
 def outcome(fn, args):
-    """What calling fn(*args) does, as comparable data: the drained result and
-    the arguments after the call, or the type of the exception raised."""
-    args = copy.deepcopy(args)
+    """behaviour_outcome.call(fn, args), failing the test past CALL_LIMIT."""
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT)
     try:
-        result = _drain(fn(*args))
+        return behaviour_outcome.call(fn, args)
     except CallTimeout:
         pytest.fail("%s%r did not return within %ds" % (fn.__name__, args, CALL_LIMIT))
-    except Exception as e:
-        return ("raised", type(e))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
-    return ("returned", repr(result), repr(args))
 
 
 def decompiled_function(fn):

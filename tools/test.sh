@@ -6,6 +6,8 @@
 #  4. .venv-asan: depyf built with ASan+UBSan, without torch
 #  5. make ctest-san: the C unit tests under ASan+UBSan
 #  6. pytest under ASan+UBSan, without the torch tests
+#  7. for every other supported CPython this machine has (3.8-3.13): depyf
+#     built for it in .venv-3.X, and pytest without the torch tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/venv.sh
@@ -44,3 +46,11 @@ ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 DEPYF_SANITIZE=1 \
     .venv-asan/bin/python -m pytest -q -m "not torch" --ignore=tests/torch tests
+
+for py in $(other_pythons); do
+    tag=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+    stage "Python $tag ($py): install depyf into .venv-$tag, pytest without the torch tests"
+    make_venv ".venv-$tag" "$py"
+    ".venv-$tag/bin/python" -m pip install -q pytest .
+    ".venv-$tag/bin/python" -m pytest -q -m "not torch" --ignore=tests/torch tests
+done
