@@ -14,7 +14,6 @@ depth [lasti]` exception-table entries.
 import ast
 import copy
 import dis
-import inspect
 import opcode
 import random
 import sys
@@ -23,6 +22,7 @@ import types
 import pytest
 
 import depyf
+from behaviour_outcome import drain
 
 pytestmark = pytest.mark.skipif(sys.version_info[:2] != (3, 11), reason="hand-assembled 3.11 bytecode")
 
@@ -164,24 +164,12 @@ class Program:
 
 # --- running both ------------------------------------------------------------------------------
 
-def _drain(result):
-    if inspect.isgenerator(result):
-        items = []
-        try:
-            for item in result:
-                items.append(item)
-        except Exception as e:
-            items.append(("raised", type(e)))
-        return ("generator", items)
-    return result
-
-
 def outcome(fn, args, namespace):
     """What fn(*args) does: its (drained) result or exception type, and what it
     passed to trace() in which order."""
     namespace["TRACE"] = []
     try:
-        result = ("returned", repr(_drain(fn(*copy.deepcopy(args)))))
+        result = ("returned", repr(drain(fn(*copy.deepcopy(args)))))
     except Exception as e:
         result = ("raised", type(e))
     return result, namespace["TRACE"]
