@@ -34,6 +34,7 @@ import weakref
 from depyf import _decompiled, _linetable
 from depyf import _torch_internals as _ti
 from depyf import explain
+from depyf.report import record as _record
 
 log = logging.getLogger("depyf")
 
@@ -79,9 +80,10 @@ class DumpDir:
         self.graph_files = {}  # "__compiled_fn_<n>" -> [file names]
         self.compile_ids = {}  # Dynamo compile id -> "__compiled_fn_<n>"
         self.last_compiled_fn = None
-        self.graph_texts = {}  # graph file name -> (header, body, gm.code) it holds now
+        self.graph_texts = {}  # graph file name -> (title, body, gm.code) it holds now
         self.graph_by_code = {}  # FX code -> the graph file holding it
         self.bound_graphs = weakref.WeakKeyDictionary()  # GraphModule -> graph file it runs from
+        self.recorder = _record.Recorder(self)  # depyf_manifest.json, read by `depyf report`
 
     def number(self, key):
         n = self.counts.get(key, 0)
@@ -111,6 +113,11 @@ def _header(*lines):
     return "".join("# %s\n" % line for line in lines)
 
 
+_RUNS_HERE = _header("Whenever this graph's forward runs, it runs from this file (its exact",
+                     "instructions, with this file behind them), so breakpoints here are hit.")
+_READ_ONLY = _header("For reading: this graph's forward could not be pointed at this file.")
+
+
 class Session:
     """Hooks into torch.compile while active; writes the dump; restores everything on exit."""
 
@@ -136,6 +143,7 @@ class Session:
             stack.callback(_ti.patch_graph_logging(self.on_graph))
             stack.callback(_ti.patch_graph_recompile(self.on_recompile))
             stack.callback(_ti.patch_output_code_loading(self.on_output_code))
+            stack.callback(_ti.subscribe_compile_events(self.dd.recorder.on_compile_event))
         except BaseException:
             stack.close()
             _active[0] = None
@@ -152,6 +160,7 @@ class Session:
             report = self.write_full_code()
             if self.summary:
                 print(self.summary_text(report), file=sys.stderr)
+            self.dd.recorder.finish()
         except Exception as err:  # the dump is a courtesy; the user's program goes on
             log.warning("depyf: could not finish the dump in %s (%s: %s)",
                         self.dd.path, type(err).__name__, err)
@@ -173,6 +182,7 @@ class Session:
             if any(explain.RESUME_NAME.match(name) for name in code.co_names):
                 self.graph_breaks += 1
             record = self.dump_transformed(original, code, bridge=True)
+            self.dd.recorder.on_transformed(_ti.current_compile_id(), original, code, record.path)
             return record.code if record.bridged else None
 
     def dump_transformed(self, original, code, bridge):
@@ -235,14 +245,11 @@ class Session:
                 return
             stage = re.sub(r"\W+", "_", stage).strip("_") or "graph"
             filename = "%s.%s.%d.py" % (fn, stage, dd.number(("graph", fn, stage)))
-            header = _header(
-                "%s: %s (compile id %s)." % (fn, name if not captured else "Dynamo's captured graph",
-                                             compile_id),
-                "The graph's forward runs from this file: its exact instructions, with a",
-                "real file behind them so that breakpoints here are hit.")
-            self._write_graph(fn, filename, header, gm)
+            title = _header("%s: %s (compile id %s)." % (
+                fn, name if not captured else "Dynamo's captured graph", compile_id))
+            self._write_graph(fn, filename, title, gm)
 
-    def _write_graph(self, fn, filename, header, gm):
+    def _write_graph(self, fn, filename, title, gm):
         """Dump gm readably (shapes on every value) and run its forward from that file.
 
         If the readable form does not compile to gm's exact instructions, the file
@@ -253,16 +260,19 @@ class Session:
         if filename not in dd.graph_files.setdefault(fn, []):
             dd.graph_files[fn].append(filename)
         dd.graph_by_code[code] = filename
-        for body in ("\n" + _ti.readable_graph(gm), "\n" + code):
-            dd.write(filename, header + body)
-            dd.graph_texts[filename] = (header, body, code)
+        readable = "\n" + _ti.readable_graph(gm)
+        for body in (readable, "\n" + code):
+            dd.write(filename, title + _RUNS_HERE + body)
+            dd.graph_texts[filename] = (title, body, code)
             if self._run_from_file(gm, filename):
                 return
+        dd.write(filename, title + _READ_ONLY + readable)
+        dd.graph_texts[filename] = (title, readable, code)
 
     def _run_from_file(self, gm, filename):
-        header, body, _code = self.dd.graph_texts[filename]
+        title, body, _code = self.dd.graph_texts[filename]
         path = os.path.join(self.dd.path, filename)
-        if _ti.run_graph_from_file(gm, path, header + body):
+        if _ti.run_graph_from_file(gm, path, title + _RUNS_HERE + body):
             self.dd.bound_graphs[gm] = filename
             return True
         return False
@@ -280,10 +290,10 @@ class Session:
             filename = dd.bound_graphs.get(gm)
             if filename is not None and _ti.is_boxed_codegen(gm) and dd.graph_texts[filename][2] != code:
                 fn = filename.split(".", 1)[0]
-                header = dd.graph_texts[filename][0] + _header(
+                title = dd.graph_texts[filename][0] + _header(
                     "The backend then regenerated it to take its arguments as one list",
                     "(boxed calling convention): this is the code that runs.")
-                self._write_graph(fn, filename, header, gm)
+                self._write_graph(fn, filename, title, gm)
             elif code in dd.graph_by_code:
                 self._run_from_file(gm, dd.graph_by_code[code])
 

@@ -244,14 +244,18 @@ def patch_graph_logging(callback):
         _call_safely("graph logging", callback, name, gm, maybe_id)
         return original(name, gm, maybe_id, **kwargs)
 
-    def rebind(old, new):
-        for modname, module in list(sys.modules.items()):
-            if modname.startswith("torch") and module is not None:
-                if getattr(module, "__dict__", {}).get("lazy_format_graph_code") is old:
-                    module.lazy_format_graph_code = new
+    _rebind_everywhere("lazy_format_graph_code", original, logged)
+    return lambda: _rebind_everywhere("lazy_format_graph_code", logged, original)
 
-    rebind(original, logged)
-    return lambda: rebind(logged, original)
+
+def _rebind_everywhere(name, old, new):
+    """Every torch module whose global `name` is `old` gets `new` instead (torch
+    modules import such functions by name; the defining module is among them,
+    so modules imported later bind `new` too)."""
+    for modname, module in list(sys.modules.items()):
+        if modname.startswith("torch") and module is not None:
+            if getattr(module, "__dict__", {}).get(name) is old:
+                setattr(module, name, new)
 
 
 def patch_graph_recompile(callback):
@@ -273,9 +277,13 @@ def graph_code(gm):
 
 def readable_graph(gm):
     """gm as Dynamo logs it: a GraphModule class whose forward annotates every value
-    with its dtype, (symbolic) shape, stride and device."""
-    return gm.print_readable(print_output=False, include_stride=True, include_device=True,
+    with its dtype, (symbolic) shape, stride and device.  AOTAutograd names its
+    graph classes `<lambda>`, which is not Python: such a class is printed as
+    `GraphModule` so that the file compiles."""
+    text = gm.print_readable(print_output=False, include_stride=True, include_device=True,
                              colored=False)
+    return re.sub(r"^class (?![A-Za-z_]\w*\()[^(\n]*\(", "class GraphModule(", text,
+                  count=1, flags=re.M)
 
 
 def is_boxed_codegen(gm):
@@ -308,7 +316,10 @@ def run_graph_from_file(gm, path, text):
 
 def _defined_forward(text, path, fx_globals):
     namespace = dict(fx_globals, __file__=path)
-    exec(compile(text, path, "exec", dont_inherit=True), namespace)
+    try:
+        exec(compile(text, path, "exec", dont_inherit=True), namespace)
+    except Exception:  # not runnable as it stands: the file stays for reading only
+        return None
     defined = [name for name, value in namespace.items()
                if name != "__file__" and fx_globals.get(name, _MISSING) is not value]
     if "forward" in defined and callable(namespace["forward"]):
@@ -404,3 +415,135 @@ def process_rank():
     if int(os.environ.get("WORLD_SIZE", "1")) > 1 and "RANK" in os.environ:
         return int(os.environ["RANK"])
     return None
+
+
+# ------------------------------------------------- the compile log, for the report
+
+_GRAPH_BREAK_AT = re.compile(r"Graph break in user code at (.*):(\d+)\s*$", re.M)
+
+
+# The structured-trace records the report reads.  Torch builds every record's
+# payload (graph printouts, generated code) as soon as anyone listens, which
+# costs more than all of depyf's own hooks: only these are let through while
+# depyf is the only listener.
+_TRACE_RECORDS = {"dynamo_start", "compilation_metrics", "dynamo_cpp_guards_str"}
+_TRACE_ARTIFACTS = {"recompile_reasons", "dynamo_graph_break_reason"}
+
+
+def subscribe_compile_events(callback):
+    """Call callback(event) for what Dynamo's structured trace reports about each frame compile.
+
+    The structured trace is torch's own log of a compilation (what TORCH_TRACE
+    and tlparse use); it is produced only while a handler is attached, so it
+    runs only while subscribed.  Each event is a dict with "kind" and
+    "compile_id" (as Dynamo prints it, "frame/count"):
+    - "start": "stack", the frames that led to the compiled frame (outermost
+      first, the compiled frame last), each {"file", "line", "name", "code"};
+    - "graph_break": "file", "line", "reason", "user_stack" (text);
+    - "recompile": "reasons", why the existing cache entries did not match;
+    - "guards": "text", the guard tree built for the new cache entry;
+    - "end": "name", "file", "line" of the compiled code, "fail" (None or why
+      the compile failed).
+    Returns the function that unsubscribes (and restores the trace logger).
+    """
+    import torch._logging._internal as logging_internal
+
+    trace_log = logging_internal.trace_log
+
+    class Handler(logging.Handler):
+        def emit(self, record):
+            _call_safely("structured trace", _forward_trace_record, callback, record)
+
+    handler = Handler()
+    old_level, old_propagate = trace_log.level, trace_log.propagate
+    trace_log.propagate = False  # never into the user's root handlers
+    if not trace_log.isEnabledFor(logging.DEBUG):
+        trace_log.setLevel(logging.DEBUG)
+    trace_log.addHandler(handler)
+    original = logging_internal.trace_structured
+
+    def wanted(name, metadata_fn):
+        if name in _TRACE_RECORDS:
+            return True
+        if name != "artifact":
+            return False
+        metadata = metadata_fn()
+        return isinstance(metadata, dict) and metadata.get("name") in _TRACE_ARTIFACTS
+
+    def selective(name, metadata_fn=dict, **kwargs):
+        if trace_log.handlers != [handler] or _call_safely("structured trace", wanted, name, metadata_fn):
+            return original(name, metadata_fn, **kwargs)
+        return None
+
+    _rebind_everywhere("trace_structured", original, selective)
+
+    def unsubscribe():
+        _rebind_everywhere("trace_structured", selective, original)
+        trace_log.removeHandler(handler)
+        trace_log.setLevel(old_level)
+        trace_log.propagate = old_propagate
+    return unsubscribe
+
+
+def _forward_trace_record(callback, record):
+    metadata = getattr(record, "metadata", None)
+    if not isinstance(metadata, dict) or metadata.get("frame_id") is None:
+        return
+    from torch._guards import CompileId
+
+    compile_id = str(CompileId(frame_id=metadata["frame_id"],
+                               frame_compile_id=metadata.get("frame_compile_id"),
+                               compiled_autograd_id=metadata.get("compiled_autograd_id")))
+    payload = getattr(record, "payload", None)
+    event = _trace_event(metadata, payload)
+    if event is not None:
+        event["compile_id"] = compile_id
+        callback(event)
+
+
+def _trace_event(metadata, payload):
+    if "dynamo_start" in metadata:
+        return {"kind": "start", "stack": _trace_stack(metadata["dynamo_start"].get("stack") or [])}
+    if "compilation_metrics" in metadata:
+        m = metadata["compilation_metrics"]
+        fail = m.get("fail_reason")
+        return {"kind": "end", "name": m.get("co_name"), "file": m.get("co_filename"),
+                "line": m.get("co_firstlineno"),
+                "fail": "%s: %s" % (m.get("fail_type"), fail) if fail else None}
+    if "dynamo_cpp_guards_str" in metadata and payload:
+        return {"kind": "guards", "text": payload.strip("\n")}
+    artifact = (metadata.get("artifact") or {}).get("name")
+    if artifact == "recompile_reasons" and payload:
+        import json
+
+        try:
+            reasons = json.loads(payload)
+        except ValueError:
+            reasons = payload
+        return {"kind": "recompile", "reasons": [str(r) for r in reasons] if isinstance(reasons, list)
+                else [str(reasons)]}
+    if artifact == "dynamo_graph_break_reason" and payload:
+        return _graph_break_event(payload)
+    return None
+
+
+def _trace_stack(frames):
+    from torch._logging.structured import INTERN_TABLE
+
+    names = {index: text for text, index in INTERN_TABLE.items()}
+    return [{"file": names.get(f.get("filename"), "?"), "line": f.get("line"),
+             "name": f.get("name"), "code": f.get("loc")} for f in frames]
+
+
+def _graph_break_event(text):
+    """Dynamo's graph-break report: where, why, and the user frames (its own traceback dropped)."""
+    where = _GRAPH_BREAK_AT.search(text)
+    body = text[where.end():] if where else text
+    reason, _, rest = body.partition("User code traceback:")
+    user_stack = rest.split("Traceback (most recent call last):")[0]
+    reason = reason.strip()
+    if reason.startswith("Graph Break Reason:"):
+        reason = reason[len("Graph Break Reason:"):].strip()
+    return {"kind": "graph_break", "file": where.group(1) if where else None,
+            "line": int(where.group(2)) if where else None, "reason": reason,
+            "user_stack": user_stack.strip("\n")}

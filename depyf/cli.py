@@ -1,4 +1,4 @@
-"""The `depyf` command line: decompile or disassemble .pyc (or .py) files."""
+"""The `depyf` command line: decompile or disassemble .pyc (or .py) files; report on a dump."""
 
 import argparse
 import os
@@ -6,7 +6,7 @@ import sys
 
 from . import _core
 
-DESCRIPTION = "Decompile and disassemble CPython 3.8-3.13 bytecode."
+DESCRIPTION = "Decompile and disassemble CPython 3.8-3.13 bytecode; report on torch.compile dumps."
 
 EPILOG = """\
 FILE is a .pyc file written by any CPython 3.8-3.13, or a .py file, which is
@@ -61,6 +61,18 @@ def _disasm(args):
     return _from_pyc(_core.disasm_pyc, pyc)
 
 
+def _report(args):
+    from .report import build
+
+    try:
+        path = build.write_report(args.file)
+    except build.ReportError as e:
+        raise InputError(str(e)) from None
+    except OSError as e:
+        raise InputError(e.strerror or str(e)) from None
+    return "depyf: report written to %s (open it in a browser)" % path
+
+
 def _indent(text):
     try:
         value = int(text)
@@ -89,6 +101,14 @@ def _parser():
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
     dis.add_argument("file", metavar="FILE", help="a .pyc or .py file")
     dis.set_defaults(run=_disasm)
+    rep = commands.add_parser(
+        "report", help="write DUMP_DIR/index.html, a browsable report of a torch.compile dump",
+        description="Write DUMP_DIR/index.html: one static page (no server, no network) showing every "
+                    "function torch.compile compiled in the dump that depyf.prepare_debug wrote into "
+                    "DUMP_DIR, its cache entries, guards, graph breaks, recompilations, graphs and "
+                    "kernels. Exit status 2 when DUMP_DIR is not a directory.")
+    rep.add_argument("file", metavar="DUMP_DIR", help="a directory written by depyf.prepare_debug")
+    rep.set_defaults(run=_report)
     return parser
 
 

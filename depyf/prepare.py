@@ -1,6 +1,7 @@
 """`prepare_debug` dumps what torch.compile does; `debug` lets a debugger step through it."""
 
 import contextlib
+import logging
 import os
 import sys
 
@@ -10,7 +11,7 @@ __all__ = ["prepare_debug", "debug"]
 
 
 @contextlib.contextmanager
-def prepare_debug(dump_src_dir, *args):
+def prepare_debug(dump_src_dir, *args, report=True):
     """Dump every function torch.compile compiles while inside the block into `dump_src_dir`.
 
     Written files: `full_code_for_<fn>_<k>.py` (guards, transformed code, original
@@ -18,8 +19,10 @@ def prepare_debug(dump_src_dir, *args):
     `__transformed_code_<n>_for_<fn>.py`, and `__compiled_fn_<n>.<Stage>.<k>.py`
     / `__compiled_fn_<n>.kernel_<k>.py` for every graph stage that ran.
     Functions compiled before the block are dumped too.  Under torchrun each
-    rank writes into `rank_<r>/`.  The older form `prepare_debug(fn, dir)` is
-    accepted.  The program computes exactly what it would without depyf.
+    rank writes into `rank_<r>/`.  At the end, `dump_src_dir/index.html` shows
+    it all in a browser (see `depyf report`); `report=False` skips it.  The
+    older form `prepare_debug(fn, dir)` is accepted.  The program computes
+    exactly what it would without depyf.
     """
     if args:
         if len(args) > 1 or not callable(dump_src_dir):
@@ -29,8 +32,25 @@ def prepare_debug(dump_src_dir, *args):
         raise TypeError("prepare_debug: dump_src_dir must be a path, got %s" % type(dump_src_dir).__name__)
     dd = _dump.dump_dir(os.fspath(dump_src_dir))
     _dump.remember_dir(dd)
-    with _dump.Session(dd):
-        yield
+    try:
+        with _dump.Session(dd):
+            yield
+    finally:  # also when the block raised: the report shows what was compiled until then
+        if report:
+            _write_report(os.fspath(dump_src_dir))
+
+
+def _write_report(path):
+    """The HTML report of the dump; a failure is a warning, never the user's exception."""
+    from depyf import report
+
+    try:
+        written = report.write_report(path)
+    except Exception as err:
+        logging.getLogger("depyf").warning("depyf: could not write the report in %s (%s: %s)",
+                                           path, type(err).__name__, err)
+        return
+    print("depyf: report: %s" % written, file=sys.stderr)
 
 
 @contextlib.contextmanager

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it; stops at the first failing stage.
-#  1. .venv (Python 3.11) with depyf and its `test` extra (pytest, torch 2.13.0 CPU)
+#  1. .venv (Python 3.11) with depyf and its `test` extra (pytest, torch 2.13.0
+#     CPU, debugpy, selenium), and Debian's chromium for the report tests
 #  2. make ctest: the C unit tests
 #  3. pytest over tests/
 #  4. .venv-asan: depyf built with ASan+UBSan, without torch
@@ -14,9 +15,12 @@ cd "$(dirname "$0")/.."
 
 stage() { printf '\n=== %s\n' "$*"; }
 
-stage "install depyf[test] into .venv"
+stage "install depyf[test] into .venv, and headless Chromium for the report tests"
 make_venv .venv
 .venv/bin/python -m pip install -q '.[test]'
+if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
+fi
 
 stage "C unit tests"
 make ctest

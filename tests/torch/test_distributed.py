@@ -54,7 +54,7 @@ def test_each_rank_writes_its_own_directory(tmp_path):
     assert proc.returncode == 0, proc.stdout[-2000:] + proc.stderr[-4000:]
     sums = [(tmp_path / ("grad_sum_%d.txt" % rank)).read_text() for rank in (0, 1)]
     assert sums[0] == sums[1], "all_reduce saw both ranks' gradients"
-    assert sorted(os.listdir(dump_dir)) == ["rank_0", "rank_1"]
+    assert sorted(os.listdir(dump_dir)) == ["index.html", "rank_0", "rank_1"], "one report over both ranks"
     for rank in ("rank_0", "rank_1"):
         names = os.listdir(dump_dir / rank)
         assert "full_code_for_step_0.py" in names, (rank, names)

@@ -66,10 +66,16 @@ def patched_internals():
     import torch._inductor.config as iconfig
     from torch._inductor.codecache import PyCodeCache
 
-    bindings = {name: vars(m).get("lazy_format_graph_code") for name, m in list(sys.modules.items())
-                if name.startswith("torch") and m is not None and "lazy_format_graph_code" in vars(m)}
+    def bindings(function):
+        return {name: vars(m).get(function) for name, m in list(sys.modules.items())
+                if name.startswith("torch") and m is not None and function in vars(m)}
+
+    from torch._logging._internal import trace_log
+
     return {
-        "graph logging": bindings,
+        "graph logging": bindings("lazy_format_graph_code"),
+        "structured trace": (bindings("trace_structured"), list(trace_log.handlers), trace_log.level,
+                             trace_log.propagate),
         "recompile": torch.fx.GraphModule.__dict__["recompile"],
         "code cache": PyCodeCache.__dict__["load_by_key_path"],
         "bytecode hooks": dict(torch._dynamo.convert_frame._bytecode_hooks),

@@ -1,0 +1,194 @@
+"""The dump's manifest: what torch.compile did, machine-readable, for `depyf report`.
+
+A Recorder belongs to one dump directory (depyf._dump.DumpDir).  While a
+session is active it collects, per Dynamo compile id: the stack that triggered
+the compilation, why it recompiled, its graph breaks (reason and source line),
+its guards, the transformed-code file and the graphs it calls.  At the end of a
+session it adds every compiled function with its cache entries in the order
+Dynamo checks them.  `depyf_manifest.json` is rewritten (atomically) when a
+compilation finishes (at most once a second: later ones are saved by a timer)
+and at the end of each session.  See depyf.report.build for the reader.
+"""
+
+import inspect
+import json
+import logging
+import os
+import platform
+import re
+import threading
+import time
+
+import torch
+
+from depyf import _decompiled, explain
+from depyf import _torch_internals as _ti
+
+MANIFEST = "depyf_manifest.json"
+FORMAT_VERSION = 1
+SAVE_INTERVAL = 1.0  # seconds: a long run of compilations rewrites the manifest at most this often
+
+_COMPILED_FN = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
+_RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"
+
+
+def _where(code):
+    """Where a code object comes from; "code" tells apart code objects with the same name and
+    line (Dynamo makes one resume function per graph break, all named after the break's line)."""
+    return {"name": code.co_name, "file": code.co_filename, "line": code.co_firstlineno,
+            "code": "%x" % id(code)}
+
+
+class Recorder:
+    """Collects the manifest of one dump directory; `save` writes it."""
+
+    def __init__(self, dd):
+        self.dd = dd
+        self._lock = threading.RLock()
+        self.compilations = {}  # compile id -> record, in the order compilations started
+        self.functions = []
+        self._saved_at = None  # time.monotonic() of the last save
+        self._timer = None  # the pending save, when compilations finish in quick succession
+
+    def _compilation(self, compile_id):
+        record = self.compilations.get(compile_id)
+        if record is None:
+            record = self.compilations[compile_id] = {
+                "compile_id": compile_id, "function": None, "stack": [], "graph_breaks": [],
+                "recompile_reasons": [], "guards_text": None, "transformed": None, "graphs": [],
+                "fail": None, "finished": False}
+        return record
+
+    def on_compile_event(self, event):
+        """One event of depyf._torch_internals.subscribe_compile_events."""
+        with self._lock:
+            record = self._compilation(event["compile_id"])
+            kind = event["kind"]
+            if kind == "start":
+                record["stack"] = event["stack"]
+            elif kind == "graph_break":
+                brk = {k: event[k] for k in ("file", "line", "reason", "user_stack")}
+                brk["code"] = _source_line(event["file"], event["line"])
+                if brk not in record["graph_breaks"]:  # Dynamo restarts the analysis: same break again
+                    record["graph_breaks"].append(brk)
+            elif kind == "recompile":
+                record["recompile_reasons"] = event["reasons"]
+            elif kind == "guards":
+                record["guards_text"] = event["text"]
+            elif kind == "end":
+                record["function"] = record["function"] or {
+                    "name": event["name"], "file": event["file"], "line": event["line"]}
+                record["fail"] = event["fail"]
+                record["finished"] = True
+                self._save_soon()
+
+    def on_transformed(self, compile_id, original, code, path):
+        """Dynamo transformed `original` into `code`, dumped as `path`."""
+        if compile_id is None:
+            return
+        with self._lock:
+            record = self._compilation(compile_id)
+            record["function"] = _where(original)
+            record["transformed"] = os.path.basename(path)
+            for name in code.co_names:
+                match = _COMPILED_FN.match(name)
+                if match and match.group(1) not in record["graphs"]:
+                    record["graphs"].append(match.group(1))
+
+    def finish(self):
+        """At the end of a session: every compiled function and its cache entries; save."""
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self.functions = [self._function(code) for code in _ti.compiled_codes()]
+            self.save()
+
+    def _save_soon(self):
+        if self._saved_at is None or time.monotonic() - self._saved_at >= SAVE_INTERVAL:
+            self.save()
+        elif self._timer is None:
+            self._timer = threading.Timer(SAVE_INTERVAL, self._timed_save)
+            self._timer.daemon = True
+            self._timer.start()
+
+    def _timed_save(self):
+        with self._lock:
+            self._timer = None
+            try:
+                self.save()
+            except Exception as err:  # a background thread: report, never raise
+                logging.getLogger("depyf").warning("depyf: could not write %s in %s (%s: %s)",
+                                                   MANIFEST, self.dd.path, type(err).__name__, err)
+
+    def _function(self, code):
+        dd = self.dd
+        entries = []
+        for entry in _ti.cache_entries(code):
+            record = dd.transformed.get(id(entry.code))
+            scope = _ti.entry_globals(entry) or {}
+            resumes = []
+            for name in entry.code.co_names:
+                target = scope.get(name)
+                if explain.RESUME_NAME.match(name) and callable(target) and hasattr(target, "__code__"):
+                    resumes.append(dict(_where(target.__code__), **{"global": name}))
+            guards = []
+            for guard in _ti.guards_of(entry):
+                text = " ".join(guard.text.split())
+                if text:
+                    expr, comment = explain.split_guard(text)
+                    guards.append({"kind": guard.kind, "expr": expr, "comment": comment})
+            entries.append({"compile_id": entry.compile_id,
+                            "transformed": os.path.basename(record.path) if record else None,
+                            "guards": guards, "resumes": resumes})
+        resume = code.co_name.startswith(_RESUME_CODE_PREFIX)
+        source, first_line = _original_source(code, resume)
+        full = dd.full_code.get(id(code))
+        return dict(_where(code), resume=resume, full_code=full[0] if full else None,
+                    source=source, source_line=first_line, entries=entries)
+
+    def manifest(self):
+        dd = self.dd
+        fn_compile_ids = {}
+        for compile_id, fn in dd.compile_ids.items():
+            fn_compile_ids.setdefault(fn, compile_id)
+        graphs = [{"name": fn, "compile_id": fn_compile_ids.get(fn), "files": list(files)}
+                  for fn, files in sorted(dd.graph_files.items(), key=lambda kv: _fn_number(kv[0]))]
+        return {
+            "format": "depyf-manifest", "version": FORMAT_VERSION,
+            "dump_dir": dd.path, "rank": _ti.process_rank(), "pid": os.getpid(),
+            "python": platform.python_version(), "torch": torch.__version__,
+            "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
+            "compilations": list(self.compilations.values()),
+            "graphs": graphs, "functions": self.functions,
+        }
+
+    def save(self):
+        with self._lock:
+            self._saved_at = time.monotonic()
+            self.dd.write(MANIFEST, json.dumps(self.manifest(), indent=1))
+
+
+def _fn_number(name):
+    match = re.search(r"\d+", name)
+    return int(match.group()) if match else -1
+
+
+def _source_line(path, line):
+    import linecache
+
+    if not path or not line:
+        return None
+    return linecache.getline(path, line).strip() or None
+
+
+def _original_source(code, generated):
+    """(source, number of its first line) of the user's function; decompiled for resume functions."""
+    if not generated:
+        try:
+            lines, first = inspect.getsourcelines(code)
+            return "".join(lines), first
+        except (OSError, TypeError):
+            pass
+    result = _decompiled.decompile(code)
+    return (result.source if result.ok else None), None

@@ -1,0 +1,115 @@
+"""depyf_manifest.json, what the report reads: written while compilations happen, and
+holding each compilation's stack, graph breaks, recompile reasons, guards and files."""
+import contextlib
+import io
+import json
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+import depyf  # noqa: E402
+import torch_workloads as wl  # noqa: E402
+from dump_helpers import compiler  # noqa: E402
+
+pytestmark = pytest.mark.torch
+
+
+def _manifest(path):
+    return json.loads((path / "depyf_manifest.json").read_text())
+
+
+@pytest.fixture(scope="module")
+def manifest(tmp_path_factory):
+    path = tmp_path_factory.mktemp("manifest")
+    torch._dynamo.reset()
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        with depyf.prepare_debug(str(path), report=False):
+            wl.run_graph_breaks(compiler("aot_eager"))
+    return _manifest(path)
+
+
+def _compilations_of(manifest, name):
+    return [c for c in manifest["compilations"] if c["function"]["name"] == name]
+
+
+def test_it_is_written_while_the_block_runs(tmp_path):
+    torch._dynamo.reset()
+    with contextlib.redirect_stderr(io.StringIO()):
+        with depyf.prepare_debug(str(tmp_path), report=False):
+            torch.compile(wl.toy_example, backend="eager")(torch.ones(4), torch.ones(4))
+            during = _manifest(tmp_path)
+    assert [c["function"]["name"] for c in during["compilations"]][:1] == ["toy_example"]
+    assert during["compilations"][0]["transformed"] == "__transformed_code_0_for_toy_example.py"
+    assert during["functions"] == [], "cache entries are added when the block ends"
+    assert [f["name"] for f in _manifest(tmp_path)["functions"]][:1] == ["toy_example"]
+
+
+def test_graph_breaks_carry_their_reason_and_source_line(manifest):
+    (first,) = _compilations_of(manifest, "graph_breaks")
+    (brk,) = first["graph_breaks"]
+    assert brk["file"] == wl.__file__ and brk["line"] == wl.graph_breaks.__code__.co_firstlineno + 2
+    assert brk["code"] == 'print("depyf workload: a print breaks the graph")'
+    assert "print" in brk["reason"] and "Traceback" not in brk["reason"], "Dynamo's own traceback is dropped"
+    (resume78,) = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_78")
+    assert "item()" in resume78["graph_breaks"][0]["reason"]
+
+
+def test_recompilations_carry_their_reasons(manifest):
+    resume79 = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_79")
+    assert len(resume79) >= 2, "the .item() value differs between calls"
+    assert [c["compile_id"].split("/")[1] for c in resume79] == [str(i) for i in range(len(resume79))]
+    assert resume79[0]["recompile_reasons"] == []
+    assert all(c["recompile_reasons"] for c in resume79[1:])
+
+
+def test_each_compilation_knows_its_stack_files_and_graphs(manifest):
+    (first,) = _compilations_of(manifest, "graph_breaks")
+    names = [frame["name"] for frame in first["stack"]]
+    assert names[-2:] == ["run_graph_breaks", "graph_breaks"], "the caller, then the compiled frame"
+    assert first["guards_text"] and "TREE_GUARD_MANAGER" in first["guards_text"]
+    (graph,) = first["graphs"]
+    files = {g["name"]: g["files"] for g in manifest["graphs"]}
+    assert "%s.Captured_Graph.0.py" % graph in files[graph]
+    assert "%s.Forward_graph.0.py" % graph in files[graph]
+
+
+def test_functions_list_cache_entries_in_check_order_with_guards_and_resumes(manifest):
+    functions = {f["name"]: f for f in manifest["functions"]}
+    top = functions["graph_breaks"]
+    assert not top["resume"] and top["full_code"] == "full_code_for_graph_breaks_0.py"
+    assert top["source"].startswith("def graph_breaks(x):") and top["source_line"] == top["line"]
+    (entry,) = top["entries"]
+    assert any("L['x']" in (g["expr"] or "") for g in entry["guards"])
+    (resume,) = entry["resumes"]
+    assert resume["name"] == "torch_dynamo_resume_in_graph_breaks_at_78"
+    recompiled = functions["torch_dynamo_resume_in_graph_breaks_at_79"]
+    ids = [e["compile_id"] for e in recompiled["entries"]]
+    assert ids == sorted(ids, reverse=True), "Dynamo checks the newest entry first"
+    assert recompiled["resume"] and "def " in recompiled["source"], "decompiled, not read from the file"
+
+
+def test_compile_events_come_from_dynamos_structured_trace():
+    import logging
+
+    from depyf import _torch_internals as ti
+
+    trace_log = logging.getLogger("torch.__trace")
+    before = (list(trace_log.handlers), trace_log.level, trace_log.propagate)
+    events = []
+    torch._dynamo.reset()
+    unsubscribe = ti.subscribe_compile_events(events.append)
+    try:
+        with contextlib.redirect_stdout(io.StringIO()):
+            torch.compile(wl.graph_breaks, backend="eager")(torch.ones(3))
+    finally:
+        unsubscribe()
+    assert (list(trace_log.handlers), trace_log.level, trace_log.propagate) == before, "logger restored"
+    first = [e for e in events if e["compile_id"] == "0/0"]
+    assert [e["kind"] for e in first if e["kind"] != "guards"][0] == "start"
+    assert first[-1]["kind"] == "end" and first[-1]["name"] == "graph_breaks" and first[-1]["fail"] is None
+    (brk,) = {(e["file"], e["line"]) for e in first if e["kind"] == "graph_break"}
+    assert brk == (wl.__file__, wl.graph_breaks.__code__.co_firstlineno + 2)
+    events.clear()
+    torch.compile(wl.toy_example, backend="eager")(torch.ones(3), torch.ones(3))
+    assert events == [], "nothing after unsubscribing"

@@ -1,0 +1,140 @@
+"""Report pages for the dumps that are not one busy process: nothing compiled, several
+ranks, an older dump without manifest; the `depyf report` command and report=False."""
+import contextlib
+import io
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+import report_browser as rb
+import report_synthetic
+
+import depyf
+from depyf.report import write_report
+
+DEPYF_HOME = os.path.dirname(os.path.dirname(os.path.abspath(depyf.__file__)))
+
+
+@pytest.fixture(scope="module")
+def browser():
+    with rb.chromium() as driver:
+        yield driver
+
+
+def _prepare_debug_with(path, body, **options):
+    torch = pytest.importorskip("torch")
+    torch._dynamo.reset()
+    with contextlib.redirect_stderr(io.StringIO()):
+        with depyf.prepare_debug(str(path), **options):
+            body(torch)
+
+
+def test_nothing_compiled_says_so(tmp_path, browser):
+    dump = tmp_path / "dump"
+    _prepare_debug_with(dump, lambda torch: torch.ones(3) * 2)
+    assert (dump / "index.html").is_file()
+    rb.open_report(browser, dump / "index.html")
+    page = rb.wait_for(browser, "#nothing-compiled").text
+    assert "Nothing was compiled" in page
+    for name in ("functions", "graphs", "graph_breaks", "recompilations", "kernels"):
+        assert rb.wait_for(browser, "#count-%s .num" % name).text == "0"
+    rb.screenshot(browser, "report_empty")
+
+
+def test_report_false_writes_no_page(tmp_path):
+    dump = tmp_path / "dump"
+    _prepare_debug_with(dump, lambda torch: torch.compile(lambda x: x + 1, backend="eager")(torch.ones(2)),
+                        report=False)
+    assert (dump / "depyf_manifest.json").is_file()
+    assert not (dump / "index.html").exists()
+
+
+def test_ranks_each_have_their_tab(tmp_path, browser):
+    dump = tmp_path / "dump"
+    report_synthetic.make_dump(str(dump / "rank_0"), functions=2, entries=1, rank=0)
+    report_synthetic.make_dump(str(dump / "rank_1"), functions=3, entries=2, rank=1)
+    rb.open_report(browser, write_report(str(dump)))
+    tabs = browser.find_elements("css selector", "#ranks button")
+    assert [t.text for t in tabs] == ["rank 0", "rank 1"]
+    assert rb.wait_for(browser, "#count-graphs .num").text == "2"
+    tabs[1].click()
+    rb.wait_for(browser, "#where", "rank_1")
+    assert rb.wait_for(browser, "#count-graphs .num").text == "6"
+    assert rb.wait_for(browser, "#count-recompilations .num").text == "3"
+    rb.screenshot(browser, "report_ranks")
+    rows = browser.find_elements("css selector", "main tr[data-run]")
+    assert [r.text.split()[:3] for r in rows] == [["rank", "0", "2"], ["rank", "1", "3"]], "functions per rank"
+    rows[0].click()
+    rb.wait_for(browser, "#where", "rank_0")
+
+
+@pytest.mark.parametrize("manifest", [None, '{"format": "depyf-manifest", "compilations": [1, 2]}', "{trunc"])
+def test_a_dump_without_a_usable_manifest_still_shows_its_files(tmp_path, browser, manifest):
+    dump = tmp_path / "dump"
+    report_synthetic.make_dump(str(dump), functions=2, entries=2)
+    os.unlink(dump / "depyf_manifest.json")
+    if manifest is not None:
+        (dump / "depyf_manifest.json").write_text(manifest)
+    rb.open_report(browser, write_report(str(dump)))
+    assert rb.wait_for(browser, "#count-graphs .num").text == "4"
+    assert "no depyf_manifest.json this depyf can read" in rb.wait_for(browser, "main").text
+    rb.wait_for(browser, "nav.side a", "layer_1").click()
+    assert "__compiled_fn_3" in rb.wait_for(browser, ".entry a.graph-link").text
+
+
+def test_cli_writes_the_report_and_rejects_a_missing_directory(tmp_path):
+    dump = tmp_path / "dump"
+    report_synthetic.make_dump(str(dump), functions=1, entries=1)
+    env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    cli = [sys.executable, "-m", "depyf", "report"]
+    done = subprocess.run(cli + [str(dump)], capture_output=True, text=True, env=env)
+    assert done.returncode == 0, done.stderr
+    assert str(dump / "index.html") in done.stdout
+    html = (dump / "index.html").read_text()
+    assert '"name":"__compiled_fn_1"' in html
+    missing = subprocess.run(cli + [str(tmp_path / "nowhere")], capture_output=True, text=True, env=env)
+    assert missing.returncode == 2
+    assert missing.stderr.strip() == "depyf: %s: not a directory" % (tmp_path / "nowhere")
+
+
+def test_file_texts_cannot_break_out_of_the_page(tmp_path, browser):
+    """Dumped code is data: `</script>` or HTML in a file shows as text."""
+    dump = tmp_path / "dump"
+    report_synthetic.make_dump(str(dump), functions=1, entries=1)
+    hostile = "x = '</script><script>window.pwned = 1</script><b>bold</b>'\n"
+    (dump / "__compiled_fn_1.Captured_Graph.0.py").write_text(hostile)
+    manifest = json.loads((dump / "depyf_manifest.json").read_text())
+    manifest["functions"][0]["source"] = "def layer_0(x):  # </script><img src=x onerror=alert(1)>\n"
+    (dump / "depyf_manifest.json").write_text(json.dumps(manifest))
+    rb.open_report(browser, write_report(str(dump)), "#/0/graph/__compiled_fn_1")
+    assert "</script><script>window.pwned = 1</script><b>bold</b>" in rb.wait_for(browser, "#stage-view").text
+    assert browser.execute_script("return window.pwned === undefined")
+    rb.open_report(browser, str(dump / "index.html"), "#/0/fn/f0")
+    assert "<img src=x onerror=alert(1)>" in rb.wait_for(browser, ".entry .pane").text
+
+
+def test_report_files_are_the_package_data(tmp_path):
+    """The page needs no file outside depyf/report/assets (installed with the package)."""
+    assets = os.path.join(os.path.dirname(os.path.abspath(depyf.__file__)), "report", "assets")
+    assert sorted(os.listdir(assets)) == ["highlight.js", "report.css", "report.html", "report.js"]
+    dump = tmp_path / "dump"
+    os.makedirs(dump)
+    html = open(write_report(str(dump)), encoding="utf-8").read()
+    for name in ("highlight.js", "report.css", "report.js"):
+        with open(os.path.join(assets, name), encoding="utf-8") as f:
+            assert f.read() in html, "%s is inlined" % name
+
+
+def test_the_report_is_written_also_when_the_block_raises(tmp_path):
+    dump = tmp_path / "dump"
+
+    def fails(torch):
+        torch.compile(lambda x: x * 3, backend="eager")(torch.ones(2))
+        raise KeyError("the user's own error")
+
+    with pytest.raises(KeyError, match="the user's own error"):
+        _prepare_debug_with(dump, fails)
+    assert '"graphs":[{"name":"__compiled_fn_' in (dump / "index.html").read_text()
