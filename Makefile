@@ -24,3 +24,43 @@ $(BUILD)/san_test_%: tests/c/test_%.c tests/c/testlib.h $(wildcard tests/c/*.inc
 	$(CC) $(WARN) $(CFLAGS) $(SAN) $(INC) -o $@ $< $(CORE_SRC) -lm
 clean:
 	rm -rf $(BUILD)
+
+# ---- fuzzing (fuzz/README.md): needs clang with libFuzzer (Debian: apt-get install clang)
+FUZZ_CC ?= clang
+FUZZ_FLAGS = -g -O1 -fsanitize=fuzzer,address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=all
+FUZZ_HARNESSES = reader pipeline
+# seconds per harness: `make fuzz`, and `make fuzz-smoke` (CI)
+FUZZ_TIME ?= 600
+FUZZ_SMOKE_TIME ?= 25
+FUZZ_RUN = -timeout=10 -rss_limit_mb=2048 -print_final_stats=1
+PYTHON ?= python3
+
+.PHONY: fuzz fuzz-smoke fuzz-build fuzz-seeds ctest-valgrind
+fuzz-build: $(patsubst %,$(BUILD)/fuzz_%,$(FUZZ_HARNESSES))
+$(BUILD)/fuzz_%: fuzz/%.c fuzz/harness.h $(CORE_SRC)
+	@mkdir -p $(BUILD)
+	$(FUZZ_CC) $(WARN) $(FUZZ_FLAGS) $(INC) -o $@ $< $(CORE_SRC) -lm
+# Seeds from the project's fixtures; rebuilt every run (cheap).
+fuzz-seeds:
+	$(PYTHON) fuzz/make_seeds.py $(BUILD)/fuzz-seeds
+# New inputs go to $(BUILD)/fuzz-corpus/<harness>, crashes to $(BUILD)/fuzz-crashes/<harness>-*.
+define fuzz_each
+	@set -e; for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p $(BUILD)/fuzz-corpus/$$h $(BUILD)/fuzz-crashes; \
+	  echo "== fuzz_$$h for $(1) s (log: $(BUILD)/fuzz-$$h.log)"; \
+	  nice ./$(BUILD)/fuzz_$$h $(FUZZ_RUN) -max_total_time=$(1) \
+	    -artifact_prefix=$(BUILD)/fuzz-crashes/$$h- \
+	    $(BUILD)/fuzz-corpus/$$h $(BUILD)/fuzz-seeds/$$h >$(BUILD)/fuzz-$$h.log 2>&1 \
+	    || { tail -n 60 $(BUILD)/fuzz-$$h.log; exit 1; }; \
+	  grep -E "^stat::(number_of_executed_units|peak_rss_mb)|^Done" $(BUILD)/fuzz-$$h.log; \
+	done
+endef
+fuzz: fuzz-build fuzz-seeds
+	$(call fuzz_each,$(FUZZ_TIME))
+fuzz-smoke: fuzz-build fuzz-seeds
+	$(call fuzz_each,$(FUZZ_SMOKE_TIME))
+
+# The unit tests under valgrind: no invalid access, no leak.
+ctest-valgrind: $(TESTS)
+	@set -e; for t in $(TESTS); do echo "== valgrind $$t"; \
+	  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$t >/dev/null; done

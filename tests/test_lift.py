@@ -360,6 +360,8 @@ def test_await_is_one_yield_from():
         return await x
 
     body = ops(f)
+    if body[-2:] == ["STOPITERATION_ERROR", "RERAISE"]:
+        body = body[:-2]  # 3.12+: the coroutine's own StopIteration handler
     assert body.count("YIELD_FROM") == 1
     assert "YIELD_VALUE" not in body and "JUMP" not in body
     assert body[-2:] == ["YIELD_FROM", "RETURN_VALUE"]
@@ -413,6 +415,7 @@ def test_lines_start_where_statements_start():
     assert starts == [(1, "LOAD_FAST"), (2, "LOAD_FAST"), (3, "LOAD_FAST")]
 
 
+@pytest.mark.skipif(V < (3, 11), reason="exception tables exist from 3.11 on (the block stack before)")
 def test_exception_table_is_in_ir_indices():
     def f(a):
         try:

@@ -2,7 +2,8 @@
 # The whole test suite, as CI runs it; stops at the first failing stage.
 #  1. .venv (Python 3.11) with depyf and its `test` extra (pytest, torch 2.13.0
 #     CPU, debugpy, selenium), and Debian's chromium for the report tests
-#  2. make ctest: the C unit tests
+#  2. make ctest: the C unit tests; a 20 s fuzz run per harness (clang's
+#     libFuzzer); the C unit tests under valgrind
 #  3. pytest over tests/
 #  4. .venv-asan: depyf built with ASan+UBSan, without torch
 #  5. make ctest-san: the C unit tests under ASan+UBSan
@@ -24,6 +25,13 @@ fi
 
 stage "C unit tests"
 make ctest
+
+stage "fuzz smoke run (fuzz/README.md) and the C unit tests under valgrind"
+if ! command -v clang >/dev/null || ! command -v valgrind >/dev/null; then
+    apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang valgrind
+fi
+make fuzz-smoke FUZZ_SMOKE_TIME=20
+make ctest-valgrind
 
 # Tests import the installed depyf, never the source tree's ./depyf (which
 # has no extension): no Python started from here puts the working directory

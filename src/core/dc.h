@@ -45,6 +45,7 @@ typedef struct dc_shared {
     dp_error *err;
     const dp_options *opt;
     int depth;         /* nesting of code objects and blocks: bounded */
+    int limit_hit;     /* depth went past its limit: no retry can succeed, so none is made */
     int ntemps;        /* counter for spilled temporaries */
 } dc_shared;
 
@@ -74,6 +75,10 @@ typedef struct dc {
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this
                            value left the stack (a with block ends at __exit__) */
     int *skip_to;      /* per instruction: handler code to step over, -1 */
+    int *first_source; /* per instruction: first jump or handler range to reach it, INT_MAX if
+                          none (built on first use by match.c), or NULL */
+    int *last_back;    /* per instruction: last jump back to it, -1 (built on first use by
+                          back_edge in stmt.c), or NULL */
     int *vjump;        /* per instruction: a copy of the code at vjump[i] starts here
                           (3.12+ duplicates the code after a try into its handlers):
                           read as a jump there, -1 */
@@ -191,5 +196,14 @@ int dc_fail(dc *d, int at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* ---- 3.8-3.10 block-stack try/except/finally and with (try_legacy.c) ---- */
+/* SETUP_FINALLY/SETUP_WITH/SETUP_ASYNC_WITH (a whole statement), POP_BLOCK and
+ * POP_EXCEPT met by the region walker at i: 1 if handled (*next set), 0 if i
+ * is none of them (or not in a form we know), -1 on error. */
+int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
+/* async with from its BEFORE_ASYNC_WITH at i (called by dc_with). */
+int dc_legacy_async_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
+/* ---- end of try_legacy.c ---- */
 
 #endif

@@ -285,8 +285,9 @@ static int check_coverage(dc *d) {
 
 /* Decompiles a whole code object into statements. */
 static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d) {
-    if (++sh->depth > DP_MAX_NESTING) {
-        sh->depth--;
+    if (sh->limit_hit || ++sh->depth > DP_MAX_NESTING) {
+        sh->depth -= !sh->limit_hit;
+        sh->limit_hit = 1;
         dp_error_where(sh->err, code->qualname);
         return dp_fail(sh->err, -1, "code objects nested too deeply");
     }
@@ -297,7 +298,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     dc_stack st = {0};
     dc_spec sp;
     dc_spec_begin(d, &sp);
-    int r = dc_block(d, 0, d->n, &st, body);
+    int forced = sh->opt && sh->opt->force_fallback && kind == BODY_FUNCTION;
+    int r = forced ? dc_fail(d, -1, "the state machine was asked for") : dc_block(d, 0, d->n, &st, body);
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
@@ -306,7 +308,9 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         snprintf(d->why, sizeof d->why, "at offset %d: %.150s", d->sh->err->offset, d->sh->err->msg);
     if (!dc_spec_end(d, &sp, r)) {
         /* no structured form: emit an equivalent state machine instead */
-        if (d->sh->ar->failed)
+        if (d->sh->limit_hit) /* the speculation dropped the message */
+            dp_fail(sh->err, -1, "code objects and blocks nested more than %d deep", DP_MAX_NESTING);
+        if (d->sh->ar->failed || d->sh->limit_hit)
             goto out;
         body->n = 0;
         d->pending_chain = NULL;
@@ -317,7 +321,9 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     }
     if (kind == BODY_CLASS) {
         /* drop the compiler's prologue and the __class__ cell epilogue */
-        while (body->n && (is_assign_to(body->v[0], "__module__") || is_assign_to(body->v[0], "__qualname__")))
+        /* (3.13 also records the first line: `__firstlineno__`) */
+        while (body->n && (is_assign_to(body->v[0], "__module__") || is_assign_to(body->v[0], "__qualname__") ||
+                           (code->py_minor >= 13 && is_assign_to(body->v[0], "__firstlineno__"))))
             remove_at(body, 0);
         docstring_from_assign(body, 0);
         if (body->n && body->v[body->n - 1]->kind == S_RETURN) {
@@ -329,6 +335,15 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         }
         if (body->n && is_assign_to(body->v[body->n - 1], "__classcell__"))
             body->n--;
+        if (code->py_minor >= 13) {
+            /* 3.13 records the `self.x` attributes the methods store, last
+             * before the return */
+            int last = body->n - 1;
+            if (last > 0 && is_return_none(body->v[last]))
+                last--;
+            if (last >= 0 && is_assign_to(body->v[last], "__static_attributes__"))
+                remove_at(body, last);
+        }
     }
     if (kind == BODY_MODULE)
         docstring_from_assign(body, 0);
@@ -429,8 +444,10 @@ static dp_node *arguments(dc *d, const dp_code *code, dp_node *fn, dp_node **ret
     if (args == NULL)
         return NULL;
     int npos = code->argcount, nkw = code->kwonlyargcount;
-    int need = npos + nkw + !!(code->flags & DP_CO_VARARGS) + !!(code->flags & DP_CO_VARKEYWORDS);
-    if (npos < 0 || nkw < 0 || need > (int)code->varnames.n || code->posonlyargcount > npos) {
+    /* 64-bit: hostile counts must not overflow */
+    long long need = (long long)npos + nkw + !!(code->flags & DP_CO_VARARGS) + !!(code->flags & DP_CO_VARKEYWORDS);
+    if (npos < 0 || nkw < 0 || need > (long long)code->varnames.n || code->posonlyargcount > npos ||
+        code->posonlyargcount < 0) {
         dc_fail(d, -1, "argument counts do not match co_varnames");
         return NULL;
     }
@@ -627,7 +644,7 @@ static int cmp_entry(const void *a, const void *b) {
 int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_error *err) {
     dp_arena ar;
     dp_arena_init(&ar);
-    dc_shared sh = {&ar, err, opt, 0, 0};
+    dc_shared sh = {.ar = &ar, .err = err, .opt = opt};
     dc d;
     dp_nodes body = {0};
     int rc = -1;
@@ -662,7 +679,7 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         dp_fail(err, -1, "out of memory");
         goto out;
     }
-    if (lm.map) /* statements do not print in offset order (loops, else blocks): sort */
+    if (lm.map && lm.map->n > 1) /* statements do not print in offset order (loops, else blocks): sort */
         qsort(lm.map->entries, lm.map->n, sizeof *lm.map->entries, cmp_entry);
     rc = 0;
 out:

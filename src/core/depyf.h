@@ -31,6 +31,9 @@ typedef struct dp_options {
      * expression to print (e.g. the global name it is bound to). */
     const dp_const *defaults;
     const dp_const *kwdefaults;
+    /* For tests: print every function as the state machine of fallback.c,
+     * which otherwise runs only where no structure is found. */
+    int force_fallback;
 } dp_options;
 
 /* Limits checked on input; past them a clear error, never a crash. */

@@ -820,7 +820,7 @@ static int disasm_one(const dp_code *co, dp_buf *out, dp_error *err) {
  * Constants can share code objects (marshal references), so the work is
  * bounded by a budget of code units rather than by the input size. */
 static int disasm_rec(const dp_code *co, dp_buf *out, dp_error *err, int depth, size_t *budget) {
-    if (depth > DP_MAX_NESTING)
+    if (depth >= DP_MAX_NESTING) /* depth counts from 0 */
         return dp_fail(err, -1, "code objects nested more than %d deep", DP_MAX_NESTING);
     size_t cost = co->codelen / 2 + 1;
     if (cost > *budget)

@@ -276,7 +276,7 @@ static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
     if (nargs < nkw || nargs > st->n)
         return dc_fail(d, at, "bad call argument count"), NULL;
     int base = st->n - nargs;
-    dp_node **vals = st->v + base;
+    dp_node **vals = st->v ? st->v + base : NULL; /* NULL + 0 is undefined */
     st->n = base;
     dp_node *first = NULL;
     dp_node *fn = callable_of(d, st, ins->arg2 & DP_CALL_PAIR, at, &first);
@@ -433,12 +433,49 @@ void dc_seen(dc *d, int from, int to) {
         d->seen[k] = 1;
 }
 
+/* 3.13 converts a value to bool (TO_BOOL, or COMPARE_OP's bool bit: lift
+ * marks both with arg2 = 1) before every test.  Where a test or `not`
+ * follows, that changes nothing; where the bool itself is used, it is
+ * `not not x` in source (which the compiler folds back into TO_BOOL). */
+static int keeps_bool_conversion(const dc *d, int i) {
+    int j = i + 1;
+    while (j < d->n && d->in[j].op == IR_NOP && d->in[j].arg2 != DP_NOP_TO_BOOL)
+        j++;
+    if (j >= d->n)
+        return 1;
+    switch (d->in[j].op) {
+    case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE:
+        return 0;
+    /* (JUMP_IF_*_OR_POP, rebuilt from COPY by normalize_boolops, lets the
+     * converted value flow on: `not not a or b`) */
+    case IR_UNARY:
+        return d->in[j].arg != DP_UN_NOT;
+    default:
+        return 1;
+    }
+}
+
+static dp_node *not_not(dc *d, dp_node *e) {
+    dp_node *inner = dc_node(d, E_UNARY), *outer = dc_node(d, E_UNARY);
+    if (e == NULL || inner == NULL || outer == NULL)
+        return NULL;
+    inner->op = outer->op = DP_UN_NOT;
+    inner->a = e;
+    outer->a = inner;
+    return outer;
+}
+
 int dc_expr_step(dc *d, int i, dc_stack *st) {
     const dp_instr *ins = &d->in[i];
     d->seen[i] = 1;
     dp_node *a, *b, *c, *n;
     switch (ins->op) {
     case IR_NOP:
+        if (ins->arg2 == DP_NOP_TO_BOOL && keeps_bool_conversion(d, i)) {
+            if ((a = dc_pop(d, st, i)) == NULL)
+                return -1;
+            return dc_push(d, st, not_not(d, a)) < 0 ? -1 : 1;
+        }
         return 1;
     case IR_LOAD_CONST:
         return dc_push(d, st, dc_const(d, ins->cst)) < 0 ? -1 : 1;
@@ -530,7 +567,10 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
                 return -1;
             b = s;
         }
-        return dc_push(d, st, compare(d, op, a, b)) < 0 ? -1 : 1;
+        n = compare(d, op, a, b);
+        if (n && ins->arg2 == DP_NOP_TO_BOOL && keeps_bool_conversion(d, i))
+            n = not_not(d, n);
+        return dc_push(d, st, n) < 0 ? -1 : 1;
     }
     case IR_BINARY_SUBSCR:
         b = dc_pop(d, st, i);

@@ -809,24 +809,35 @@ static int reach(fb *F, int bi, const dc_stack *st, int level, int normal, int a
     return 0;
 }
 
-/* Does expression e read the variable `name`? (1 when too deep to tell) */
-static int reads_name(const dp_node *e, const char *name, int depth) {
+/* Nodes one question about a block's reads may visit.  Expressions share
+ * subtrees (COPY, DUP_TOP), so a walk can meet the same node exponentially
+ * often; past the budget the answer is "reads", which only keeps a variable
+ * alive longer. */
+#define READS_BUDGET 20000
+
+/* Does expression e read the variable `name`? (1 when too deep or too
+ * costly to tell; *budget counts visits down) */
+static int reads_name_within(const dp_node *e, const char *name, int depth, int *budget) {
     if (e == NULL)
         return 0;
-    if (depth > 200)
+    if (depth > 200 || --*budget < 0)
         return 1;
     if (e->kind == E_NAME && e->s && strcmp(e->s, name) == 0)
         return 1;
     const dp_node *kids[3] = {e->a, e->b, e->c};
     for (int q = 0; q < 3; q++)
-        if (reads_name(kids[q], name, depth + 1))
+        if (reads_name_within(kids[q], name, depth + 1, budget))
             return 1;
     const dp_nodes *lists[4] = {&e->l1, &e->l2, &e->l3, &e->l4};
     for (int l = 0; l < 4; l++)
         for (int q = 0; q < lists[l]->n; q++)
-            if (reads_name(lists[l]->v[q], name, depth + 1))
+            if (reads_name_within(lists[l]->v[q], name, depth + 1, budget))
                 return 1;
     return 0;
+}
+
+static int reads_name(const dp_node *e, const char *name, int *budget) {
+    return reads_name_within(e, name, 0, budget);
 }
 
 /* `__stack_k = __t1 = ... = None` for the entry slots and temporaries of the
@@ -837,11 +848,12 @@ static int clear_dead(fb *F, dp_nodes *out, const dp_node *keep, int consume) {
     dp_node *s = node(F, S_ASSIGN);
     if (s == NULL)
         return -1;
+    int budget = READS_BUDGET; /* for the whole call: it asks temps x stack slots questions */
     for (int k = F->st.n; k < F->cur->depth; k++) {
         if (F->cur->slots[k] == SLOT_NULL || F->cleared[k])
             continue;
         dp_node *c = canon(F, k, 0);
-        if (c == NULL || reads_name(keep, c->s, 0))
+        if (c == NULL || reads_name(keep, c->s, &budget))
             continue;
         int live = 0;
         for (int p = 0; p < F->st.n && !live; p++)
@@ -855,9 +867,9 @@ static int clear_dead(fb *F, dp_nodes *out, const dp_node *keep, int consume) {
     int kept = 0;
     for (int q = 0; q < F->temps.n; q++) {
         dp_node *t = F->temps.v[q];
-        int live = reads_name(keep, t->s, 0);
+        int live = reads_name(keep, t->s, &budget);
         for (int p = 0; p < F->st.n && !live; p++)
-            live = reads_name(F->st.v[p], t->s, 0);
+            live = reads_name(F->st.v[p], t->s, &budget);
         if (!live && dc_add(F->d, &s->l1, dc_name(F->d, t->s)) < 0)
             return -1;
         if (consume && live)
@@ -887,7 +899,8 @@ static int continue_to(fb *F, int bi) {
 
 static int reads_slot(fb *F, const dp_node *e, int k) {
     const dp_node *c = canon(F, k, 0);
-    return c == NULL || reads_name(e, c->s, 0);
+    int budget = READS_BUDGET;
+    return c == NULL || reads_name(e, c->s, &budget);
 }
 
 static int on_stack(const fb *F, int k) {
@@ -947,6 +960,8 @@ static int is_store(int op) {
 static int npop(const dp_instr *in) {
     int pair = (in->arg2 & DP_CALL_PAIR) != 0;
     switch (in->op) {
+    case IR_NOP:
+        return in->arg2 == DP_NOP_TO_BOOL;
     case IR_LOAD_ATTR: case IR_LOAD_METHOD: case IR_UNARY: case IR_CONVERT_VALUE: case IR_LIST_TO_TUPLE:
     case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER: case IR_GET_AWAITABLE: case IR_YIELD_FROM: case IR_YIELD_VALUE:
         return 1;
@@ -1840,7 +1855,11 @@ static int instr(fb *F, int i, int *next) {
     int skip = 0, r;
     F->at = i;
     switch (ins->op) {
-    case IR_NOP: case IR_RETURN_GENERATOR: case IR_STOPITERATION_ERROR:
+    case IR_NOP:
+        if (ins->arg2 != DP_NOP_TO_BOOL)
+            return 0;
+        break; /* 3.13 TO_BOOL whose bool is used: `not not x` (expr.c) */
+    case IR_RETURN_GENERATOR: case IR_STOPITERATION_ERROR:
         return 0;
     case IR_ASYNC_GEN_WRAP:
         return top(F, 0) ? 0 : -1;
@@ -2061,8 +2080,10 @@ static int block_can_raise(const fb *F, const fb_block *b) {
  * then lasti (if asked) and the exception. */
 static int reach_handler(fb *F, fb_block *b, int setup) {
     const fb_exc *e = &F->ex[b->exc];
-    if (e->depth > b->depth)
-        return dc_fail(F->d, b->start, "exception handler expects %d stack values, %d there", e->depth, b->depth);
+    /* damaged code can ask for a negative depth, or more than is on the stack */
+    if (e->depth < 0 || e->depth > b->depth || e->depth > F->st.n)
+        return dc_fail(F->d, b->start, "exception handler expects %d stack values, %d there", e->depth,
+                       e->depth > b->depth ? b->depth : F->st.n);
     dc_stack st = {0};
     if (dc_stack_copy(F->d, &st, &F->st) < 0)
         return -1;
@@ -2539,8 +2560,9 @@ static int unflatten(fb *F, const dp_nodes *body, dp_nodes *out) {
  *     [except BaseException as __esc<level>: <route the re-raise>] */
 static int machine(fb *F, int level, dp_nodes *out) {
     dc *d = F->d;
-    if (++d->sh->depth > DP_MAX_NESTING * 4) {
-        d->sh->depth--;
+    if (d->sh->limit_hit || ++d->sh->depth > DP_MAX_NESTING * 4) {
+        d->sh->depth -= !d->sh->limit_hit;
+        d->sh->limit_hit = 1;
         return fail(F, -1, "exception handlers nested too deeply");
     }
     int *raisers = dp_alloc_array(d->sh->ar, (size_t)F->nb + 1, sizeof(int));

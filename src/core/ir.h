@@ -55,11 +55,15 @@ typedef enum dp_cmpop {
 } dp_cmpop;
 
 enum { DP_CALL_PAIR = 1 };            /* IR_CALL/IR_CALL_EX arg2 bit */
+/* arg2 of IR_NOP (3.13 TO_BOOL) and of 3.13 comparisons (COMPARE_OP's bool
+ * bit): the value is converted to bool.  Lift drops a TO_BOOL right before a
+ * conditional jump, which tests the value itself. */
+enum { DP_NOP_TO_BOOL = 1 };
 enum { DP_FN_DEFAULTS = 1, DP_FN_KWDEFAULTS = 2, DP_FN_ANNOTATIONS = 4, DP_FN_CLOSURE = 8 };
 enum { DP_FMT_CONV_MASK = 3, DP_FMT_HAS_SPEC = 4 }; /* FORMAT_VALUE arg; conv 1=!s 2=!r 3=!a */
 
 typedef enum dp_irop {
-    IR_NOP,
+    IR_NOP,               /* nothing, or with arg2 = DP_NOP_TO_BOOL: [a] -> [bool(a)] */
     /* ---- loads, stores, deletes: `name` holds the resolved name ---- */
     IR_LOAD_CONST,        /* [] -> [cst] */
     IR_LOAD_NAME, IR_LOAD_GLOBAL, IR_LOAD_FAST, IR_LOAD_DEREF,
@@ -78,7 +82,7 @@ typedef enum dp_irop {
     /* ---- operators ---- */
     IR_BINARY_OP,         /* [a, b] -> [a op b]; arg = dp_binop, arg2 = 1 if in-place */
     IR_UNARY,             /* [a] -> [op a]; arg = dp_unop */
-    IR_COMPARE,           /* [a, b] -> [a cmp b]; arg = dp_cmpop (LT..GE) */
+    IR_COMPARE,           /* [a, b] -> [a cmp b]; arg = dp_cmpop (LT..GE); arg2 = DP_NOP_TO_BOOL: bool() of it */
     IR_IS,                /* [a, b] -> [a is b]; arg = 1 for `is not` */
     IR_CONTAINS,          /* [a, b] -> [a in b]; arg = 1 for `not in` */
     IR_BINARY_SUBSCR,     /* [a, i] -> [a[i]] */

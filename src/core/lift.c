@@ -461,7 +461,6 @@ static const op_map SIMPLE[DPO_COUNT] = {
     [DPO_PRECALL] = {IR_NOP, K_PLAIN, 0, 0},
     [DPO_MAKE_CELL] = {IR_NOP, K_PLAIN, 0, 0},
     [DPO_COPY_FREE_VARS] = {IR_NOP, K_PLAIN, 0, 0},
-    [DPO_TO_BOOL] = {IR_NOP, K_PLAIN, 0, 0},
     [DPO_GEN_START] = {IR_RETURN_GENERATOR, K_PLAIN, 0, 0},
     /* loads and stores */
     [DPO_LOAD_CONST] = {IR_LOAD_CONST, K_CONST, 0, 0},
@@ -813,11 +812,28 @@ static int drop_exc_dup(lifter *L, int32_t i) {
                    dp_opname_str[L->d[i].op]);
 }
 
+/* 3.13 TO_BOOL.  Before a conditional jump, which tests the value itself,
+ * it vanishes (the jump takes its place as a target); elsewhere it is
+ * IR_NOP with arg2 = 1: the value is converted to bool (see expr.c). */
+static int lift_to_bool(lifter *L, int32_t i) {
+    if (next_instr(L, i, DPO_POP_JUMP_IF_FALSE) || next_instr(L, i, DPO_POP_JUMP_IF_TRUE))
+        return 0;
+    if (emit_arg(L, &L->d[i], IR_NOP, 0) < 0)
+        return -1;
+    L->ins[L->n - 1].arg2 = DP_NOP_TO_BOOL;
+    return 0;
+}
+
 static int lift_compare(lifter *L, int32_t i) {
     const dinstr *di = &L->d[i];
     uint32_t cmp = L->minor >= 13 ? di->arg >> 5 : L->minor == 12 ? di->arg >> 4 : di->arg;
-    if (cmp <= DP_CMP_GE)
-        return emit_arg(L, di, IR_COMPARE, (int32_t)cmp);
+    if (cmp <= DP_CMP_GE) {
+        if (emit_arg(L, di, IR_COMPARE, (int32_t)cmp) < 0)
+            return -1;
+        /* 3.13: the result converted to bool (as TO_BOOL, arg2 = 1) */
+        L->ins[L->n - 1].arg2 = L->minor >= 13 && (di->arg & 16) != 0 ? DP_NOP_TO_BOOL : 0;
+        return 0;
+    }
     if (L->minor <= 10) { /* 3.8's in, not in, is, is not, exception match */
         if (cmp == 6 || cmp == 7)
             return emit_arg(L, di, IR_CONTAINS, (int32_t)(cmp - 6));
@@ -879,7 +895,25 @@ static int lift_load_super_attr(lifter *L, const dinstr *di) {
 /* 3.12+ class bodies read a free variable with LOAD_LOCALS; LOAD_FROM_DICT_OR_DEREF. */
 static int lift_load_locals(lifter *L, int32_t i) {
     const dinstr *di = &L->d[i];
-    return emit_arg(L, di, next_instr(L, i, DPO_LOAD_FROM_DICT_OR_DEREF) ? IR_NOP : IR_LOAD_LOCALS, 0);
+    int folded = next_instr(L, i, DPO_LOAD_FROM_DICT_OR_DEREF) || next_instr(L, i, DPO_LOAD_FROM_DICT_OR_GLOBALS);
+    return emit_arg(L, di, folded ? IR_NOP : IR_LOAD_LOCALS, 0);
+}
+
+/* 3.12+ annotation scopes and type aliases inside a class read a name from
+ * the class namespace, then the globals: `LOAD_DEREF __classdict__` (or
+ * LOAD_LOCALS); LOAD_FROM_DICT_OR_GLOBALS name.  That is how a plain name
+ * reads in such a scope: IR_LOAD_NAME (the mapping load becomes IR_NOP). */
+static int lift_load_from_dict_or_globals(lifter *L, int32_t i) {
+    const dinstr *di = &L->d[i];
+    const dinstr *p = prev_instr(L, i, DPO_LOAD_DEREF);
+    if (p == NULL && prev_instr(L, i, DPO_LOAD_LOCALS) == NULL)
+        return dp_fail(L->err, di->start, "LOAD_FROM_DICT_OR_GLOBALS without the class namespace loaded before it");
+    return emit_name(L, di, IR_LOAD_NAME, di->arg);
+}
+
+/* LOAD_DEREF of the class namespace that LOAD_FROM_DICT_OR_GLOBALS reads. */
+static int folds_into_dict_or_globals(const lifter *L, int32_t i) {
+    return L->d[i].op == DPO_LOAD_DEREF && next_instr(L, i, DPO_LOAD_FROM_DICT_OR_GLOBALS) != NULL;
 }
 
 static int lift_load_from_dict_or_deref(lifter *L, int32_t i) {
@@ -1033,7 +1067,7 @@ static int lift_return_const(lifter *L, const dinstr *di) {
 
 static int lift_one(lifter *L, int32_t i) {
     const dinstr *di = &L->d[i];
-    if (di->fold)
+    if (di->fold || folds_into_dict_or_globals(L, i))
         return emit_arg(L, di, IR_NOP, 0);
     const op_map *m = &SIMPLE[di->op];
     if (m->kind != K_NONE)
@@ -1047,10 +1081,12 @@ static int lift_one(lifter *L, int32_t i) {
     case DPO_LOAD_SUPER_ATTR: return lift_load_super_attr(L, di);
     case DPO_LOAD_LOCALS: return lift_load_locals(L, i);
     case DPO_LOAD_FROM_DICT_OR_DEREF: return lift_load_from_dict_or_deref(L, i);
+    case DPO_LOAD_FROM_DICT_OR_GLOBALS: return lift_load_from_dict_or_globals(L, i);
     case DPO_LOAD_FAST_LOAD_FAST:
     case DPO_STORE_FAST_LOAD_FAST:
     case DPO_STORE_FAST_STORE_FAST: return lift_fast_pair(L, di);
     case DPO_COMPARE_OP: return lift_compare(L, i);
+    case DPO_TO_BOOL: return lift_to_bool(L, i);
     case DPO_JUMP_IF_NOT_EXC_MATCH: return lift_jump_if_not_exc_match(L, i);
     case DPO_BINARY_OP: return lift_binary_op(L, di);
     case DPO_KW_NAMES: return lift_kw_names(L, i);
@@ -1084,7 +1120,7 @@ static int lift_one(lifter *L, int32_t i) {
     case DPO_MATCH_KEYS: return lift_match(L, di);
     default:
         /* Instrumented/specialized forms never appear in co_code; the rest
-         * (3.10 COPY_DICT_WITHOUT_KEYS, 3.12+ LOAD_FROM_DICT_OR_GLOBALS, ...)
+         * (3.10 COPY_DICT_WITHOUT_KEYS, ...)
          * have no IR form yet. */
         return dp_fail(L->err, di->start, "unsupported opcode %s in Python 3.%d code",
                        dp_opname_str[di->op], L->minor);
@@ -1199,7 +1235,7 @@ int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err) {
             di->ir_first = L.n;
             rc = lift_one(&L, i);
             di->ir_count = L.n - di->ir_first;
-            if (rc == 0 && di->line >= 0 && di->line != lastline) {
+            if (rc == 0 && di->ir_count > 0 && di->line >= 0 && di->line != lastline) {
                 L.ins[di->ir_first].flags |= DP_INSTR_LINE_START;
                 lastline = di->line;
             }

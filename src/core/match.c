@@ -31,6 +31,7 @@
  * that changes nothing but CPython's chained comparisons, which it reads
  * the way dc_chain_compare always does; only then are the bodies
  * structured with dc_region. */
+#include <limits.h>
 #include <string.h>
 
 #include "dc.h"
@@ -1159,30 +1160,40 @@ typedef struct mshape {
     int fall_case;      /* ... which is a trailing `case _:` (other bodies go on after the statement) */
 } mshape;
 
-/* Instructions that code before the statement jumps to (or handles
- * exceptions at): a body that ends without falling through is followed by
- * such code, which belongs to an enclosing statement. */
-static char *outside_targets(dc *d, int start) {
-    char *t = dp_alloc(d->sh->ar, (size_t)d->n + 1);
+/* Per instruction, the first instruction whose jump targets it or the
+ * start of the first exception range handled there (INT_MAX: none).  Code
+ * before a statement at `start` jumps to (or handles exceptions at) q when
+ * first[q] < start: a body that ends without falling through is followed by
+ * such code, which belongs to an enclosing statement.  Built once per code
+ * object: a scan per candidate statement made the structurer quadratic. */
+static const int *first_sources(dc *d) {
+    if (d->first_source != NULL)
+        return d->first_source;
+    int *t = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof(int));
     if (t == NULL)
         return NULL;
-    memset(t, 0, (size_t)d->n + 1);
-    for (int j = 0; j < start; j++)
-        if (d->in[j].target >= 0 && d->in[j].target <= d->n)
-            t[d->in[j].target] = 1;
-    for (int k = 0; k < d->f.nexc; k++)
-        if (d->f.exc[k].start < start)
-            t[d->f.exc[k].target] = 1;
-    return t;
+    for (int q = 0; q <= d->n; q++)
+        t[q] = INT_MAX;
+    for (int j = 0; j < d->n; j++) {
+        int q = d->in[j].target;
+        if (q >= 0 && q <= d->n && t[q] > j)
+            t[q] = j;
+    }
+    for (int k = 0; k < d->f.nexc; k++) {
+        int q = d->f.exc[k].target;
+        if (q >= 0 && q <= d->n && t[q] > d->f.exc[k].start)
+            t[q] = d->f.exc[k].start;
+    }
+    return d->first_source = t;
 }
 
 /* Where code of an enclosing statement starts after `from`: code before
  * the statement (at `start`) jumps there, or it is the test at the bottom
  * of the enclosing while loop, a copy of the one at its head that jumps
  * back into its body. */
-static int next_outside(const dc *d, const char *outside, int from, int start) {
+static int next_outside(const dc *d, const int *first, int from, int start) {
     int q = from + 1;
-    for (; q < d->n && !outside[q]; q++) {
+    for (; q < d->n && first[q] >= start; q++) {
         const dp_instr *x = &d->in[q];
         if (d->loop != NULL && is_cond_jump(x->op) && x->target < start && x->target > d->loop->head) {
             int len = x->target - d->loop->head - 1, test = q - len;
@@ -1270,15 +1281,15 @@ static int analyse(dc *d, int i, mshape *sh) {
         if (t >= 0 && (efwd < 0 || t < efwd))
             efwd = t;
     }
-    char *outside = outside_targets(d, i);
-    if (outside == NULL)
+    const int *first = first_sources(d);
+    if (first == NULL)
         return -1;
     int dflt = last->next;
     if (last->body_end < 0) {
         /* no failure blocks: the body ends where the failures lead, where
          * the other bodies end, or where code of an enclosing statement
          * starts */
-        int lb = next_outside(d, outside, last->body, i);
+        int lb = next_outside(d, first, last->body, i);
         if (efwd >= last->body && efwd < lb)
             lb = efwd;
         if (last->k0 >= last->body && last->k0 < lb)
@@ -1298,7 +1309,7 @@ static int analyse(dc *d, int i, mshape *sh) {
      * too rather than out of the loop) */
     int head = d->loop != NULL ? d->loop->head : -1;
     int falls_into = last->body_end <= last->body || !ends_flow(d, last->body_end - 1);
-    int tail = dflt >= 0 && dflt < d->n && !outside[dflt] && !falls_into ? next_outside(d, outside, dflt, i) : sh->end;
+    int tail = dflt >= 0 && dflt < d->n && first[dflt] >= i && !falls_into ? next_outside(d, first, dflt, i) : sh->end;
     int loop_tail = 0, goes_round = head >= 0 && ((op_at(d, tail) == IR_JUMP && d->in[tail].target == head) ||
                                                   (op_at(d, tail - 1) == IR_JUMP && d->in[tail - 1].target == head));
     for (int k = 0; k < sh->n && goes_round && efwd < 0; k++) {
@@ -1311,8 +1322,8 @@ static int analyse(dc *d, int i, mshape *sh) {
      * its NOP (the line of `case _:`) tells it apart from the NOP that ends
      * an enclosing try or with block only when it runs to the end of the
      * code or of the loop. */
-    if (dflt >= 0 && dflt < d->n && !outside[dflt] && op_at(d, dflt) != IR_JUMP && !falls_into) {
-        int e = next_outside(d, outside, dflt, i);
+    if (dflt >= 0 && dflt < d->n && first[dflt] >= i && op_at(d, dflt) != IR_JUMP && !falls_into) {
+        int e = next_outside(d, first, dflt, i);
         if (efwd > dflt && efwd < e)
             e = efwd;
         else if (efwd <= dflt && op_at(d, dflt) != IR_NOP && !loop_tail)
@@ -1436,7 +1447,9 @@ static int starts_match(const dc *d, int i, int base, const dc_stack *st) {
 }
 
 int dc_match(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int *next) {
-    if (!starts_match(d, i, base, st))
+    /* (before 3.10 a comparison chain can look like a literal pattern, and
+     * `match` does not parse) */
+    if (d->code->py_minor < 10 || !starts_match(d, i, base, st))
         return 0;
     mshape sh;
     dc_spec sp;

@@ -374,6 +374,19 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
             target = s;
         }
         holder->l1.v[v->op] = target;
+        /* earlier slots whose value was dropped (see IR_POP_TOP) name this
+         * target too: it is stored again after them */
+        for (int k = 0; k < v->op && target->kind == E_NAME; k++) {
+            dp_node *t = target;
+            if (holder->l1.v[k] == NULL || holder->l1.v[k]->kind != X_OPAQUE)
+                continue;
+            if (holder->op2 && k == holder->op2 - 1) {
+                if ((t = dc_node(d, E_STARRED)) == NULL)
+                    return -1;
+                t->a = target;
+            }
+            holder->l1.v[k] = t;
+        }
         return 0;
     }
     int r = store_import(d, target, v, out, at);
@@ -701,6 +714,17 @@ static int finally_copy_at(const dc *d, int i, int end) {
     return 0;
 }
 
+/* Does the code at `after` (past a finally copy) go on with the next
+ * statement, rather than return, raise or jump away? */
+static int copy_falls_through(const dc *d, int after, int end) {
+    while (after < d->n && d->in[after].op == IR_NOP)
+        after++;
+    if (after >= d->n)
+        return 0;
+    int op = d->in[after].op;
+    return !is_terminator(op) && !unwinds_to_return(d, after, end);
+}
+
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
@@ -734,8 +758,19 @@ static int skippable(const dc *d, int from, int to) {
     }
     return 1;
 }
+/* dc_cond's result when the statement it built holds the rest of the
+ * region, whose end is then reachable only as that statement's is. */
+enum { REST_OF_REGION = 2 };
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+/* Is i the head of a 3.8-3.10 async for: `SETUP_FINALLY stop; GET_ANEXT`
+ * with END_ASYNC_FOR at stop? */
+static int is_legacy_async_for(const dc *d, int i) {
+    const dp_instr *ins = &d->in[i];
+    return ins->op == IR_SETUP_FINALLY && i + 1 < d->n && d->in[i + 1].op == IR_GET_ANEXT &&
+           ins->target > i && ins->target < d->n && d->in[ins->target].op == IR_END_ASYNC_FOR;
+}
+
 static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *st, dp_nodes *out, int *next);
 
@@ -749,17 +784,32 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
 }
 
 /* The last backward jump to `head` inside [head, end), or -1. */
-static int back_edge(const dc *d, int head, int end) {
-    int found = -1;
+static int back_edge(dc *d, int head, int end) {
+    /* the last jump back to each instruction, found in one pass: a scan
+     * per jump target made the structurer quadratic */
+    if (d->last_back == NULL && (d->last_back = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof(int))) != NULL) {
+        for (int t = 0; t <= d->n; t++)
+            d->last_back[t] = -1;
+        for (int j = 0; j < d->n; j++)
+            if (is_jump(d->in[j].op) && d->in[j].target >= 0 && d->in[j].target <= j)
+                d->last_back[d->in[j].target] = j;
+    }
+    /* (a jump already consumed is none: 3.12+ ends a cold with or except
+     * handler, placed after the code, with a jump back to where the
+     * statement continues) */
+    if (d->last_back != NULL && d->last_back[head] < end && !d->seen[d->last_back[head]])
+        return d->last_back[head];
+    int found = -1; /* the last one lies past `end` or was consumed (or no memory): look inside */
     for (int j = head; j < end; j++)
-        if (is_jump(d->in[j].op) && d->in[j].target == head && j >= head)
+        if (is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j])
             found = j;
     return found;
 }
 
 int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) {
-    if (++d->sh->depth > DP_MAX_NESTING * 4) {
-        d->sh->depth--;
+    if (d->sh->limit_hit || ++d->sh->depth > DP_MAX_NESTING * 4) {
+        d->sh->depth -= !d->sh->limit_hit;
+        d->sh->limit_hit = 1;
         return dc_fail(d, start, "statements nested too deeply");
     }
     int base = st->n, stmt_start = start;
@@ -828,14 +878,27 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         if (st->n <= base) {
             stmt_start = i;
+            /* 3.12+: a try body (`finish`) ends where the exception table
+             * stops protecting statements; its table entries can reach
+             * further, over except clauses placed after the code that
+             * follows the try */
+            if (finish && i > start && d->code->py_minor >= 12 && d->handler[i] < 0 && ins->op != IR_NOP)
+                break;
             /* a with block ends once __exit__ was called and its result popped */
             if (stop && st->n <= stop_base && !on_stack(st, stop) &&
                 (st->n == 0 || memcmp(st->v, below, (size_t)st->n * sizeof *below) == 0))
                 break;
         }
+        /* 3.12+: a copy of the innermost finally body that falls through to
+         * the code after it is the try body's normal exit: the body ends
+         * here (try.c takes the copy), even where the exception table
+         * covers code further on (an except clause placed later) */
+        if (st->n <= base && d->code->py_minor >= 12 && is_copy_of(d, i, end, d->fin_ops, d->fin_len) &&
+            copy_falls_through(d, i + d->fin_len, end))
+            break;
         /* CPython inlines the finally body before every exit of the try body,
          * including between a return value and its RETURN_VALUE */
-        int fin = finally_copy_at(d, i, end);
+        int fin = finally_copy_at(d, i, finish ? d->n : end); /* (a try body's last return may cross its end) */
         if (fin > 0 && (st->n <= base || unwinds_to_return(d, i + fin, end))) {
             dc_seen(d, i, i + fin);
             i += fin;
@@ -843,16 +906,26 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
-            ins->op == IR_GET_ANEXT) {
+            ins->op == IR_GET_ANEXT || is_legacy_async_for(d, i)) {
             int r = dc_try(d, i, end, st, out, &next);
             if (r < 0)
                 goto fail;
             if (r > 0) {
+                /* code after the region is not the try's own: a join found
+                 * there (3.12+ copies the code after a loop into an except
+                 * clause that breaks) structured it, and it will be again
+                 * (an enclosing if's jump over its else is seen already) */
+                for (int j = end; d->code->py_minor >= 12 && !finish && j < next && j < d->n; j++)
+                    if (d->seen[j] && d->in[j].op != IR_JUMP && d->in[j].op != IR_NOP) {
+                        dc_fail(d, i, "try statement runs past its enclosing block");
+                        goto fail;
+                    }
                 i = next;
                 continue;
             }
-            if (ins->op == IR_GET_ANEXT && st->n > 0 && d->handler[i] >= 0 &&
-                d->in[d->handler[i]].op == IR_END_ASYNC_FOR) {
+            if ((ins->op == IR_GET_ANEXT && st->n > 0 && d->handler[i] >= 0 &&
+                 d->in[d->handler[i]].op == IR_END_ASYNC_FOR) ||
+                (st->n > 0 && is_legacy_async_for(d, i))) {
                 if (async_for_loop(d, i, end, st, out, &next) < 0)
                     goto fail;
                 i = next;
@@ -892,6 +965,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             r = dc_chain_compare(d, i, st, &next);
         if (r == 0)
             r = dc_expr_step(d, i, st);
+        if (r == 0 && d->code->py_minor <= 10) /* block-stack try/with (try_legacy.c) */
+            r = dc_legacy_op(d, i, end, st, out, &next);
         if (r < 0)
             goto fail;
         if (r > 0) {
@@ -995,6 +1070,14 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         case IR_POP_TOP:
             if ((v = dc_pop(d, st, i)) == NULL)
                 goto fail;
+            if (v->kind == X_SLOT && v->a->l1.n > 1 && v->op >= 0 && v->op < v->a->l1.n) {
+                /* 3.12+ drops a store that a later one in the same target
+                 * overwrites (`a, _, _ = t`): store() names the slot (a
+                 * single slot dropped is a `with` without `as`) */
+                if ((v->a->l1.v[v->op] = dc_node(d, X_OPAQUE)) == NULL)
+                    goto fail;
+                break;
+            }
             if (v->kind < DP_NODE_KIND_COUNT && flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
                 goto fail;
             if (v->kind < DP_NODE_KIND_COUNT && v->kind != E_NAME) {
@@ -1068,11 +1151,21 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         }
-        case IR_RERAISE:
-            /* inside an except body a bare `raise` re-raises the exception */
+        case IR_RERAISE: {
+            /* 3.12+ copies the RERAISE ending a finally body into its
+             * branches (and the code after the try into the same places of
+             * the body's normal-path copy, which then matches no finally
+             * body): not a `raise`, and a finally we cannot take apart */
+            int to = exit >= 0 ? exit : end;
+            if (st->n > 0 && st->v[st->n - 1]->kind == X_EXC && to > i && to < d->n &&
+                d->in[to].op == IR_RERAISE && d->in[to].arg == ins->arg) {
+                dc_fail(d, i, "finally body with its exit copied into a branch");
+                goto fail;
+            }
             if ((v = dc_pop(d, st, i)) == NULL || add_simple(d, out, S_RAISE, NULL, stmt_start) < 0)
                 goto fail;
             break;
+        }
         case IR_POP_EXCEPT:
             if (dc_pop(d, st, i) == NULL)
                 goto fail;
@@ -1104,8 +1197,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE:
         case IR_POP_JUMP_IF_NOT_NONE: case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
-            if (dc_cond(d, stmt_start, i, end, exit, st, out, &next) < 0)
+            if ((r = dc_cond(d, stmt_start, i, end, exit, st, out, &next)) < 0)
                 goto fail;
+            if (r == REST_OF_REGION)
+                live = d->region_live; /* the statement holds the rest of the region */
             break;
         default:
         unsupported:
@@ -1215,9 +1310,11 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
 
 /* async for: `GET_AITER; head: GET_ANEXT; <await>; <store target>; body;
  * JUMP head` with StopAsyncIteration handled by END_ASYNC_FOR, the handler
- * of the GET_ANEXT. */
+ * of the GET_ANEXT.  Before 3.11 the head is `SETUP_FINALLY <END_ASYNC_FOR>`
+ * and a POP_BLOCK follows the await. */
 static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
-    int stop = d->handler[i];
+    int legacy = is_legacy_async_for(d, i);
+    int stop = legacy ? d->in[i].target : d->handler[i];
     if (stop <= i || stop >= d->n || d->in[stop].op != IR_END_ASYNC_FOR)
         return dc_fail(d, i, "async for without END_ASYNC_FOR");
     int body = i + 1;
@@ -1226,6 +1323,9 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     if (body >= stop)
         return dc_fail(d, i, "async for without its await");
     body++;
+    if (legacy && (body >= stop || d->in[body].op != IR_POP_BLOCK))
+        return dc_fail(d, i, "async for without POP_BLOCK after its await");
+    body += legacy;
     int body_end = stop;
     if (body_end - 1 > body && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
         body_end--;
@@ -1515,11 +1615,42 @@ static int same_code(const dc *d, int a, int b, int len) {
     return 1;
 }
 
-static int cond_while(dc *d, const seg *s, int k, int last, int end, dc_stack *st, dp_nodes *out, int *next) {
+/* 3.12+ has no backward conditional jump: the test repeated at the bottom
+ * of a while loop exits like the top one and ends with `JUMP body`, the
+ * jump at `jump_at`.  Is [bottom, jump_at) the top test [s0, B) exactly,
+ * every jump going to the same place (the body is reached through the
+ * JUMP)? */
+static int same_bottom_test(const dc *d, const seg *s, int k, int bottom, int jump_at) {
+    int s0 = s[0].start, B = s[k - 1].jump + 1, F = s[k - 1].target;
+    if (jump_at - bottom != B - s0)
+        return 0;
+    for (int q = 0; q < B - s0; q++) {
+        const dp_instr *x = &d->in[s0 + q], *y = &d->in[bottom + q];
+        if (x->op != y->op || x->arg != y->arg || x->cst != y->cst ||
+            (x->name != y->name && (x->name == NULL || y->name == NULL || strcmp(x->name, y->name) != 0)))
+            return 0;
+        if (!is_jump(x->op))
+            continue;
+        int t = x->target, u = y->target;
+        int same = (t == F && same_exit(d, u, F)) || (t == B && (u == B || u == jump_at)) ||
+                   (t > s0 && t < B && u - bottom == t - s0);
+        if (!same)
+            return 0;
+    }
+    return 1;
+}
+
+/* A while loop whose test [s0, B) is repeated at [test_end - len, test_end)
+ * before the back edge at `last` (the same instruction up to 3.11, a JUMP
+ * after the copy from 3.12 on). */
+static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int end, dc_stack *st, dp_nodes *out,
+                      int *next) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     int top_len = B - s[0].start;
-    int bottom = last + 1 - top_len;
-    if (bottom < B || !same_code(d, s[0].start, bottom, top_len))
+    int bottom = test_end - top_len;
+    if (bottom < B)
+        return 0;
+    if (test_end == last + 1 ? !same_code(d, s[0].start, bottom, top_len) : !same_bottom_test(d, s, k, bottom, last))
         return 0;
     dp_node *w = dc_stmt(d, S_WHILE, s[0].start);
     if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
@@ -1588,7 +1719,13 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *
     if (k < 0)
         return -1;
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
-    if (s[k - 1].or_pop || B > last || F <= last + 1 || F > end)
+    /* (up to 3.9 a `while` has no bottom test: its exit follows the back
+     * edge; later that layout is a `while True:` whose test breaks) */
+    if (s[k - 1].or_pop || B > last || F < last + 1 || (F == last + 1 && d->code->py_minor > 9) || F > end)
+        return 0;
+    /* (a jump out past that exit is a `break` of a `while ... else`, or
+     * threaded through it: the `while True:` form covers those) */
+    if (F == last + 1 && jumps_into(d, B, last, F + 1, d->n + 1))
         return 0;
     for (int m = 0; m < k; m++)
         if (s[m].target != F && s[m].target != B && seg_starting_at(s, k, s[m].target) < 0)
@@ -1669,7 +1806,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             if (dc_region(d, B, end, exit, st, &ifs->l1) < 0)
                 return -1;
             *next = end;
-            return dc_add(d, out, ifs);
+            return dc_add(d, out, ifs) < 0 ? -1 : REST_OF_REGION;
         }
         dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
         if (ifs == NULL)
@@ -1713,7 +1850,35 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             *next = B;
             return dc_add(d, out, ifs);
         }
-        F = end; /* jumps to where this region flows anyway */
+        /* jumps to where this region flows anyway (its exit: the operands
+         * jumping there are read as going to its end) */
+        for (int m = 0; handled && m < k; m++)
+            if (s[m].target == F)
+                s[m].target = end;
+        F = end;
+    }
+    /* 3.12+ has no backward conditional jump: `if c: rest` ending a loop
+     * body compiles to `c; jump to rest if c; JUMP head` just like `if not
+     * c: continue; rest`.  Where `not c` is a test the AST optimizer folds
+     * (`not (a in b)`), only the first spelling recompiles the same. */
+    if (d->loop && exit == d->loop->head && exit != d->loop->brk && F > B && F <= end) {
+        int j = B;
+        while (j < F && d->in[j].op == IR_NOP)
+            j++;
+        dp_node *cont = NULL;
+        if (j == F - 1 && d->in[j].op == IR_JUMP && d->in[j].target == exit &&
+            (cont = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+            return -1;
+        if (cont && folded_nots(cont) > 0) {
+            dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
+            if (ifs == NULL || (ifs->a = parse_cond(d, s, 0, k - 1, F, B)) == NULL)
+                return -1;
+            dc_seen(d, B, F);
+            if (dc_region(d, F, end, exit, st, &ifs->l1) < 0)
+                return -1;
+            *next = end;
+            return dc_add(d, out, ifs) < 0 ? -1 : REST_OF_REGION;
+        }
     }
     /* while loop whose test is repeated at the bottom (a chained comparison
      * there leaves its cleanup between the test and the loop exit) */
@@ -1726,10 +1891,12 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     int body = B; /* past the NOPs left by a chained comparison */
     while (body < last && d->in[body].op == IR_NOP)
         body++;
-    if (last > B && (d->in[last].target == B || d->in[last].target == body) && is_cond_jump(d->in[last].op)) {
+    if (last > B && (d->in[last].target == B || d->in[last].target == body) &&
+        (is_cond_jump(d->in[last].op) || (d->in[last].op == IR_JUMP && d->code->py_minor >= 12))) {
         if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
             return -1;
-        int r = cond_while(d, s, k, last, end, st, out, next);
+        int test_end = d->in[last].op == IR_JUMP ? last : last + 1;
+        int r = cond_while(d, s, k, test_end, last, end, st, out, next);
         if (r != 0)
             return r < 0 ? -1 : 0;
     }

@@ -369,6 +369,8 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
 
 /* with mgr as target: BEFORE_WITH at i, the handler protecting i + 1. */
 int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
+    if (d->code->py_minor <= 10)
+        return dc_legacy_async_with(d, i, st, out, next);
     dp_node *mgr = dc_pop(d, st, i);
     if (mgr == NULL)
         return -1;

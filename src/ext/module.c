@@ -24,6 +24,7 @@ typedef struct request {
     int indent, linemap;
     PyObject *defaults;   /* decompile of a live function: exact tuple, or NULL */
     PyObject *kwdefaults; /* exact dict of str -> value, or NULL */
+    int force_fallback;   /* tests: every function as fallback.c's state machine */
 } request;
 
 /* Everything one call owns; released by call_free on every path. */
@@ -161,6 +162,7 @@ static dp_options options_for(call *c, const request *rq) {
     dp_options opt = {0};
     opt.indent = rq->indent;
     opt.linemap = rq->linemap ? &c->linemap : NULL;
+    opt.force_fallback = rq->force_fallback;
     return opt;
 }
 
@@ -256,12 +258,14 @@ static int check_indent(int indent) {
 }
 
 PyDoc_STRVAR(decompile_doc,
-"decompile(code, indent=4, linemap=False, defaults=None, kwdefaults=None)\n--\n\n"
+"decompile(code, indent=4, linemap=False, defaults=None, kwdefaults=None, force_fallback=False)\n--\n\n"
 "Source of a code object: a `def` statement for a function, module source for a module.\n"
 "With linemap=True, return (source, [(offset, line), ...]): the output line each\n"
 "bytecode offset of the top-level code object was printed on, sorted by offset.\n"
 "defaults (a tuple) and kwdefaults (a dict) are a live function's __defaults__ and\n"
 "__kwdefaults__, shown in the `def`; a value with no literal form is shown as its repr.\n"
+"force_fallback=True (for tests) prints every function as the equivalent state machine\n"
+"otherwise used only for bytecode that fits no if/while/try shape.\n"
 "Raises DecompilationError when the code cannot be decompiled.");
 
 /* None -> NULL; otherwise `obj` must be exactly of `type`. */
@@ -279,11 +283,11 @@ static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
 }
 
 static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"code", "indent", "linemap", "defaults", "kwdefaults", NULL};
+    static char *kwlist[] = {"code", "indent", "linemap", "defaults", "kwdefaults", "force_fallback", NULL};
     PyObject *code;
-    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOO:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
-                                     &rq.linemap, &rq.defaults, &rq.kwdefaults) ||
+    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
+                                     &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback) ||
         check_indent(rq.indent) < 0 || optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
         optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0)
         return NULL;
@@ -297,7 +301,7 @@ PyDoc_STRVAR(disasm_doc,
 static PyObject *core_disasm(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -308,7 +312,7 @@ PyDoc_STRVAR(ir_dump_doc,
 static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL};
+    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -320,7 +324,7 @@ PyDoc_STRVAR(decompile_pyc_doc,
 static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"data", "indent", NULL};
     Py_buffer data;
-    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL};
+    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0};
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|i:decompile_pyc", kwlist, &data, &rq.indent))
         return NULL;
     PyObject *result = check_indent(rq.indent) < 0 ? NULL : run_on_pyc(module, &data, &rq);
@@ -337,7 +341,7 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     Py_buffer data;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
         return NULL;
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0};
     PyObject *result = run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;

@@ -1349,3 +1349,162 @@ def several_handlers_in_a_loop(x):
 
 if sys.version_info >= (3, 10):
     import behaviour_cases_match
+
+
+@case((0,), (1,), (3,), (5,))
+def for_else_with_break_in_except(n):
+    log = []
+    for i in range(n):
+        try:
+            if i == 1:
+                raise ValueError
+        except ValueError:
+            log.append('v')
+            break
+        log.append('ok')
+    else:
+        log.append('else')
+    return log
+
+
+@case((0,), (2,), (3,), (7,))
+def while_true_with_break_in_except(n):
+    log = []
+    while True:
+        n -= 1
+        try:
+            if n == 1:
+                raise ValueError
+        except ValueError:
+            log.append('v')
+            break
+        else:
+            log.append('ok')
+        if n < 0:
+            log.append('neg')
+            break
+    return log
+
+
+@case((0, 0), (3, 1), (5, 9), (8, 2))
+def while_with_compound_test_and_else(a, b):
+    steps = []
+    while a > 0 and b < 6:
+        a -= 1
+        b += 1
+        if b == 4:
+            break
+        steps.append((a, b))
+    else:
+        steps.append('done')
+    while a or b:
+        if a:
+            a -= 1
+        else:
+            b -= 1
+    return steps, a, b
+
+
+@case(([1, 2, 2, 3], [2]), ([], [1]), ((None, 0, None), [0]))
+def loop_ending_in_negated_tests(items, seen):
+    kept = []
+    for x in items:
+        if x not in seen:
+            seen.append(x)
+    for x in items:
+        if x is not None:
+            kept.append(x)
+    return kept, seen
+
+
+@case((0, 1), ([], [1]), ('a', ''), (None, 2))
+def bool_conversions_kept(a, b):
+    x = not not a
+    y = not not a == b
+    z = not not a or b
+    w = b and not not a
+    return x, y, z, w, not a, not a != b
+
+
+@case(([(1, 2, 3), (4, 5, 6)],), ([],))
+def unpacking_into_repeated_names(rows):
+    tags = []
+    for tag, _, _ in rows:
+        tags.append((tag, _))
+    a, b, a = (1, 2, 3)
+    *_, last, _ = [7, 8, 9, 10]
+    return tags, a, b, last, _
+
+
+@case((0,), (1,), (2,))
+def finally_with_a_branch_at_the_end(n):
+    # depyf: no structured form was found (at offset 188: finally body with its exit copied into a branch);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
+    while True:
+        try:
+            if __state == 0:
+                log = []
+                __state = 1
+            if __state == 1:
+                if n == 2:
+                    __state = 2
+                else:
+                    __state = 3
+            if __state == 2:
+                raise KeyError(n)
+            if __state == 3:
+                log.append('body')
+                __state = 4
+            if __state == 4:
+                if n:
+                    __state = 5
+                else:
+                    __state = 12
+            if __state == 5:
+                log.append('cleanup')
+                __state = 12
+            if __state == 11:
+                try:
+                    raise __stack_2
+                finally:
+                    __stack_2 = None
+            if __state == 12:
+                return log
+        except __builtins.BaseException as __exc0:
+            if __state in (1, 2, 3):
+                __stack_0 = None
+                __stack_1 = __exc0
+                __state = 7
+            else:
+                raise
+            if __state == 7:
+                while True:
+                    try:
+                        if __state == 7:
+                            if n:
+                                __state = 8
+                            else:
+                                __state = 9
+                        if __state == 8:
+                            log.append('cleanup')
+                            try:
+                                raise __stack_1
+                            finally:
+                                __stack_1 = None
+                        if __state == 9:
+                            try:
+                                raise __stack_1
+                            finally:
+                                __stack_1 = None
+                        if __state == 10:
+                            __state = 11
+                            break
+                    except __builtins.BaseException as __exc1:
+                        if __state in (7, 8, 9):
+                            __stack_1 = -1
+                            __stack_2 = None
+                            raise
+                        else:
+                            raise

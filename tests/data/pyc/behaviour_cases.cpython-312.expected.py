@@ -555,12 +555,9 @@ def boolean_conditions(a, b, c):
         out.append('(a or b) and not c')
     if not a or not b or not c:
         out.append('not all')
-    if a and b:
-        while True:
-            out.append('loop')
-            b = 0
-            if not a or not b:
-                break
+    while a and b:
+        out.append('loop')
+        b = 0
     return out
 
 
@@ -579,11 +576,8 @@ def walrus(items):
         out.append(n)
     doubled = [y for x in items if (y := x * 2) > 2]
     it = iter(items)
-    if (value := next(it, None)) is not None:
-        while True:
-            out.append(value)
-            if (value := next(it, None)) is None:
-                break
+    while (value := next(it, None)) is not None:
+        out.append(value)
     if items:
         return out, doubled, y
     return out, doubled, None
@@ -718,41 +712,17 @@ def return_nothing(x):
 
 @case((10,), (0,), (3,), (-2,))
 def while_with_break_continue_else(n):
-    # depyf: no structured form was found (at offset 46: unstructured jump to offset 10);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            out = []
-            i = 0
-            __state = 1
-        if __state == 1:
-            if i < n:
-                __state = 2
-            else:
-                __state = 6
-        if __state == 2:
-            i += 1
-            if i % 3 == 0:
-                __state = 1
-            else:
-                __state = 3
-        if __state == 3:
-            if i > 7:
-                __state = 4
-            else:
-                __state = 5
-        if __state == 4:
+    out = []
+    i = 0
+    while i < n:
+        i += 1
+        if i % 3 == 0:
+            continue
+        if i > 7:
             return out, i
-        if __state == 5:
-            out.append(i)
-            if i < n:
-                __state = 2
-            else:
-                __state = 6
-        if __state == 6:
-            out.append('no break')
-            return out, i
+        out.append(i)
+    out.append('no break')
+    return out, i
 
 
 @case(([1, 2, 3], 2), ([1, 3, 5], 4), ([], 0), ([0, -1, 4], -1))
@@ -818,122 +788,20 @@ def ranges_and_steps(n):
 
 @case((1,), (0,), ('x',), (None,))
 def try_except_else_finally(x):
-    # depyf: no structured form was found (at offset 176: cannot structure CHECK_EXC_MATCH here);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                log = []
-                __state = 1
-            if __state == 1:
-                value = 10 / x
-                __state = 2
-            if __state == 2:
-                log.append('else')
-                __state = 3
-            if __state == 3:
-                log.append('finally')
-                return value, log
-            if __state == 12:
-                exc = None
-                del exc
-                __state = 3
-            if __state == 16:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-            if __state == 20:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-        except __builtins.BaseException as __exc0:
-            if __state in (2, 12, 16):
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 18
-            elif __state == 1:
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 5
-            else:
-                raise
-            if __state in (5, 18):
-                while True:
-                    try:
-                        if __state == 5:
-                            if __builtins.isinstance(__stack_1, ZeroDivisionError):
-                                __state = 6
-                            else:
-                                __state = 8
-                        if __state == 6:
-                            __stack_1 = None
-                            log.append('zero')
-                            value = None
-                            __state = 7
-                        if __state == 7:
-                            __stack_0 = None
-                            __state = 3
-                            break
-                        if __state == 8:
-                            if __builtins.isinstance(__stack_1, (TypeError, ValueError)):
-                                __state = 9
-                            else:
-                                __state = 14
-                        if __state == 9:
-                            exc = __stack_1
-                            __stack_1 = None
-                            __state = 10
-                        if __state == 10:
-                            log.append(type(exc).__name__)
-                            value = -1
-                            __state = 11
-                        if __state == 11:
-                            __stack_0 = None
-                            __state = 12
-                            break
-                        if __state == 13:
-                            exc = None
-                            del exc
-                            try:
-                                raise __stack_2
-                            finally:
-                                __stack_2 = None
-                        if __state == 14:
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 15:
-                            __state = 16
-                            break
-                        if __state == 18:
-                            log.append('finally')
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 19:
-                            __state = 20
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state == 18:
-                            __stack_1 = -1
-                            __stack_2 = None
-                            raise
-                        elif __state in (5, 6, 8, 13, 14):
-                            __stack_1 = -1
-                            __stack_2 = __exc1
-                            __state = 15
-                        elif __state == 10:
-                            __stack_1 = -1
-                            __stack_2 = __exc1
-                            __state = 13
-                        else:
-                            raise
+    log = []
+    try:
+        value = 10 / x
+    except ZeroDivisionError:
+        log.append('zero')
+        value = None
+    except (TypeError, ValueError) as exc:
+        log.append(type(exc).__name__)
+        value = -1
+    else:
+        log.append('else')
+    finally:
+        log.append('finally')
+    return value, log
 
 
 @case((0,), (1,), (2,), (3,))
@@ -941,25 +809,24 @@ def nested_try(stage):
     log = []
     try:
         try:
-            try:
-                if stage == 1:
-                    raise KeyError('k')
-                if stage == 2:
-                    raise ValueError('v')
-                log.append('inner ok')
-            except KeyError as e:
-                log.append('inner caught %s' % e)
-                if stage == 1:
-                    raise AppError('from inner')
-            if stage == 3:
-                return log
-            return log
+            if stage == 1:
+                raise KeyError('k')
+            if stage == 2:
+                raise ValueError('v')
+            log.append('inner ok')
+        except KeyError as e:
+            log.append('inner caught %s' % e)
+            if stage == 1:
+                raise AppError('from inner')
         finally:
             log.append('inner finally')
     except AppError as e:
         log.append('outer caught %s' % e)
     except Exception:
         log.append('outer generic')
+    if stage == 3:
+        return log
+    return log
 
 
 @case(('k',), ('missing',), (3,))
@@ -1059,10 +926,9 @@ def bare_raise(x):
         except ValueError:
             log.append('reraise')
             raise
-        return log
     except ValueError:
         log.append('caught again')
-        return log
+    return log
 
 
 @case((1,), (0,), ('s',))
@@ -1092,9 +958,7 @@ def return_inside_finally_protected_body(x):
     log = []
     try:
         try:
-            __temp_1 = 10 // x, log
-            log.append('finally ran')
-            return __temp_1
+            return 10 // x, log
         finally:
             log.append('finally ran')
     except ZeroDivisionError:
@@ -1103,17 +967,83 @@ def return_inside_finally_protected_body(x):
 
 @case(([1, 2, 3],), ([1, 0, 2],), ([],))
 def break_and_continue_inside_try_finally(items):
-    log = []
-    for item in items:
+    # depyf: no structured form was found (at offset 124: POP_TOP was left out of the structure);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
+    while True:
         try:
-            if item == 2:
-                continue
-            if item == 0:
+            if __state == 0:
+                log = []
+                __stack_0 = __builtins.iter(items)
+                __state = 1
+            if __state == 1:
+                try:
+                    __stack_1 = __builtins.next(__stack_0)
+                    __state = 2
+                except __builtins.StopIteration:
+                    __stack_0 = None
+                    __state = 9
+            if __state == 2:
+                item = __stack_1
+                __stack_1 = None
+                __state = 3
+            if __state == 3:
+                if item == 2:
+                    __state = 4
+                else:
+                    __state = 5
+            if __state == 4:
+                log.append('f%d' % item)
+                __state = 1
+            if __state == 5:
+                if item == 0:
+                    __state = 6
+                else:
+                    __state = 7
+            if __state == 6:
+                log.append('f%d' % item)
+                __stack_0 = None
                 return log
-            log.append(item)
-        finally:
-            log.append('f%d' % item)
-    return log
+            if __state == 7:
+                log.append(item)
+                __state = 8
+            if __state == 8:
+                log.append('f%d' % item)
+                __state = 1
+            if __state == 9:
+                return log
+            if __state == 13:
+                try:
+                    raise __stack_3
+                finally:
+                    __stack_3 = None
+        except __builtins.BaseException as __exc0:
+            if __state in (3, 5, 7):
+                __stack_1 = None
+                __stack_2 = __exc0
+                __state = 11
+            else:
+                raise
+            if __state == 11:
+                while True:
+                    try:
+                        if __state == 11:
+                            log.append('f%d' % item)
+                            try:
+                                raise __stack_2
+                            finally:
+                                __stack_2 = None
+                        if __state == 12:
+                            __state = 13
+                            break
+                    except __builtins.BaseException as __exc1:
+                        if __state == 11:
+                            __stack_2 = -1
+                            __stack_3 = None
+                            raise
+                        else:
+                            raise
 
 
 @case(([1, 'a', 2],), ([],), (['x'],))
@@ -1121,18 +1051,13 @@ def try_except_in_loop(items):
     total, errors = 0, []
     for item in items:
         try:
-            try:
-                total += item
-            except TypeError as e:
-                errors.append(type(e).__name__)
-                continue
-            total *= 1
-            total += 100
+            total += item
+        except TypeError as e:
+            errors.append(type(e).__name__)
             continue
-            return total, errors
         finally:
             total *= 1
-        break
+        total += 100
     return total, errors
 
 
@@ -1156,338 +1081,20 @@ def exception_propagates_through_finally(x):
 
 @case((False,), (True,))
 def with_statements(fail):
-    # depyf: no structured form was found (at offset 510: cannot structure PUSH_EXC_INFO here);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                log = []
-                __t1 = Ctx(log, 'a')
-                __t2 = __t1.__exit__
-                __stack_0, __stack_1 = __t2, __t1.__enter__()
-                __t1 = __t2 = None
-                __state = 1
-            if __state == 1:
-                name = __stack_1
-                log.append('body ' + name)
-                __stack_1 = None
-                __state = 2
-            if __state == 2:
-                __stack_0(None, None, None)
-                __stack_0 = None
-                __state = 3
-            if __state == 3:
-                __t3 = Ctx(log, 'b')
-                __t4 = __t3.__exit__
-                __stack_0, __stack_1 = __t4, __t3.__enter__()
-                __t3 = __t4 = None
-                __state = 4
-            if __state == 4:
-                __stack_1 = None
-                __t5 = Ctx(log, 'c')
-                __t6 = __t5.__exit__
-                __stack_1, __stack_2 = __t6, __t5.__enter__()
-                __t5 = __t6 = None
-                __state = 5
-            if __state == 5:
-                c = __stack_2
-                log.append('two ' + c)
-                __stack_2 = None
-                __state = 6
-            if __state == 6:
-                __stack_1(None, None, None)
-                __stack_1 = None
-                __state = 7
-            if __state == 7:
-                __stack_0(None, None, None)
-                __stack_0 = None
-                __state = 8
-            if __state == 8:
-                __t7 = Ctx(log, 'd')
-                __t8 = __t7.__exit__
-                __stack_0, __stack_1 = __t8, __t7.__enter__()
-                __t7 = __t8 = None
-                __state = 9
-            if __state == 9:
-                d = __stack_1
-                __t9 = Ctx(log, 'e', suppress=True)
-                __t10 = __t9.__exit__
-                __stack_1, __stack_2 = __t10, __t9.__enter__()
-                __t9 = __t10 = None
-                __state = 10
-            if __state == 10:
-                e = __stack_2
-                __stack_2 = None
-                if fail:
-                    __state = 11
-                else:
-                    __state = 12
-            if __state == 11:
+    log = []
+    with Ctx(log, 'a') as name:
+        log.append('body ' + name)
+    with Ctx(log, 'b'):
+        with Ctx(log, 'c') as c:
+            log.append('two ' + c)
+    with Ctx(log, 'd') as d:
+        with Ctx(log, 'e', suppress=True) as e:
+            if fail:
                 raise KeyError(d + e)
-            if __state == 12:
-                log.append('not failed')
-                __state = 13
-            if __state == 13:
-                __stack_1(None, None, None)
-                __stack_1 = None
-                __state = 14
-            if __state == 14:
-                __stack_0(None, None, None)
-                __stack_0 = None
-                __state = 15
-            if __state == 15:
-                __t11 = PairCtx(log, 'f')
-                __t12 = __t11.__exit__
-                __stack_0, __stack_1 = __t12, __t11.__enter__()
-                __t11 = __t12 = None
-                __state = 16
-            if __state == 16:
-                name, size = __stack_1
-                log.append('%s %d' % (name, size))
-                __stack_1 = None
-                __state = 17
-            if __state == 17:
-                __stack_0(None, None, None)
-                return log
-            if __state == 23:
-                __stack_1 = None
-                __stack_0 = None
-                __state = 3
-            if __state == 25:
-                try:
-                    raise __stack_4
-                finally:
-                    __stack_4 = None
-            if __state == 31:
-                __stack_2 = None
-                __stack_1 = None
-                __state = 7
-            if __state == 33:
-                try:
-                    raise __stack_5
-                finally:
-                    __stack_5 = None
-            if __state == 39:
-                __stack_1 = None
-                __stack_0 = None
-                __state = 8
-            if __state == 41:
-                try:
-                    raise __stack_4
-                finally:
-                    __stack_4 = None
-            if __state == 47:
-                __stack_2 = None
-                __stack_1 = None
-                __state = 14
-            if __state == 49:
-                try:
-                    raise __stack_5
-                finally:
-                    __stack_5 = None
-            if __state == 55:
-                __stack_1 = None
-                __stack_0 = None
-                __state = 15
-            if __state == 57:
-                try:
-                    raise __stack_4
-                finally:
-                    __stack_4 = None
-            if __state == 63:
-                __stack_1 = None
-                __stack_0 = None
-                return log
-            if __state == 65:
-                try:
-                    raise __stack_4
-                finally:
-                    __stack_4 = None
-        except __builtins.BaseException as __exc0:
-            if __state in (9, 13, 49):
-                __stack_1 = -1
-                __stack_2 = None
-                __stack_3 = __exc0
-                __state = 51
-            elif __state in (4, 6, 33):
-                __stack_1 = -1
-                __stack_2 = None
-                __stack_3 = __exc0
-                __state = 35
-            elif __state == 16:
-                __stack_1 = -1
-                __stack_2 = None
-                __stack_3 = __exc0
-                __state = 59
-            elif __state in (10, 11, 12):
-                __stack_2 = -1
-                __stack_3 = None
-                __stack_4 = __exc0
-                __state = 43
-            elif __state == 5:
-                __stack_2 = -1
-                __stack_3 = None
-                __stack_4 = __exc0
-                __state = 27
-            elif __state == 1:
-                __stack_1 = -1
-                __stack_2 = None
-                __stack_3 = __exc0
-                __state = 19
-            else:
-                raise
-            if __state in (19, 27, 43, 59, 35, 51):
-                while True:
-                    try:
-                        if __state == 19:
-                            if __stack_0(__builtins.type(__stack_3), __stack_3, __stack_3.__traceback__):
-                                __state = 21
-                            else:
-                                __state = 20
-                        if __state == 20:
-                            try:
-                                raise __stack_3
-                            finally:
-                                __stack_3 = None
-                        if __state == 21:
-                            __stack_3 = None
-                            __state = 22
-                        if __state == 22:
-                            __stack_2 = None
-                            __state = 23
-                            break
-                        if __state == 24:
-                            __state = 25
-                            break
-                        if __state == 27:
-                            if __stack_1(__builtins.type(__stack_4), __stack_4, __stack_4.__traceback__):
-                                __state = 29
-                            else:
-                                __state = 28
-                        if __state == 28:
-                            try:
-                                raise __stack_4
-                            finally:
-                                __stack_4 = None
-                        if __state == 29:
-                            __stack_4 = None
-                            __state = 30
-                        if __state == 30:
-                            __stack_3 = None
-                            __state = 31
-                            break
-                        if __state == 32:
-                            __state = 33
-                            break
-                        if __state == 35:
-                            if __stack_0(__builtins.type(__stack_3), __stack_3, __stack_3.__traceback__):
-                                __state = 37
-                            else:
-                                __state = 36
-                        if __state == 36:
-                            try:
-                                raise __stack_3
-                            finally:
-                                __stack_3 = None
-                        if __state == 37:
-                            __stack_3 = None
-                            __state = 38
-                        if __state == 38:
-                            __stack_2 = None
-                            __state = 39
-                            break
-                        if __state == 40:
-                            __state = 41
-                            break
-                        if __state == 43:
-                            if __stack_1(__builtins.type(__stack_4), __stack_4, __stack_4.__traceback__):
-                                __state = 45
-                            else:
-                                __state = 44
-                        if __state == 44:
-                            try:
-                                raise __stack_4
-                            finally:
-                                __stack_4 = None
-                        if __state == 45:
-                            __stack_4 = None
-                            __state = 46
-                        if __state == 46:
-                            __stack_3 = None
-                            __state = 47
-                            break
-                        if __state == 48:
-                            __state = 49
-                            break
-                        if __state == 51:
-                            if __stack_0(__builtins.type(__stack_3), __stack_3, __stack_3.__traceback__):
-                                __state = 53
-                            else:
-                                __state = 52
-                        if __state == 52:
-                            try:
-                                raise __stack_3
-                            finally:
-                                __stack_3 = None
-                        if __state == 53:
-                            __stack_3 = None
-                            __state = 54
-                        if __state == 54:
-                            __stack_2 = None
-                            __state = 55
-                            break
-                        if __state == 56:
-                            __state = 57
-                            break
-                        if __state == 59:
-                            if __stack_0(__builtins.type(__stack_3), __stack_3, __stack_3.__traceback__):
-                                __state = 61
-                            else:
-                                __state = 60
-                        if __state == 60:
-                            try:
-                                raise __stack_3
-                            finally:
-                                __stack_3 = None
-                        if __state == 61:
-                            __stack_3 = None
-                            __state = 62
-                        if __state == 62:
-                            __stack_2 = None
-                            __state = 63
-                            break
-                        if __state == 64:
-                            __state = 65
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state in (59, 60):
-                            __stack_3 = -1
-                            __stack_4 = None
-                            raise
-                        elif __state in (51, 52):
-                            __stack_3 = -1
-                            __stack_4 = None
-                            raise
-                        elif __state in (43, 44):
-                            __stack_4 = -1
-                            __stack_5 = __exc1
-                            __state = 48
-                        elif __state in (35, 36):
-                            __stack_3 = -1
-                            __stack_4 = None
-                            raise
-                        elif __state in (27, 28):
-                            __stack_4 = -1
-                            __stack_5 = __exc1
-                            __state = 32
-                        elif __state in (19, 20):
-                            __stack_3 = -1
-                            __stack_4 = None
-                            raise
-                        else:
-                            raise
+            log.append('not failed')
+    with PairCtx(log, 'f') as (name, size):
+        log.append('%s %d' % (name, size))
+    return log
 
 
 @case((0,), (1,), (2,))
@@ -1500,10 +1107,9 @@ def with_return_and_exceptions(x):
                     raise ValueError(x)
                 return log
             log.append('after inner')
-        return log
     except ValueError:
         log.append('caught')
-        return log
+    return log
 
 
 @case((1,), (0,), (-3,), (None,))
@@ -1646,7 +1252,7 @@ def class_bodies_with_super(x):
 
 @case(([1, 2, 3, 4, 5],), ([],), (['a', 'bb'],))
 def comprehensions(items):
-    return [x * 2 for x in items], [x for x in items if x], [x for x in items if x and len(str(x)) < 2 and x != 3], {x for x in items if not x == 2}, {str(x): x for x in items if x or x == 0}, [(x, y) for x in items for y in range(2) if y], [[y for y in range(len(str(x)))] for x in items], sum(len(str(x)) for x in items), list(x for x in items if x is not None and str(x) in '1234')
+    return [x * 2 for x in items], [x for x in items if x], [x for x in items if x and len(str(x)) < 2 and x != 3], {x for x in items if not x == 2}, {str(x): x for x in items if x or x == 0}, [(x, y) for x in items for y in range(2) if y], [[y for y in range(len(str(x)))] for x in items], sum(len(str(x)) for x in items), list(x for x in items if x is not None if str(x) in '1234')
 
 
 @case((3,), (0,))
@@ -1917,7 +1523,7 @@ def conditional_import(flag):
 
 @case(('a = 1 + 22 * (3 - x)',), ('',), ('1 ?',))
 def tokenizer(text):
-    # depyf: no structured form was found (at offset 92: unstructured jump to offset 10);
+    # depyf: no structured form was found (at offset 552: unstructured jump to offset 476);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -2078,22 +1684,19 @@ def grouping_with_dict_methods(pairs):
 @case((3, 4), (0, 0), (-1, 2))
 def state_machine(a, b):
     state, steps, out = 'start', 0, []
-    if state != 'end':
-        while True:
-            steps += 1
-            if steps > 20:
-                raise RuntimeError('no end')
-            if state == 'start':
-                state = 'left' if a > b else 'right' if a < b else 'end'
-            elif state == 'left':
-                a -= 1
-                state = 'start'
-            elif state == 'right':
-                b -= 1
-                state = 'start'
-            out.append(state)
-            if not state != 'end':
-                break
+    while state != 'end':
+        steps += 1
+        if steps > 20:
+            raise RuntimeError('no end')
+        if state == 'start':
+            state = 'left' if a > b else 'right' if a < b else 'end'
+        elif state == 'left':
+            a -= 1
+            state = 'start'
+        elif state == 'right':
+            b -= 1
+            state = 'start'
+        out.append(state)
     return out, a, b
 
 
@@ -2121,8 +1724,8 @@ def tuple_swaps_and_multiple_targets(a, b):
     a, b, c = b, a, a + b
     x = y = [a]
     x.append(b)
-    __temp_2 = a, b
-    p, q = __temp_2
+    __temp_1 = a, b
+    p, q = __temp_1
     r = c
     return a, b, c, y, p, q, r
 
@@ -2143,36 +1746,15 @@ def if_expression_with_side_effects(flag):
 
 @case((3,), (0,))
 def del_in_loops_and_names(n):
-    # depyf: no structured form was found (at offset 80: unstructured jump to offset 48);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            items = list(range(n * 2))
-            __state = 1
-        if __state == 1:
-            if items:
-                __state = 2
-            else:
-                __state = 5
-        if __state == 2:
-            head = items[0]
-            del items[0]
-            if head % 2:
-                __state = 3
-            else:
-                __state = 4
-        if __state == 3:
+    items = list(range(n * 2))
+    while items:
+        head = items[0]
+        del items[0]
+        if head % 2:
             del head
-            __state = 1
-        if __state == 4:
-            items = items[1:]
-            if items:
-                __state = 2
-            else:
-                __state = 5
-        if __state == 5:
-            return items, 'head' in dir()
+            continue
+        items = items[1:]
+    return items, 'head' in dir()
 
 
 @case((5,), (0,), (-2,))
@@ -2252,115 +1834,96 @@ def index_errors_and_lookups(seq, i):
 
 @case((0,), (1,), (2,), (3,))
 def while_else_and_try_in_loop(n):
-    log = []
-    if n:
-        while True:
-            n -= 1
-            try:
-                if n == 1:
-                    raise ValueError
-            except ValueError:
-                log.append('v')
-            else:
-                log.append('ok')
-                if n:
-                    continue
-                log.append('while else')
-    log.append('while else')
-    return log
-
-
-@case((10, 3), (0, 1), (5, 0))
-def divmod_with_fallbacks(a, b):
-    # depyf: no structured form was found (at offset 100: stack underflow at RERAISE);
+    # depyf: no structured form was found (at offset 84: unstructured jump to offset 10);
     # this is an equivalent state machine over the bytecode's blocks
     import builtins as __builtins
     __state = 0
     while True:
         try:
             if __state == 0:
-                q, r = divmod(a, b)
-                __state = 1
+                log = []
+                if n:
+                    __state = 1
+                else:
+                    __state = 5
             if __state == 1:
-                if r == 0:
-                    __state = 2
+                n -= 1
+                __state = 2
+            if __state == 2:
+                if n == 1:
+                    __state = 3
                 else:
                     __state = 4
-            if __state == 2:
-                __stack_0 = q
-                __state = 3
             if __state == 3:
-                a = -a
-                return __stack_0
+                raise ValueError
             if __state == 4:
-                a = -a
-                return q, r, a
-            if __state == 11:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-            if __state == 15:
+                log.append('ok')
+                if n:
+                    __state = 1
+                else:
+                    __state = 5
+            if __state == 5:
+                log.append('while else')
+                return log
+            if __state == 10:
+                return log
+            if __state == 13:
                 try:
                     raise __stack_2
                 finally:
                     __stack_2 = None
         except __builtins.BaseException as __exc0:
-            if __state in (1, 2, 11):
+            if __state in (2, 3):
                 __stack_0 = None
                 __stack_1 = __exc0
-                __state = 13
-            elif __state == 0:
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 6
+                __state = 7
             else:
                 raise
-            if __state in (6, 13):
+            if __state == 7:
                 while True:
                     try:
-                        if __state == 6:
-                            if __builtins.isinstance(__stack_1, ZeroDivisionError):
-                                __state = 7
-                            else:
-                                __state = 9
                         if __state == 7:
-                            __stack_1 = None
-                            q = None
-                            r = None
-                            __state = 8
+                            if __builtins.isinstance(__stack_1, ValueError):
+                                __state = 8
+                            else:
+                                __state = 11
                         if __state == 8:
-                            __stack_0 = None
-                            __state = 4
-                            break
+                            __stack_1 = None
+                            log.append('v')
+                            __state = 9
                         if __state == 9:
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 10:
-                            __state = 11
+                            __stack_0 = None
+                            __state = 10
                             break
-                        if __state == 13:
-                            a = -a
+                        if __state == 11:
                             try:
                                 raise __stack_1
                             finally:
                                 __stack_1 = None
-                        if __state == 14:
-                            __state = 15
+                        if __state == 12:
+                            __state = 13
                             break
                     except __builtins.BaseException as __exc1:
-                        if __state == 13:
+                        if __state in (7, 8, 11):
                             __stack_1 = -1
                             __stack_2 = None
                             raise
-                        elif __state in (6, 9):
-                            __stack_1 = -1
-                            __stack_2 = __exc1
-                            __state = 10
                         else:
                             raise
+
+
+@case((10, 3), (0, 1), (5, 0))
+def divmod_with_fallbacks(a, b):
+    try:
+        q, r = divmod(a, b)
+    except ZeroDivisionError:
+        q = r = None
+    else:
+        if r == 0:
+            return q
+    finally:
+        a = -a
+    return q, r, a
 
 
 @case((3,), (0,))
@@ -2371,12 +1934,9 @@ def generator_in_class_method(n):
 
         def __iter__(self):
             i = 0
-            if i < self.limit:
-                while True:
-                    yield i
-                    i += 1
-                    if not i < self.limit:
-                        break
+            while i < self.limit:
+                yield i
+                i += 1
 
     return list(Counter(n)), sum(Counter(n))
 
@@ -2481,19 +2041,307 @@ def several_handlers_in_a_loop(x):
     results = []
     for value in (x, 0, 's'):
         try:
-            try:
-                results.append(10 // value)
-            except ZeroDivisionError as e:
-                results.append(str(e))
-            except TypeError:
-                results.append('type')
-            continue
-            return results
+            results.append(10 // value)
+        except ZeroDivisionError as e:
+            results.append(str(e))
+        except TypeError:
+            results.append('type')
         finally:
             results.append('|')
-        break
     return results
 
 
 if sys.version_info >= (3, 10):
     import behaviour_cases_match
+
+
+@case((0,), (1,), (3,), (5,))
+def for_else_with_break_in_except(n):
+    # depyf: no structured form was found (at offset 36: try statement runs past its enclosing block);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
+    while True:
+        try:
+            if __state == 0:
+                log = []
+                __stack_0 = __builtins.iter(range(n))
+                __state = 1
+            if __state == 1:
+                try:
+                    __stack_1 = __builtins.next(__stack_0)
+                    __state = 2
+                except __builtins.StopIteration:
+                    __stack_0 = None
+                    __state = 6
+            if __state == 2:
+                i = __stack_1
+                __stack_1 = None
+                __state = 3
+            if __state == 3:
+                if i == 1:
+                    __state = 4
+                else:
+                    __state = 5
+            if __state == 4:
+                raise ValueError
+            if __state == 5:
+                log.append('ok')
+                __state = 1
+            if __state == 6:
+                log.append('else')
+                return log
+            if __state == 11:
+                __stack_0 = None
+                return log
+            if __state == 14:
+                try:
+                    raise __stack_3
+                finally:
+                    __stack_3 = None
+        except __builtins.BaseException as __exc0:
+            if __state in (3, 4):
+                __stack_1 = None
+                __stack_2 = __exc0
+                __state = 8
+            else:
+                raise
+            if __state == 8:
+                while True:
+                    try:
+                        if __state == 8:
+                            if __builtins.isinstance(__stack_2, ValueError):
+                                __state = 9
+                            else:
+                                __state = 12
+                        if __state == 9:
+                            __stack_2 = None
+                            log.append('v')
+                            __state = 10
+                        if __state == 10:
+                            __stack_1 = None
+                            __state = 11
+                            break
+                        if __state == 12:
+                            try:
+                                raise __stack_2
+                            finally:
+                                __stack_2 = None
+                        if __state == 13:
+                            __state = 14
+                            break
+                    except __builtins.BaseException as __exc1:
+                        if __state in (8, 9, 12):
+                            __stack_2 = -1
+                            __stack_3 = None
+                            raise
+                        else:
+                            raise
+
+
+@case((0,), (2,), (3,), (7,))
+def while_true_with_break_in_except(n):
+    # depyf: no structured form was found (at offset 86: condition jumps to neither exit);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
+    while True:
+        try:
+            if __state == 0:
+                log = []
+                __state = 1
+            if __state == 1:
+                n -= 1
+                __state = 2
+            if __state == 2:
+                if n == 1:
+                    __state = 3
+                else:
+                    __state = 4
+            if __state == 3:
+                raise ValueError
+            if __state == 4:
+                log.append('ok')
+                if n < 0:
+                    __state = 5
+                else:
+                    __state = 1
+            if __state == 5:
+                log.append('neg')
+                return log
+            if __state == 10:
+                return log
+            if __state == 13:
+                try:
+                    raise __stack_2
+                finally:
+                    __stack_2 = None
+        except __builtins.BaseException as __exc0:
+            if __state in (2, 3):
+                __stack_0 = None
+                __stack_1 = __exc0
+                __state = 7
+            else:
+                raise
+            if __state == 7:
+                while True:
+                    try:
+                        if __state == 7:
+                            if __builtins.isinstance(__stack_1, ValueError):
+                                __state = 8
+                            else:
+                                __state = 11
+                        if __state == 8:
+                            __stack_1 = None
+                            log.append('v')
+                            __state = 9
+                        if __state == 9:
+                            __stack_0 = None
+                            __state = 10
+                            break
+                        if __state == 11:
+                            try:
+                                raise __stack_1
+                            finally:
+                                __stack_1 = None
+                        if __state == 12:
+                            __state = 13
+                            break
+                    except __builtins.BaseException as __exc1:
+                        if __state in (7, 8, 11):
+                            __stack_1 = -1
+                            __stack_2 = None
+                            raise
+                        else:
+                            raise
+
+
+@case((0, 0), (3, 1), (5, 9), (8, 2))
+def while_with_compound_test_and_else(a, b):
+    steps = []
+    while a > 0 and b < 6:
+        a -= 1
+        b += 1
+        if b == 4:
+            break
+        steps.append((a, b))
+    else:
+        steps.append('done')
+    if a or b:
+        while True:
+            while True:
+                if a:
+                    a -= 1
+                else:
+                    b -= 1
+                if not a:
+                    break
+            if not b:
+                break
+    return steps, a, b
+
+
+@case(([1, 2, 2, 3], [2]), ([], [1]), ((None, 0, None), [0]))
+def loop_ending_in_negated_tests(items, seen):
+    kept = []
+    for x in items:
+        if x not in seen:
+            seen.append(x)
+    for x in items:
+        if x is None:
+            continue
+        kept.append(x)
+    return kept, seen
+
+
+@case((0, 1), ([], [1]), ('a', ''), (None, 2))
+def bool_conversions_kept(a, b):
+    x = not not a
+    y = not not a == b
+    z = not not a or b
+    w = b and not not a
+    return x, y, z, w, not a, not a != b
+
+
+@case(([(1, 2, 3), (4, 5, 6)],), ([],))
+def unpacking_into_repeated_names(rows):
+    tags = []
+    for tag, _, _ in rows:
+        tags.append((tag, _))
+    a, b, a = (1, 2, 3)
+    *_, last, _ = [7, 8, 9, 10]
+    return tags, a, b, last, _
+
+
+@case((0,), (1,), (2,))
+def finally_with_a_branch_at_the_end(n):
+    # depyf: no structured form was found (at offset 156: finally body with its exit copied into a branch);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
+    while True:
+        try:
+            if __state == 0:
+                log = []
+                __state = 1
+            if __state == 1:
+                if n == 2:
+                    __state = 2
+                else:
+                    __state = 3
+            if __state == 2:
+                raise KeyError(n)
+            if __state == 3:
+                log.append('body')
+                __state = 4
+            if __state == 4:
+                if n:
+                    __state = 5
+                else:
+                    __state = 6
+            if __state == 5:
+                log.append('cleanup')
+                __state = 6
+            if __state == 6:
+                return log
+            if __state == 12:
+                try:
+                    raise __stack_2
+                finally:
+                    __stack_2 = None
+        except __builtins.BaseException as __exc0:
+            if __state in (1, 2, 3):
+                __stack_0 = None
+                __stack_1 = __exc0
+                __state = 8
+            else:
+                raise
+            if __state == 8:
+                while True:
+                    try:
+                        if __state == 8:
+                            if n:
+                                __state = 9
+                            else:
+                                __state = 10
+                        if __state == 9:
+                            log.append('cleanup')
+                            try:
+                                raise __stack_1
+                            finally:
+                                __stack_1 = None
+                        if __state == 10:
+                            try:
+                                raise __stack_1
+                            finally:
+                                __stack_1 = None
+                        if __state == 11:
+                            __state = 12
+                            break
+                    except __builtins.BaseException as __exc1:
+                        if __state in (8, 9, 10):
+                            __stack_1 = -1
+                            __stack_2 = None
+                            raise
+                        else:
+                            raise

@@ -4,7 +4,6 @@ from behaviour_cases import case
 
 
 class Point:
-    __firstlineno__ = 6
     __match_args__ = ('x', 'y')
 
     def __init__(self, x, y):
@@ -13,14 +12,10 @@ class Point:
     def __repr__(self):
         return f'Point({self.x!r}, {self.y!r})'
 
-    __static_attributes__ = ('x', 'y')
-
 
 class Color:
-    __firstlineno__ = 16
     RED = 'red'
     GREEN = 'green'
-    __static_attributes__ = ()
 
 
 @case((0,), (1,), ('text',), (b'raw',), (2.5,), (-3,), ((1+2j),), ('other',))

@@ -1398,3 +1398,111 @@ def several_handlers_in_a_loop(x):
 
 if sys.version_info >= (3, 10):
     import behaviour_cases_match  # noqa: F401  (registers its cases in CASES)
+
+
+# --- 3.12/3.13 shapes (loops tested at the bottom by a forward jump, copies
+# of the code after a loop inside except clauses, TO_BOOL) -------------------
+
+@case((0,), (1,), (3,), (5,))
+def for_else_with_break_in_except(n):
+    # 3.12 copies the code after the loop into the except clause that breaks
+    log = []
+    for i in range(n):
+        try:
+            if i == 1:
+                raise ValueError
+        except ValueError:
+            log.append("v")
+            break
+        log.append("ok")
+    else:
+        log.append("else")
+    return log
+
+
+@case((0,), (2,), (3,), (7,))
+def while_true_with_break_in_except(n):
+    log = []
+    while True:
+        n -= 1
+        try:
+            if n == 1:
+                raise ValueError
+        except ValueError:
+            log.append("v")
+            break
+        else:
+            log.append("ok")
+        if n < 0:
+            log.append("neg")
+            break
+    return log
+
+
+@case((0, 0), (3, 1), (5, 9), (8, 2))
+def while_with_compound_test_and_else(a, b):
+    steps = []
+    while a > 0 and b < 6:
+        a -= 1
+        b += 1
+        if b == 4:
+            break
+        steps.append((a, b))
+    else:
+        steps.append("done")
+    while a or b:
+        if a:
+            a -= 1
+        else:
+            b -= 1
+    return steps, a, b
+
+
+@case(([1, 2, 2, 3], [2]), ([], [1]), ((None, 0, None), [0]))
+def loop_ending_in_negated_tests(items, seen):
+    # `if x not in seen: ...` ending a loop body compiles like
+    # `if x in seen: continue`
+    kept = []
+    for x in items:
+        if x not in seen:
+            seen.append(x)
+    for x in items:
+        if x is not None:
+            kept.append(x)
+    return kept, seen
+
+
+@case((0, 1), ([], [1]), ("a", ""), (None, 2))
+def bool_conversions_kept(a, b):
+    # 3.13 compiles `not not a` to a bare TO_BOOL: still a bool, not `a`
+    x = not not a
+    y = not not (a == b)
+    z = not not a or b
+    w = b and not not a
+    return x, y, z, w, not a, not (a != b)
+
+
+@case(([(1, 2, 3), (4, 5, 6)],), ([],))
+def unpacking_into_repeated_names(rows):
+    # 3.13 drops the stores a later one in the same target overwrites
+    tags = []
+    for tag, _, _ in rows:
+        tags.append((tag, _))
+    a, b, a = 1, 2, 3
+    *_, last, _ = [7, 8, 9, 10]
+    return tags, a, b, last, _
+
+
+@case((0,), (1,), (2,))
+def finally_with_a_branch_at_the_end(n):
+    # 3.12 copies the RERAISE ending the finally body into the branch, and
+    # the implicit return into the normal path's copy of the finally body
+    log = []
+    try:
+        if n == 2:
+            raise KeyError(n)
+        log.append("body")
+    finally:
+        if n:
+            log.append("cleanup")
+    return log

@@ -1,0 +1,141 @@
+"""How decompilation time and memory grow with the size of the bytecode.
+
+    python bench/bench_scaling.py [--sizes 1000,10000,100000] [--shapes ...]
+
+Builds synthetic functions of about 1k, 10k and 100k instructions in a few
+shapes (straight-line code, if/else chains, loops, nested blocks, try/except),
+decompiles each once in a fresh process and prints the time and the peak
+memory the decompilation added (the process's RSS high-water mark, reset
+just before, over its RSS then; Linux only).  The
+per-instruction columns should stay about flat from one size to the next:
+that is what "linear" means here.  Run with the extension built for the
+interpreter (tools/dev_build.sh).
+"""
+import argparse
+import dis
+import json
+import os
+import subprocess
+import sys
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# One repeated unit of source per shape; `{i}` numbers each copy.
+SHAPES = {
+    "straight": "    y = y * {i} + x\n",
+    "branches": ("    if x > {i}:\n        y = y + {i}\n    elif x < -{i}:\n        y = y - 1\n"
+                 "    else:\n        y = -y\n"),
+    "loops": "    for k in range(x):\n        if k == {i}:\n            break\n        y += k\n",
+    "nested": ("    while y < {i}:\n        if x:\n            for k in x:\n                y += k\n"
+               "        else:\n            y += 1\n"),
+    "try": "    try:\n        y = y // x\n    except ZeroDivisionError as e:\n        y = {i}\n",
+}
+
+
+def source(shape, copies):
+    body = "".join(SHAPES[shape].format(i=i) for i in range(copies))
+    return "def f(x):\n    y = 0\n" + body + "    return y\n"
+
+
+def count_instructions(code):
+    return sum(1 for ins in dis.get_instructions(code) if ins.opname != "CACHE")
+
+
+def build(shape, target):
+    """(source, instruction count) of a function of about `target` instructions."""
+    one = count_instructions(_compile(source(shape, 1)))
+    base = count_instructions(_compile(source(shape, 0)))
+    copies = max(1, round((target - base) / max(1, one - base)))
+    src = source(shape, copies)
+    return src, count_instructions(_compile(src))
+
+
+def _compile(src):
+    ns = {}
+    exec(compile(src, "<bench>", "exec"), ns)
+    return ns["f"].__code__
+
+
+def status_kib(field):
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    raise RuntimeError("no %s in /proc/self/status" % field)
+
+
+def start_peak_window():
+    """Current RSS (KiB) after handing free heap back to the system and
+    resetting the high-water mark, so that VmHWM later is the peak since."""
+    import ctypes
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):
+        pass  # not glibc: the figure may read low
+    with open("/proc/self/clear_refs", "w") as f:
+        f.write("5")  # resets VmHWM to the current RSS
+    return status_kib("VmRSS")
+
+
+def child(path, n):
+    """Runs in a fresh process: decompiles the marshalled code object at
+    `path` (loading it costs far less memory than compiling it, so the
+    high-water mark that follows is the decompiler's), prints a JSON line."""
+    import marshal
+    import time
+    sys.path.insert(0, REPO)
+    import depyf
+    with open(path, "rb") as f:
+        code = marshal.load(f)
+    before = start_peak_window()
+    t0 = time.perf_counter()
+    try:
+        out = depyf.decompile(code)
+        status = "ok"
+    except depyf.DecompilationError as e:
+        out, status = "", "error: %s" % str(e)[:60]
+    elapsed = time.perf_counter() - t0
+    peak = status_kib("VmHWM") - before
+    print(json.dumps({"instructions": n, "seconds": elapsed, "peak_kib": peak,
+                      "out_lines": out.count("\n"), "status": status}))
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--sizes", default="1000,10000,100000")
+    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.child:
+        child(args.child[0], int(args.child[1]))
+        return
+    import marshal
+    import tempfile
+    print("Python %d.%d" % sys.version_info[:2])
+    print("%-9s %8s %9s %9s %10s %9s  %s" % ("shape", "instrs", "time s", "us/instr", "peak MiB",
+                                             "B/instr", "status"))
+    for shape in args.shapes.split(","):
+        for size in [int(s) for s in args.sizes.split(",")]:
+            src, n = build(shape, size)
+            with tempfile.NamedTemporaryFile(suffix=".marshal") as f:
+                f.write(marshal.dumps(_compile(src)))
+                f.flush()
+                try:
+                    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", f.name, str(n)],
+                                         stdout=subprocess.PIPE, universal_newlines=True, timeout=args.timeout)
+                except subprocess.TimeoutExpired:
+                    print("%-9s %8d  timed out after %.0f s" % (shape, n, args.timeout))
+                    continue
+            try:
+                r = json.loads(res.stdout.strip().splitlines()[-1])
+            except (IndexError, ValueError):
+                print("%-9s %8d  crashed (exit %d)" % (shape, n, res.returncode))
+                continue
+            print("%-9s %8d %9.3f %9.2f %10.1f %9.0f  %s" % (
+                shape, n, r["seconds"], 1e6 * r["seconds"] / n, r["peak_kib"] / 1024,
+                1024 * r["peak_kib"] / n, r["status"]), flush=True)
+
+
+if __name__ == "__main__":
+    main()

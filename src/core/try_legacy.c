@@ -1,0 +1,727 @@
+/* try/except/finally and with for 3.8-3.10, recovered from the block-stack
+ * instructions (SETUP_FINALLY, SETUP_WITH, POP_BLOCK, ...) instead of an
+ * exception table.  The region walker (stmt.c) hands us every such
+ * instruction; a SETUP starts a statement, which we structure whole, and the
+ * POP_BLOCK/POP_EXCEPT met inside its parts are consumed here with the code
+ * the compiler emits around them (finally copies, __exit__ calls).
+ *
+ * Layouts (IR, after lift dropped the DUP_TOP before exception matches):
+ *   try/except   SETUP_FINALLY H; body; POP_BLOCK; JUMP else|join
+ *                H: [type; CHECK_EXC_MATCH; POP_JUMP_IF_FALSE next;]
+ *                   POP_TOP; STORE e|POP_TOP; POP_TOP; clause; POP_EXCEPT; JUMP join
+ *                ...; RERAISE (3.8: END_FINALLY); else; join:
+ *   try/finally  3.9/3.10: SETUP_FINALLY H; body; POP_BLOCK; <finally copy>; JUMP after
+ *                H: finally; RERAISE; after:
+ *                3.8: SETUP_FINALLY H; body; POP_BLOCK; BEGIN_FINALLY; H: finally; END_FINALLY
+ *   with         mgr; SETUP_WITH H; target; body; POP_BLOCK; <call __exit__>; ...
+ * A handler starts with six values above its block (the previous exception
+ * and the current one, three values each). */
+#include <string.h>
+
+#include "dc.h"
+
+static int is_setup(int op) {
+    return op == IR_SETUP_FINALLY || op == IR_SETUP_WITH || op == IR_SETUP_ASYNC_WITH;
+}
+
+static int is_jump_op(int op) {
+    return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
+           op == IR_POP_JUMP_IF_NOT_NONE || op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP ||
+           op == IR_FOR_ITER || is_setup(op) || op == IR_CALL_FINALLY;
+}
+
+static int is_loop_exit(const dc *d, int target) {
+    return d->loop && (target == d->loop->brk || target == d->loop->head);
+}
+
+static int same_instr(const dp_instr *a, const dp_instr *b) {
+    return a->op == b->op && a->arg == b->arg && a->cst == b->cst &&
+           (a->name == b->name || (a->name && b->name && strcmp(a->name, b->name) == 0));
+}
+
+/* Is [i, i + len) the same code as [j, j + len), jumps inside keeping their
+ * relative layout?  A jump of the original to its end may be threaded in
+ * the copy i to where the copy continues. */
+static int is_copy_to(const dc *d, int i, int j, int len, int jend) {
+    if (i < 0 || j < 0 || len < 0 || i + len > d->n || j + len > d->n)
+        return 0;
+    int cont = i + len < d->n && d->in[i + len].op == IR_JUMP ? d->in[i + len].target : i + len;
+    for (int k = 0; k < len; k++) {
+        const dp_instr *a = &d->in[i + k], *b = &d->in[j + k];
+        if (!same_instr(a, b) || (a->target >= 0) != (b->target >= 0))
+            return 0;
+        if (a->target >= 0 && a->target - i != b->target - j && !(b->target == jend && a->target == cont))
+            return 0;
+    }
+    return 1;
+}
+
+static int is_copy(const dc *d, int i, int j, int len) {
+    return is_copy_to(d, i, j, len, j + len);
+}
+
+/* The end (RETURN_VALUE) of a tail starting at k that only computes a
+ * return value, or -1. */
+static int tail_end(const dc *d, int k) {
+    int e = k;
+    while (e < d->n && d->in[e].op != IR_RETURN_VALUE && !is_jump_op(d->in[e].op) && d->in[e].op != IR_RERAISE &&
+           d->in[e].op != IR_RAISE && d->in[e].op != IR_POP_BLOCK && d->in[e].op != IR_POP_EXCEPT)
+        e++;
+    return e < d->n && d->in[e].op == IR_RETURN_VALUE ? e : -1;
+}
+
+/* 3.10 copies a small exit block (`return x`) to the ends of the parts of a
+ * try or with statement instead of jumping there: is the code at k a copy
+ * of the code at `target`?  Then it is read as a jump to target. */
+static int tail_copy_of(dc *d, int k, int target) {
+    int e = k < d->n ? tail_end(d, k) : -1;
+    if (e <= k || target < 0 || target == k || !is_copy(d, k, target, e + 1 - k))
+        return 0;
+    d->vjump[k] = target;
+    dc_seen(d, k, e + 1);
+    return 1;
+}
+
+/* The innermost SETUP whose block is open at i: compiler output places a
+ * block's handler after its body, so that is the last SETUP before i whose
+ * handler comes after i. */
+static int block_of(const dc *d, int i) {
+    for (int s = i - 1; s >= 0; s--)
+        if (is_setup(d->in[s].op) && d->in[s].target > i)
+            return s;
+    return -1;
+}
+
+/* `e = None; del e` (the end of every `except ... as e` clause) at i? */
+static int is_name_cleanup(const dc *d, int i) {
+    return i >= 0 && i + 2 < d->n && d->in[i].op == IR_LOAD_CONST && d->in[i].cst && d->in[i].cst->kind == DP_CONST_NONE &&
+           (d->in[i + 1].op == IR_STORE_FAST || d->in[i + 1].op == IR_STORE_NAME || d->in[i + 1].op == IR_STORE_DEREF ||
+            d->in[i + 1].op == IR_STORE_GLOBAL) &&
+           d->in[i + 2].op >= IR_DELETE_NAME && d->in[i + 2].op <= IR_DELETE_DEREF && d->in[i + 1].name &&
+           d->in[i + 2].name && strcmp(d->in[i + 1].name, d->in[i + 2].name) == 0;
+}
+
+/* The block whose handler is at H guards an `except ... as` clause (its
+ * handler only clears the name)? */
+static int is_name_cleanup_handler(const dc *d, int H) {
+    return is_name_cleanup(d, H) && H + 3 < d->n &&
+           (d->in[H + 3].op == IR_RERAISE || d->in[H + 3].op == IR_END_FINALLY);
+}
+
+/* Does the handler at H hold except clauses (rather than a finally body)? */
+static int is_except_handler(const dc *d, int H) {
+    if (H + 2 < d->n && d->in[H].op == IR_POP_TOP && d->in[H + 1].op == IR_POP_TOP && d->in[H + 2].op == IR_POP_TOP)
+        return 1;
+    for (int q = H; q < d->n && q < H + 64; q++) {
+        int op = d->in[q].op;
+        if (op == IR_CHECK_EXC_MATCH)
+            return 1;
+        if (op != IR_LOAD_GLOBAL && op != IR_LOAD_NAME && op != IR_LOAD_FAST && op != IR_LOAD_DEREF &&
+            op != IR_LOAD_ATTR && op != IR_BUILD_TUPLE && op != IR_LOAD_CONST && op != IR_NOP &&
+            op != IR_LOAD_CLASSDEREF)
+            return 0;
+    }
+    return 0;
+}
+
+/* The instruction ending the finally body whose handler starts at H
+ * (RERAISE, or END_FINALLY in 3.8): the first one that no jump of the
+ * handler passes (nested statements end with their own), -1 if none. */
+static int finally_end(const dc *d, int H) {
+    int closer = d->code->py_minor >= 9 ? IR_RERAISE : IR_END_FINALLY;
+    int far = -1;
+    for (int j = H; j < d->n; j++) {
+        const dp_instr *x = &d->in[j];
+        if (x->op == closer && far <= j)
+            return j;
+        if (x->target > j && !is_loop_exit(d, x->target) && x->target > far)
+            far = x->target;
+    }
+    return -1;
+}
+
+static dp_node *new_exc_value(dc *d) {
+    return dc_node(d, X_EXC);
+}
+
+/* Walks [start, end) with `nvals` copies of `v` (then `extra`) pushed above st. */
+static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out, dp_node *v, int nvals,
+                       dp_node *extra) {
+    dc_stack tmp = {0};
+    if (dc_stack_copy(d, &tmp, st) < 0)
+        return -1;
+    for (int k = 0; k < nvals; k++)
+        if (dc_push(d, &tmp, v) < 0)
+            return -1;
+    if (extra && dc_push(d, &tmp, extra) < 0)
+        return -1;
+    return dc_region(d, start, end, exit, &tmp, out);
+}
+
+/* ---- try/except ---- */
+
+/* Where an except clause that stopped at r (its POP_EXCEPT done) goes: a
+ * jump (consumed), or a copy of the code at the join ending in a return
+ * (3.10 duplicates small exits).  Returns the join, -2 for a break or
+ * continue (appended to `body`), -1 for none, -3 on error. */
+static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes *body, int *cend) {
+    *cend = r;
+    if (r >= d->n || !d->reach[r])
+        return -1;
+    /* break/continue out of nested except blocks: each is left first */
+    int q = r;
+    while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
+        q++;
+    if (q > r && (q >= d->n || d->in[q].op != IR_JUMP || !is_loop_exit(d, d->in[q].target)))
+        return -1;
+    if (d->in[q].op == IR_JUMP) {
+        dc_seen(d, r, q + 1);
+        *cend = q + 1;
+        int t = d->in[q].target;
+        if (t > r || t == head)
+            return t; /* (head: the try ends its loop's body, as the clause does) */
+        if (is_loop_exit(d, t)) {
+            dp_node *s = dc_stmt(d, t == d->loop->head ? S_CONTINUE : S_BREAK, q);
+            if (s == NULL || dc_add(d, body, s) < 0)
+                return -3;
+            return -2;
+        }
+        return dc_fail(d, r, "except clause jumps backwards"), -3;
+    }
+    if (d->in[r].op == IR_POP_BLOCK) {
+        /* `return <constant>` leaving enclosing blocks (their finally copies) */
+        int e = r;
+        while (e < d->n && d->in[e].op != IR_RETURN_VALUE && !is_jump_op(d->in[e].op) && d->in[e].op != IR_RAISE &&
+               d->in[e].op != IR_RERAISE)
+            e++;
+        if (e >= d->n || d->in[e].op != IR_RETURN_VALUE)
+            return -1;
+        *cend = e + 1;
+        return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
+    }
+    int e = tail_end(d, r);
+    if (e <= r)
+        return -1;
+    int len = e + 1 - r;
+    *cend = e + 1;
+    /* 3.10: `break` out of a for loop pops the iterator, then copies the
+     * code after the loop */
+    if (d->in[r].op == IR_POP_TOP && d->loop && d->loop->is_for && e > r + 1 && d->loop->brk > r &&
+        is_copy(d, r + 1, d->loop->brk, len - 1)) {
+        dp_node *b = dc_stmt(d, S_BREAK, r);
+        dc_seen(d, r, e + 1);
+        return b == NULL || dc_add(d, body, b) < 0 ? -3 : -2;
+    }
+    if (tail >= 0 && is_copy(d, r, tail, len)) {
+        dc_seen(d, r, e + 1);
+        return tail;
+    }
+    /* (a tail that pops first consumes a value of the enclosing code, which
+     * a copy elsewhere would not see: no such copy) */
+    for (int J = d->n - len; J > e && d->in[r].op != IR_POP_TOP; J--) /* the code itself comes after its copies */
+        if (J != r && is_copy(d, r, J, len)) {
+            dc_seen(d, r, e + 1);
+            return J;
+        }
+    /* a return of the clause's own */
+    return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
+}
+
+static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *next) {
+    int H = d->in[s].target;
+    dp_node *tr = dc_stmt(d, S_TRY, s), *prev = new_exc_value(d);
+    if (tr == NULL || prev == NULL)
+        return -1;
+    /* the body's normal exit: POP_BLOCK; JUMP else-or-join */
+    int X = -1;
+    if (H - 2 > s && d->in[H - 1].op == IR_JUMP && d->in[H - 2].op == IR_POP_BLOCK && d->in[H - 1].target > H)
+        X = d->in[H - 1].target;
+    int body_end = H;
+    /* at the end of a loop body: POP_BLOCK; JUMP head (no else: that would sit in between) */
+    int to_head = H - 2 > s && d->in[H - 1].op == IR_JUMP && d->in[H - 2].op == IR_POP_BLOCK && d->loop &&
+                  d->in[H - 1].target == d->loop->head && d->in[H - 1].target < s;
+    if (to_head) {
+        X = d->in[H - 1].target;
+        body_end = H - 1; /* the jump back is walked after the statement: the loop body ends there */
+    }
+    /* 3.10: or POP_BLOCK and a copy of the code after the statement (a
+     * return), which then is read as that code */
+    int T = -1;
+    if (X < 0 && H - 1 > s && d->in[H - 1].op == IR_RETURN_VALUE) {
+        int t = H - 1;
+        while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && tail_end(d, t - 1) == H - 1)
+            t--;
+        /* (a value computed in the body is returned by a lone RETURN_VALUE) */
+        if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && block_of(d, t - 1) == s &&
+            tail_end(d, t) == H - 1) {
+            T = t;
+            X = t;
+            body_end = t;
+        }
+    }
+    d->seen[s] = 1;
+    if (region_with(d, s + 1, body_end, X, st, &tr->l1, NULL, 0, NULL) < 0)
+        return -1;
+    int join = -1, p = H, last = H;
+    while (p < end) {
+        const dp_instr *ins = &d->in[p];
+        if (ins->op == IR_RERAISE || ins->op == IR_END_FINALLY) {
+            d->seen[p] = 1; /* no clause matched */
+            last = p + 1;
+            break;
+        }
+        dp_node *h = dc_stmt(d, S_EXCEPT, p);
+        if (h == NULL || dc_add(d, &tr->l2, h) < 0)
+            return -1;
+        int body, limit, bare = 0;
+        if (ins->op == IR_POP_TOP) {
+            if (p + 2 >= d->n || d->in[p + 1].op != IR_POP_TOP || d->in[p + 2].op != IR_POP_TOP)
+                return dc_fail(d, p, "malformed bare except");
+            dc_seen(d, p, p + 3);
+            body = p + 3;
+            limit = X > p ? X : end; /* the else or the code after follows the last clause */
+            bare = 1;
+        } else {
+            dc_stack tmp = {0};
+            dp_node *exc = new_exc_value(d);
+            if (exc == NULL || dc_stack_copy(d, &tmp, st) < 0)
+                return -1;
+            for (int k = 0; k < 6; k++)
+                if (dc_push(d, &tmp, k < 5 ? prev : exc) < 0)
+                    return -1;
+            int q = p;
+            while (q < end && d->in[q].op != IR_CHECK_EXC_MATCH) {
+                if (dc_expr_step(d, q, &tmp) <= 0)
+                    return dc_fail(d, q, "unexpected code in an except clause");
+                d->seen[q] = 1;
+                q++;
+            }
+            if (q + 4 >= end || d->in[q + 1].op != IR_POP_JUMP_IF_FALSE || d->in[q + 2].op != IR_POP_TOP ||
+                d->in[q + 4].op != IR_POP_TOP || d->in[q + 1].target <= q)
+                return dc_fail(d, p, "malformed except clause");
+            if ((h->a = dc_top(d, &tmp, 0, q)) == NULL)
+                return -1;
+            const dp_instr *bind = &d->in[q + 3];
+            if (bind->op == IR_STORE_FAST || bind->op == IR_STORE_NAME || bind->op == IR_STORE_DEREF ||
+                bind->op == IR_STORE_GLOBAL)
+                h->s = bind->name;
+            else if (bind->op != IR_POP_TOP)
+                return dc_fail(d, q + 3, "malformed except clause");
+            dc_seen(d, q, q + 5);
+            body = q + 5;
+            limit = d->in[q + 1].target;
+            if (h->s) {
+                /* the clause body is guarded by a block that clears the name */
+                if (body >= limit || d->in[body].op != IR_SETUP_FINALLY ||
+                    !is_name_cleanup_handler(d, d->in[body].target))
+                    return dc_fail(d, body, "except-as clause without its cleanup");
+                int C = d->in[body].target;
+                d->seen[body] = 1;
+                dc_seen(d, C, C + 4);
+                d->skip_to[C] = C + 4;
+                /* 3.8 leaves the clause through the cleanup (BEGIN_FINALLY falls
+                 * into it): without that way in (none, or a dead one after a
+                 * raise), what follows it is dead */
+                if (d->code->py_minor <= 8 && (d->in[C - 1].op != IR_BEGIN_FINALLY || !d->reach[C - 1]) &&
+                    C + 4 < d->n &&
+                    d->in[C + 4].op == IR_POP_EXCEPT)
+                    dc_seen(d, C + 4, C + 5 < d->n && d->in[C + 5].op == IR_JUMP ? C + 6 : C + 5);
+                body++;
+            }
+        }
+        const char *saved = d->except_name;
+        d->except_name = h->s;
+        d->stop_node = prev; /* the clause ends once POP_EXCEPT left the handler */
+        int r = region_with(d, body, limit, -1, st, &h->l1, prev, 3, NULL);
+        d->except_name = saved;
+        if (r < 0)
+            return -1;
+        int stop = d->region_stop;
+        if (h->s && stop < limit && is_name_cleanup(d, stop)) {
+            dc_seen(d, stop, stop + 3);
+            stop += 3;
+        }
+        int cend = stop;
+        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, st, &h->l1, &cend) : -1;
+        if (j == -3)
+            return -1;
+        if (j >= 0) {
+            if (join >= 0 && join != j)
+                return dc_fail(d, stop, "except clauses end in different places");
+            join = j;
+        }
+        last = cend > last ? cend : last;
+        if (bare)
+            break;
+        p = limit;
+        last = p;
+    }
+    if (T >= 0 && join >= 0 && join != T && tail_copy_of(d, T, join)) {
+        X = join; /* the body's copy of the code after the handlers */
+        T = -1;
+    }
+    if (X >= 0 && join > X && join + (join - X) <= d->n && is_copy(d, join, X, join - X)) {
+        dc_seen(d, join, join + (join - X)); /* 3.10: the clauses go to a copy of the code after */
+        join = X;
+    }
+    /* `else`: where the body's exit jumps, when that is not the join */
+    int after = join >= 0 ? join : X > last ? X : last;
+    if (to_head) {
+        if (join >= 0 && join != X)
+            return dc_fail(d, H, "try at the end of a loop body with a join elsewhere");
+        join = X;
+        after = H - 1;
+        d->skip_to[H] = last;
+    }
+    if (X >= 0 && join >= 0 && X != join) {
+        if (X > join || X < last)
+            return dc_fail(d, H, "try body exits to an unexpected place");
+        if (dc_region(d, X, join, join, st, &tr->l3) < 0)
+            return -1;
+    }
+    if (T >= 0) {
+        /* the walk goes back to the code after the body, then over the handlers */
+        after = T;
+        d->skip_to[H] = last;
+    }
+    *next = after;
+    return dc_add(d, out, tr);
+}
+
+/* ---- try/finally ---- */
+
+/* The length of the finally body at H closed at FE: 3.10 may close it
+ * twice (`RERAISE; RERAISE`, the first reached by falling through). */
+static int finally_len(const dc *d, int H, int FE) {
+    if (d->code->py_minor >= 10 && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE)
+        return FE - 1 - H;
+    return FE - H;
+}
+
+/* A try/except/finally compiles as a try/except inside a try/finally. */
+static void merge_inner_except(dp_node *tr) {
+    if (tr->l1.n == 1 && tr->l1.v[0]->kind == S_TRY && tr->l1.v[0]->l4.n == 0 && tr->l1.v[0]->l2.n > 0) {
+        dp_node *inner = tr->l1.v[0];
+        tr->l1 = inner->l1;
+        tr->l2 = inner->l2;
+        tr->l3 = inner->l3;
+        tr->op = inner->op;
+    }
+}
+
+static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
+    int H = d->in[s].target, FE = finally_end(d, H);
+    if (FE < 0)
+        return dc_fail(d, H, "finally block without its end");
+    dp_node *tr = dc_stmt(d, S_TRY, s), *exc = new_exc_value(d);
+    if (tr == NULL || exc == NULL)
+        return -1;
+    d->seen[s] = 1;
+    int after = FE + 1, body_end = H, flen = finally_len(d, H, FE), skip_from = -1;
+    /* 3.10: the normal exit `POP_BLOCK; <finally copy>; <return ...>` may
+     * hold the only copy of the code after the statement (the first one,
+     * only copies of it follow: jumps from inside the body go to those):
+     * walk it there, and step over the copies and the handler */
+    for (int P = s + 1; d->code->py_minor >= 10 && P + flen + 1 < H; P++) {
+        int t = P + 1 + flen, e = t < d->n ? tail_end(d, t) : -1;
+        int len = e + 1 - P, copies = e > t && e < H && (H - (e + 1)) % len == 0;
+        for (int c = e + 1; copies && c < H; c += len)
+            copies = is_copy(d, c, P, len);
+        /* (an if whose branches both leave through copies is no such exit) */
+        for (int j = s + 1; copies && j < P; j++)
+            copies = !(is_jump_op(d->in[j].op) && d->in[j].op != IR_JUMP && d->in[j].target > P && d->in[j].target < H);
+        if (copies && d->in[P].op == IR_POP_BLOCK && block_of(d, P) == s && is_copy_to(d, P + 1, H, flen, FE) &&
+            !tail_copy_of(d, t, after)) {
+            dc_seen(d, P, t);
+            body_end = P;
+            after = t;
+            skip_from = e + 1;
+            break;
+        }
+    }
+    if (region_with(d, s + 1, body_end, after, st, &tr->l1, NULL, 0, NULL) < 0)
+        return -1;
+    /* 3.8 reaches the finally body from the try body too (BEGIN_FINALLY
+     * pushes one value, CALL_FINALLY a return address): walk it as a handler */
+    if (H + flen < FE)
+        d->skip_to[H + flen] = FE; /* the first of two closing RERAISEs */
+    if (region_with(d, H, FE, FE, st, &tr->l4, exc, 6, NULL) < 0)
+        return -1;
+    dc_seen(d, H + flen, FE + 1);
+    if (skip_from >= 0)
+        d->skip_to[skip_from] = FE + 1;
+    if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
+        return -1;
+    merge_inner_except(tr);
+    *next = after;
+    return dc_add(d, out, tr);
+}
+
+/* ---- with ---- */
+
+/* `GET_AWAITABLE; (NOP); YIELD_FROM` (an await) at j: its length, or 0. */
+static int await_len(const dc *d, int j) {
+    if (j >= d->n || d->in[j].op != IR_GET_AWAITABLE)
+        return 0;
+    int k = j + 1;
+    while (k < d->n && d->in[k].op == IR_NOP)
+        k++;
+    return k < d->n && d->in[k].op == IR_YIELD_FROM ? k + 1 - j : 0;
+}
+
+/* The normal exit of a with block at i: `LOAD_CONST None; COPY 1; COPY 1;
+ * CALL 3; POP_TOP` (3.9/3.10, plus an await for async with) or
+ * `BEGIN_FINALLY; WITH_CLEANUP_START; WITH_CLEANUP_FINISH; (END_FINALLY |
+ * POP_FINALLY 0)` (3.8).  Its length, or 0. */
+static int exit_call_len(const dc *d, int i, int is_async) {
+    if (d->code->py_minor >= 9) {
+        if (i + 4 >= d->n || d->in[i].op != IR_LOAD_CONST || !d->in[i].cst || d->in[i].cst->kind != DP_CONST_NONE ||
+            d->in[i + 1].op != IR_COPY || d->in[i + 1].arg != 1 || d->in[i + 2].op != IR_COPY ||
+            d->in[i + 2].arg != 1 || d->in[i + 3].op != IR_CALL || d->in[i + 3].arg != 3)
+            return 0;
+        int j = i + 4;
+        if (is_async) {
+            int aw = await_len(d, j);
+            if (aw == 0)
+                return 0;
+            j += aw;
+        }
+        return j < d->n && d->in[j].op == IR_POP_TOP ? j + 1 - i : 0;
+    }
+    int j = i;
+    if (j + 2 >= d->n || d->in[j].op != IR_BEGIN_FINALLY || d->in[j + 1].op != IR_WITH_CLEANUP_START)
+        return 0;
+    j += 2;
+    if (is_async) {
+        int aw = await_len(d, j);
+        if (aw == 0)
+            return 0;
+        j += aw;
+    }
+    if (j + 1 >= d->n || d->in[j].op != IR_WITH_CLEANUP_FINISH)
+        return 0;
+    if (d->in[j + 1].op == IR_END_FINALLY || (d->in[j + 1].op == IR_POP_FINALLY && d->in[j + 1].arg == 0))
+        return j + 2 - i;
+    return 0;
+}
+
+/* The end of a with block's exception handler at H, or -1. */
+static int with_handler_end(const dc *d, int H, int is_async) {
+    int j = H;
+    if (d->code->py_minor <= 8) {
+        /* 3.8: the handler is the tail of the normal exit: WITH_CLEANUP_START ... END_FINALLY */
+        if (j >= d->n || d->in[j].op != IR_WITH_CLEANUP_START)
+            return -1;
+        j++;
+        if (is_async) {
+            int aw = await_len(d, j);
+            if (aw == 0)
+                return -1;
+            j += aw;
+        }
+        return j + 1 < d->n && d->in[j].op == IR_WITH_CLEANUP_FINISH && d->in[j + 1].op == IR_END_FINALLY ? j + 2 : -1;
+    }
+    if (j >= d->n || d->in[j].op != IR_WITH_EXCEPT_START)
+        return -1;
+    j++;
+    if (is_async) {
+        int aw = await_len(d, j);
+        if (aw == 0)
+            return -1;
+        j += aw;
+    }
+    if (j + 1 >= d->n || d->in[j].op != IR_POP_JUMP_IF_TRUE || d->in[j + 1].op != IR_RERAISE)
+        return -1;
+    int L = d->in[j].target;
+    if (L != j + 2 || L + 4 >= d->n)
+        return -1;
+    for (int k = 0; k < 3; k++)
+        if (d->in[L + k].op != IR_POP_TOP)
+            return -1;
+    return d->in[L + 3].op == IR_POP_EXCEPT && d->in[L + 4].op == IR_POP_TOP ? L + 5 : -1;
+}
+
+static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *next) {
+    int is_async = d->in[s].op == IR_SETUP_ASYNC_WITH;
+    int H = d->in[s].target;
+    int HE = with_handler_end(d, H, is_async);
+    if (HE < 0)
+        return dc_fail(d, s, "with statement without its exit handler");
+    dp_node *mgr = dc_pop(d, st, s);
+    if (mgr == NULL)
+        return -1;
+    dp_node *w = dc_stmt(d, S_WITH, at), *item = dc_node(d, E_WITHITEM);
+    dp_node *exitfn = dc_node(d, X_WITH_EXIT), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
+    if (w == NULL || item == NULL || exitfn == NULL || holder == NULL || slot == NULL ||
+        dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0 || dc_add(d, &w->l1, item) < 0)
+        return -1;
+    exitfn->a = mgr;
+    slot->a = holder;
+    item->a = mgr;
+    w->op = is_async;
+    d->seen[s] = 1;
+    /* 3.8 falls from the normal exit into the handler's tail */
+    int body_end = H, after = HE;
+    if (d->code->py_minor <= 8) {
+        int k = H - 2;
+        if (k > s && d->in[k].op == IR_POP_BLOCK && d->in[k + 1].op == IR_BEGIN_FINALLY)
+            body_end = k;
+    } else if (H - 1 > s && d->in[H - 1].op == IR_JUMP && d->in[H - 1].target >= HE) {
+        after = d->in[H - 1].target;
+    }
+    /* `with m:` drops what __enter__ returned */
+    int body = s + 1, bound = !(body < body_end && d->in[body].op == IR_POP_TOP);
+    if (!bound)
+        d->seen[body++] = 1;
+    if (region_with(d, body, body_end, after, st, &w->l2, exitfn, 1, bound ? slot : NULL) < 0)
+        return -1;
+    if (body_end < H) { /* 3.8: POP_BLOCK; BEGIN_FINALLY before the handler */
+        dc_seen(d, body_end, H);
+    }
+    dc_seen(d, H, HE);
+    /* 3.10 may follow the handler with a copy of the code after the with */
+    if (after > HE && is_copy(d, HE, after, after - HE))
+        dc_seen(d, HE, after);
+    item->b = holder->l1.v[0];
+    *next = after;
+    return dc_add(d, out, w);
+}
+
+/* ---- POP_BLOCK and friends met inside the parts ---- */
+
+/* The block enclosing the one that SETUP s opens, or -1. */
+static int enclosing_block(const dc *d, int s) {
+    for (int o = s - 1; o >= 0; o--)
+        if (is_setup(d->in[o].op) && d->in[o].target > d->in[s].target)
+            return o;
+    return -1;
+}
+
+/* Leaves block s at its POP_BLOCK i. */
+static int pop_block(dc *d, int i, int s, dc_stack *st, int *next) {
+    if (s < 0)
+        return dc_fail(d, i, "POP_BLOCK outside a block");
+    d->seen[i] = 1;
+    int H = d->in[s].target, j = i + 1;
+    if (d->in[s].op == IR_SETUP_WITH || d->in[s].op == IR_SETUP_ASYNC_WITH) {
+        /* leave the with: its __exit__ is called (`return v` swaps v below it first) */
+        if (j < d->n && d->in[j].op == IR_SWAP && d->in[j].arg == 2 && st->n >= 2) {
+            dp_node *t = st->v[st->n - 1];
+            st->v[st->n - 1] = st->v[st->n - 2];
+            st->v[st->n - 2] = t;
+            d->seen[j++] = 1;
+        }
+        int len = exit_call_len(d, j, d->in[s].op == IR_SETUP_ASYNC_WITH);
+        if (len == 0 || st->n < 1 || st->v[st->n - 1]->kind != X_WITH_EXIT)
+            return dc_fail(d, i, "with block left without calling __exit__");
+        st->n--;
+        dc_seen(d, j, j + len);
+        *next = j + len;
+        /* what follows __exit__ and computes a return value is the code
+         * after the with (3.10 copies it): a value computed inside the
+         * block comes before POP_BLOCK, a constant may come after */
+        int k = j + len, e = k < d->n ? tail_end(d, k) : -1;
+        /* 3.10: `break` out of a for loop pops the iterator, then copies the code after the loop */
+        if (e > k + 1 && d->in[k].op == IR_POP_TOP && d->loop && d->loop->is_for && tail_copy_of(d, k + 1, d->loop->brk))
+            return 0;
+        if (e > k && !tail_copy_of(d, k, with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH)) &&
+            !(e == k + 1 && d->in[k].op == IR_LOAD_CONST))
+            return dc_fail(d, k, "code after __exit__ that is not the code after the with");
+        return 0;
+    }
+    if (d->code->py_minor <= 8) {
+        /* 3.8 enters a finally body (or the cleanup of an except-as clause)
+         * from the normal exit with BEGIN_FINALLY: the walk ends there */
+        if (j < d->n && d->in[j].op == IR_BEGIN_FINALLY && !is_except_handler(d, H))
+            d->seen[j++] = 1;
+        *next = j;
+        return 0;
+    }
+    if (is_name_cleanup_handler(d, H) || is_except_handler(d, H)) {
+        *next = j;
+        return 0;
+    }
+    /* a finally block: its body is copied here (3.9/3.10) */
+    if (d->code->py_minor >= 9) {
+        int FE = finally_end(d, H), flen = FE < 0 ? 0 : finally_len(d, H, FE);
+        if (FE < 0 || !is_copy_to(d, j, H, flen, FE))
+            return dc_fail(d, i, "finally block left without its copy");
+        dc_seen(d, j, j + flen);
+        *next = j + flen;
+        tail_copy_of(d, *next, FE + 1);
+        return 0;
+    }
+    *next = j;
+    return 0;
+}
+
+int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
+    if (d->code->py_minor > 10)
+        return 0;
+    const dp_instr *ins = &d->in[i];
+    int r;
+    switch (ins->op) {
+    case IR_SETUP_FINALLY: {
+        int H = ins->target;
+        if (st->n > d->base || H <= i || H >= d->n || d->in[H].op == IR_END_ASYNC_FOR)
+            return 0;
+        r = is_except_handler(d, H) ? except_stmt(d, i, end, st, out, next) : finally_stmt(d, i, st, out, next);
+        break;
+    }
+    case IR_SETUP_WITH: case IR_SETUP_ASYNC_WITH:
+        if (ins->target <= i || ins->target >= d->n)
+            return 0;
+        r = with_stmt(d, i, i, st, out, next);
+        break;
+    case IR_POP_BLOCK: {
+        /* `return` and `break` leave several blocks in a row, inner first */
+        int s = block_of(d, i);
+        r = pop_block(d, i, s, st, next);
+        while (r >= 0 && *next < d->n && d->in[*next].op == IR_POP_BLOCK) {
+            s = enclosing_block(d, s);
+            r = pop_block(d, *next, s, st, next);
+        }
+        break;
+    }
+    case IR_CALL_FINALLY: { /* 3.8: run a finally body (or clear an except-as name) on the way out */
+        int H = ins->target;
+        if (H <= i || H >= d->n || is_except_handler(d, H) || d->in[H].op == IR_WITH_CLEANUP_START)
+            return 0;
+        d->seen[i] = 1;
+        *next = i + 1;
+        return 1;
+    }
+    case IR_POP_EXCEPT: { /* leaves an except block: the previous exception's three values */
+        int q = i;
+        while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
+            q++;
+        if (q < d->n && d->in[q].op == IR_JUMP && is_loop_exit(d, d->in[q].target)) {
+            /* part of a break/continue: the jump leaves, the stack does not matter */
+            dc_seen(d, i, q);
+            *next = q;
+            return 1;
+        }
+        for (int k = 0; k < 3; k++)
+            if (dc_pop(d, st, i) == NULL)
+                return -1;
+        d->seen[i] = 1;
+        *next = i + 1;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+    return r < 0 ? -1 : 1;
+}
+
+int dc_legacy_async_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
+    /* BEFORE_ASYNC_WITH; GET_AWAITABLE; YIELD_FROM; SETUP_ASYNC_WITH: the
+     * manager stays on the stack for with_stmt */
+    int s = i + 1;
+    while (s < d->n && s < i + 6 && d->in[s].op != IR_SETUP_ASYNC_WITH)
+        s++;
+    if (s >= d->n || d->in[s].op != IR_SETUP_ASYNC_WITH || d->in[s].target <= s || d->in[s].target >= d->n)
+        return dc_fail(d, i, "async with without SETUP_ASYNC_WITH");
+    dc_seen(d, i, s);
+    return with_stmt(d, s, i, st, out, next);
+}

@@ -1,0 +1,377 @@
+/* The documented limits (docs/limits.md): past each one a clear error, never
+ * a crash, and up to it the work stays proportional to the input.  The code
+ * objects are built here from 3.11 opcodes, as a compiler would not. */
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "depyf.h"
+#include "opcodes.h"
+#include "testlib.h"
+
+#define MINOR 11
+/* One nested def takes two levels of DP_MAX_NESTING: its code object and
+ * the statement region of its body. */
+#define DEEPEST_DEFS (DP_MAX_NESTING / 2)
+
+/* A growing code string of one code object. */
+typedef struct emitter {
+    uint8_t *code;
+    size_t len, cap;
+    int oom;
+} emitter;
+
+static void emit(emitter *e, enum dp_opname op, unsigned arg) {
+    const dp_optable *t = dp_optable_for(MINOR);
+    int byte = -1;
+    for (int b = 0; b < 256 && byte < 0; b++)
+        if (t->op[b] == op)
+            byte = b;
+    size_t need = 4 + 2 * (size_t)t->caches[byte < 0 ? 0 : byte];
+    if (e->oom || byte < 0 || arg > 0xffff) {
+        e->oom = 1;
+        return;
+    }
+    if (e->len + need > e->cap) {
+        size_t cap = e->cap ? e->cap * 2 : 256;
+        uint8_t *grown = realloc(e->code, cap);
+        if (grown == NULL) {
+            e->oom = 1;
+            return;
+        }
+        e->code = grown;
+        e->cap = cap;
+    }
+    if (arg > 0xff) {
+        for (int b = 0; b < 256; b++)
+            if (t->op[b] == DPO_EXTENDED_ARG)
+                e->code[e->len] = (uint8_t)b;
+        e->code[e->len + 1] = (uint8_t)(arg >> 8);
+        e->len += 2;
+    }
+    e->code[e->len++] = (uint8_t)byte;
+    e->code[e->len++] = (uint8_t)arg;
+    memset(e->code + e->len, 0, 2 * (size_t)t->caches[byte]); /* CACHE units */
+    e->len += 2 * (size_t)t->caches[byte];
+}
+
+static dp_strs strs(dp_arena *a, const char *one) {
+    dp_strs s = {dp_alloc_array(a, 1, sizeof(char *)), 0};
+    if (s.v != NULL && one != NULL)
+        s.v[s.n++] = one;
+    return s;
+}
+
+/* A function `name` (one argument `x`, one local `g`) whose code is the
+ * emitter's, moved into the arena. */
+static dp_code *function(dp_arena *a, const char *name, emitter *e, dp_const **consts, size_t nconsts) {
+    dp_code *co = dp_code_new(a);
+    uint8_t *code = e->oom ? NULL : dp_alloc(a, e->len);
+    CHECK(co != NULL && code != NULL);
+    if (co == NULL || code == NULL) {
+        free(e->code);
+        return NULL;
+    }
+    memcpy(code, e->code, e->len);
+    free(e->code);
+    co->py_minor = MINOR;
+    co->argcount = 1;
+    co->flags = DP_CO_OPTIMIZED | DP_CO_NEWLOCALS;
+    co->name = co->qualname = name;
+    co->filename = "<limits>";
+    co->firstlineno = 1;
+    co->names = strs(a, "y");
+    co->varnames = strs(a, "x");
+    co->varnames.v = dp_alloc_array(a, 2, sizeof(char *));
+    if (co->varnames.v != NULL) {
+        co->varnames.v[0] = "x";
+        co->varnames.v[1] = "g";
+        co->varnames.n = 2;
+    }
+    co->cellvars = strs(a, NULL);
+    co->freevars = strs(a, NULL);
+    co->consts = consts;
+    co->nconsts = nconsts;
+    co->code = code;
+    co->codelen = e->len;
+    return co;
+}
+
+static dp_const *none_const(dp_arena *a) { return dp_const_new(a, DP_CONST_NONE); }
+
+/* def f(x): def g(x): ... (depth times) ... return None */
+static dp_code *nested_functions(dp_arena *a, int depth) {
+    dp_code *inner = NULL;
+    for (int k = 0; k < depth; k++) {
+        emitter e = {0};
+        emit(&e, DPO_RESUME, 0);
+        dp_const **consts = dp_alloc_array(a, 2, sizeof *consts);
+        if (consts == NULL || (consts[0] = none_const(a)) == NULL)
+            return NULL;
+        size_t n = 1;
+        if (inner != NULL) {
+            if ((consts[1] = dp_const_new(a, DP_CONST_CODE)) == NULL)
+                return NULL;
+            consts[1]->code = inner;
+            n = 2;
+            emit(&e, DPO_LOAD_CONST, 1);
+            emit(&e, DPO_MAKE_FUNCTION, 0);
+            emit(&e, DPO_STORE_FAST, 1);
+        }
+        emit(&e, DPO_LOAD_CONST, 0);
+        emit(&e, DPO_RETURN_VALUE, 0);
+        if ((inner = function(a, k + 1 == depth ? "f" : "g", &e, consts, n)) == NULL)
+            return NULL;
+    }
+    return inner;
+}
+
+static int decompile(const dp_code *co, dp_buf *out, dp_error *err) {
+    dp_options opt = {0};
+    dp_buf_init(out);
+    dp_error_init(err);
+    return dp_decompile(co, &opt, out, err);
+}
+
+static size_t count(const char *hay, const char *needle) {
+    size_t n = 0;
+    for (const char *p = hay; (p = strstr(p, needle)) != NULL; p++)
+        n++;
+    return n;
+}
+
+static void test_code_objects_nested_up_to_the_limit_decompile(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *co = nested_functions(&a, DEEPEST_DEFS);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        dp_buf out;
+        dp_error err;
+        int rc = decompile(co, &out, &err);
+        CHECK(rc == 0);
+        if (rc == 0)
+            CHECK(count(out.data, "def g(x):") == DEEPEST_DEFS - 1);
+        else
+            fprintf(stderr, "  %s\n", err.msg);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+static void test_defs_nested_one_past_the_limit_are_an_error(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *co = nested_functions(&a, DEEPEST_DEFS + 1);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile(co, &out, &err) < 0);
+        CHECK(strstr(err.msg, "nested more than") != NULL);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+static void test_code_objects_nested_past_the_limit_are_an_error(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *co = nested_functions(&a, DP_MAX_NESTING + 1);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        dp_buf out;
+        dp_error err;
+        /* fails at once: no retry below the limit (those were exponential) */
+        CHECK(decompile(co, &out, &err) < 0);
+        CHECK(strstr(err.msg, "nested more than 100 deep") != NULL);
+        dp_buf_free(&out);
+        dp_buf_init(&out);
+        dp_error_init(&err);
+        CHECK(dp_disasm(co, &out, &err) < 0);
+        CHECK(strstr(err.msg, "nested more than") != NULL);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+/* return x + (x + (x + ...)): an expression `terms` deep on one line. */
+static dp_code *deep_expression(dp_arena *a, int terms) {
+    emitter e = {0};
+    emit(&e, DPO_RESUME, 0);
+    for (int k = 0; k < terms; k++)
+        emit(&e, DPO_LOAD_FAST, 0);
+    for (int k = 1; k < terms; k++)
+        emit(&e, DPO_BINARY_OP, 0); /* + */
+    emit(&e, DPO_RETURN_VALUE, 0);
+    dp_const **consts = dp_alloc_array(a, 1, sizeof *consts);
+    if (consts == NULL || (consts[0] = none_const(a)) == NULL) {
+        free(e.code);
+        return NULL;
+    }
+    return function(a, "f", &e, consts, 1);
+}
+
+/* Deep expressions are printed (or spilled) without exhausting the C stack:
+ * a crash here would be a stack overflow. */
+static void test_deep_expressions_decompile_or_fail_cleanly(void) {
+    static const int sizes[] = {50, 1000, 20000};
+    for (size_t k = 0; k < sizeof sizes / sizeof *sizes; k++) {
+        dp_arena a;
+        dp_arena_init(&a);
+        dp_code *co = deep_expression(&a, sizes[k]);
+        CHECK(co != NULL);
+        if (co != NULL) {
+            dp_buf out;
+            dp_error err;
+            int rc = decompile(co, &out, &err);
+            if (rc == 0)
+                CHECK(count(out.data, "x") >= (size_t)sizes[k]);
+            else
+                CHECK(err.msg[0] != '\0');
+            if (sizes[k] == 50)
+                CHECK(rc == 0); /* a shallow one is ordinary code */
+            dp_buf_free(&out);
+        }
+        dp_arena_free(&a);
+    }
+}
+
+/* y = x; y = x; ... : `n` statements, then return None. */
+static dp_code *long_function(dp_arena *a, size_t n) {
+    emitter e = {0};
+    emit(&e, DPO_RESUME, 0);
+    for (size_t k = 0; k < n; k++) {
+        emit(&e, DPO_LOAD_FAST, 0);
+        emit(&e, DPO_STORE_FAST, 1);
+    }
+    emit(&e, DPO_LOAD_CONST, 0);
+    emit(&e, DPO_RETURN_VALUE, 0);
+    dp_const **consts = dp_alloc_array(a, 1, sizeof *consts);
+    if (consts == NULL || (consts[0] = none_const(a)) == NULL) {
+        free(e.code);
+        return NULL;
+    }
+    return function(a, "f", &e, consts, 1);
+}
+
+static void test_a_function_past_the_instruction_limit_is_an_error(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *co = long_function(&a, DP_MAX_INSTRUCTIONS / 2 + 1);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile(co, &out, &err) < 0);
+        CHECK(strstr(err.msg, "too long") != NULL);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+/* return "<len bytes>": the constant is printed whole, in time linear in it. */
+static void test_a_large_constant_is_printed_whole(void) {
+    const size_t len = (size_t)4 << 20;
+    dp_arena a;
+    dp_arena_init(&a);
+    emitter e = {0};
+    emit(&e, DPO_RESUME, 0);
+    emit(&e, DPO_LOAD_CONST, 0);
+    emit(&e, DPO_RETURN_VALUE, 0);
+    dp_const **consts = dp_alloc_array(&a, 1, sizeof *consts);
+    char *text = dp_alloc(&a, len + 1);
+    if (consts == NULL || text == NULL || (consts[0] = dp_const_new(&a, DP_CONST_STR)) == NULL) {
+        free(e.code);
+        CHECK(0);
+        dp_arena_free(&a);
+        return;
+    }
+    memset(text, 'q', len);
+    consts[0]->text = text;
+    consts[0]->len = len;
+    dp_code *co = function(&a, "f", &e, consts, 1);
+    if (co != NULL) {
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile(co, &out, &err) == 0);
+        CHECK(out.len > len && strspn(strchr(out.data, 'q'), "q") == len);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+/* A module defining `n` functions one after the other. */
+static dp_code *many_functions(dp_arena *a, size_t n) {
+    emitter e = {0};
+    emit(&e, DPO_RESUME, 0);
+    dp_const **consts = dp_alloc_array(a, n + 1, sizeof *consts);
+    const char **names = dp_alloc_array(a, n, sizeof *names);
+    if (consts == NULL || names == NULL || (consts[n] = none_const(a)) == NULL) {
+        free(e.code);
+        return NULL;
+    }
+    for (size_t k = 0; k < n; k++) {
+        emitter body = {0};
+        char name[32];
+        snprintf(name, sizeof name, "g%zu", k);
+        emit(&body, DPO_RESUME, 0);
+        emit(&body, DPO_LOAD_FAST, 0);
+        emit(&body, DPO_RETURN_VALUE, 0);
+        dp_const **none = dp_alloc_array(a, 1, sizeof *none);
+        if (none == NULL || (none[0] = none_const(a)) == NULL || (names[k] = dp_strdup(a, name)) == NULL ||
+            (consts[k] = dp_const_new(a, DP_CONST_CODE)) == NULL ||
+            (consts[k]->code = function(a, names[k], &body, none, 1)) == NULL) {
+            free(e.code);
+            return NULL;
+        }
+        emit(&e, DPO_LOAD_CONST, (unsigned)k);
+        emit(&e, DPO_MAKE_FUNCTION, 0);
+        emit(&e, DPO_STORE_NAME, (unsigned)k);
+    }
+    emit(&e, DPO_LOAD_CONST, (unsigned)n);
+    emit(&e, DPO_RETURN_VALUE, 0);
+    dp_code *mod = function(a, "<module>", &e, consts, n + 1);
+    if (mod != NULL) {
+        mod->argcount = 0;
+        mod->flags = 0;
+        mod->names.v = names;
+        mod->names.n = n;
+        mod->varnames.n = 0;
+    }
+    return mod;
+}
+
+static void test_many_code_objects_decompile(void) {
+    const size_t n = 5000;
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *co = many_functions(&a, n);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        dp_buf out;
+        dp_error err;
+        int rc = decompile(co, &out, &err);
+        CHECK(rc == 0);
+        if (rc == 0) {
+            CHECK(count(out.data, "def g") == n);
+            CHECK(strstr(out.data, "def g4999(x):\n    return x\n") != NULL);
+        } else {
+            fprintf(stderr, "  %s\n", err.msg);
+        }
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+int main(void) {
+    RUN(test_code_objects_nested_up_to_the_limit_decompile);
+    RUN(test_defs_nested_one_past_the_limit_are_an_error);
+    RUN(test_code_objects_nested_past_the_limit_are_an_error);
+    RUN(test_deep_expressions_decompile_or_fail_cleanly);
+    RUN(test_a_function_past_the_instruction_limit_is_an_error);
+    RUN(test_a_large_constant_is_printed_whole);
+    RUN(test_many_code_objects_decompile);
+    return TEST_REPORT();
+}

@@ -1,0 +1,88 @@
+"""Control-flow shapes that 3.12 and 3.13 compile differently from 3.11: a
+while loop tested again at the bottom by a forward jump and a JUMP back, the
+end of a loop body compiled as `if not c: continue`, TO_BOOL, stores that a
+later one in the same target overwrites, class bodies' bookkeeping stores.
+Each shape must decompile to a structure (no state-machine fallback) that
+recompiles to the same bytecode (tests/roundtrip.py's comparison).  The
+shapes compile alike on 3.11, which must keep them too; behaviour of the same
+shapes is checked by the cases at the end of behaviour_cases.py."""
+import ast
+import sys
+
+import pytest
+
+import depyf
+from depyf import _core
+import roundtrip
+
+SHAPES = {
+    "while": "def f(n):\n    while n > 0:\n        n -= 1\n    return n",
+    "while with an and test": "def f(a, b):\n    while a and b:\n        a = g(a)\n    return a",
+    "while whose exit is a copied return":
+        "def f(t, p):\n    while t:\n        if t is not p:\n            p.append(t)",
+    "while with continue": (
+        "def f(n):\n    while n:\n        n -= 1\n        if n == 3:\n            continue\n        g(n)\n"
+        "    return n"),
+    "not in ending a for body":
+        "def f(t, p):\n    for x in t:\n        if x not in p:\n            p.append(x)",
+    "is not ending a while body": (
+        "def f(t, p):\n    while t:\n        t = g(t)\n        if t is not p:\n            p.append(t)"),
+    "negated test ending nested loops": (
+        "def f(a):\n    for t in a:\n        if g(t):\n            for x in t:\n                if x not in a:\n"
+        "                    a.append(x)\n            continue\n        g(t)"),
+    "not not as a value": "def f(a, b):\n    x = not not a\n    return x, not not a or b, b and not not a",
+    "repeated names in a for target": "def f(rows):\n    return [tag for tag, _, _ in rows]",
+    "repeated names in an assignment": "def f(t):\n    a, b, a = t\n    *_, x, _ = t\n    return a, b, x",
+    "with": "def f(m, g):\n    with m:\n        g()\n    with m as x:\n        return g(x)",
+    "try/finally before the code after an outer try": (
+        "def f(stage, log):\n    try:\n        try:\n            g(stage)\n        except KeyError:\n"
+        "            log.append(1)\n        finally:\n            log.append(2)\n    except OSError:\n"
+        "        log.append(3)\n    if stage:\n        g(stage)\n    return log"),
+}
+
+
+def compiled(source):
+    return roundtrip.compile_in_context(ast.parse(source).body, roundtrip.Context())
+
+
+@pytest.mark.parametrize("name", sorted(SHAPES))
+def test_shape_recompiles_identically(name):
+    code = roundtrip.find_function(compiled(SHAPES[name]), (), "f")
+    source = depyf.decompile(code)
+    assert "no structured form" not in source, source
+    outcome, detail = roundtrip.roundtrip_one(depyf.decompile, code, code, roundtrip.Context())
+    assert outcome == "identical", "%s\n%s" % (detail, source)
+
+
+def test_not_not_keeps_the_bool():
+    # 3.13 compiles both `not not a` and a test of `a` with TO_BOOL; only the
+    # first gives a bool, so the output must keep it
+    def f(a):
+        return not not a
+
+    ns = {}
+    exec(depyf.decompile(f), ns)
+    assert ns["f"]([1]) is True and ns["f"]("") is False
+
+
+def test_class_body_bookkeeping_is_not_source():
+    # 3.13 stores __static_attributes__ and __firstlineno__ in class bodies
+    def f():
+        class C:
+            def __init__(self):
+                self.x = 1
+        return C
+
+    source = depyf.decompile(f)
+    assert "__static_attributes__" not in source and "__firstlineno__" not in source, source
+
+
+@pytest.mark.skipif(sys.version_info < (3, 12), reason="LOAD_FROM_DICT_OR_GLOBALS is 3.12+")
+def test_class_namespace_read_lifts_to_a_name_load():
+    # a type alias in a class body reads names from the class namespace,
+    # then the globals: `LOAD_DEREF __classdict__; LOAD_FROM_DICT_OR_GLOBALS`
+    module = compile("class D:\n    type B = int\n", "<shape>", "exec")
+    body = next(c for c in module.co_consts if hasattr(c, "co_code"))
+    alias = next(c for c in body.co_consts if hasattr(c, "co_code"))
+    ops = [line.split()[3:5] for line in _core.ir_dump(alias).splitlines()]
+    assert ["LOAD_NAME", "int"] in ops and ["LOAD_DEREF", "__classdict__"] not in ops
