@@ -18,7 +18,7 @@ stage() { printf '\n=== %s\n' "$*"; }
 
 stage "install depyf[test] into .venv, and headless Chromium for the report tests"
 make_venv .venv
-.venv/bin/python -m pip install -q '.[test]'
+.venv/bin/python -m pip install -q '.[test]' meson ninja  # meson, ninja: in-tree builds (stage 7)
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 fi
@@ -65,5 +65,9 @@ for py in $(other_pythons); do
     stage "Python $tag ($py): install depyf into .venv-$tag, pytest without the torch tests"
     make_venv ".venv-$tag" "$py"
     ".venv-$tag/bin/python" -m pip install -q pytest .
+    # Before 3.11 Python has no PYTHONSAFEPATH and puts the working directory
+    # (this checkout) first on sys.path: ./depyf gets the extension built for
+    # this interpreter too, from the same sources as the installed one.
+    PATH="$PWD/.venv/bin:$PATH" DEV_BUILD_SUFFIX=-ci tools/dev_build.sh "$py"
     ".venv-$tag/bin/python" -m pytest -q -m "not torch" --ignore=tests/torch --ignore=tests/test_c_units.py tests
 done
