@@ -3,10 +3,12 @@
     python bench/bench_scaling.py [--sizes 1000,10000,100000] [--shapes ...]
 
 Builds synthetic functions of about 1k, 10k and 100k instructions in a few
-shapes (straight-line code, if/else chains, loops, nested blocks, try/except),
-decompiles each once in a fresh process and prints the time and the peak
-memory the decompilation added (the process's RSS high-water mark, reset
-just before, over its RSS then; Linux only).  The
+shapes (straight-line code, if/else chains, loops, nested blocks, try/except,
+try/finally, with, except clauses that return, conditions mixed with try;
+under 3.8-3.10 the try shapes are block-stack code), decompiles each once in
+a fresh process and prints the time and the peak memory the decompilation
+added (the process's RSS high-water mark, reset just before, over its RSS
+then; Linux only).  The
 per-instruction columns should stay about flat from one size to the next:
 that is what "linear" means here.  Run with the extension built for the
 interpreter (tools/dev_build.sh).
@@ -29,6 +31,15 @@ SHAPES = {
     "nested": ("    while y < {i}:\n        if x:\n            for k in x:\n                y += k\n"
                "        else:\n            y += 1\n"),
     "try": "    try:\n        y = y // x\n    except ZeroDivisionError as e:\n        y = {i}\n",
+    "finally": "    try:\n        y = y // x\n    finally:\n        y = y + {i}\n",
+    "with": "    with x as k:\n        y = y + k * {i}\n",
+    # clauses that return: 3.10 and 3.12+ copy the code after the try into
+    # them, and the decompiler looks for where those copies come from
+    "try_return": "    try:\n        y = y // x\n    except ZeroDivisionError:\n        return {i}\n",
+    # a condition before each try: every condition is tried speculatively,
+    # which must not cost in proportion to the tries of the function
+    "if_try": ("    if x > {i}:\n        y = 1\n"
+               "    try:\n        y = y // x\n    except ZeroDivisionError:\n        y = {i}\n"),
 }
 
 

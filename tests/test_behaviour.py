@@ -6,7 +6,6 @@ run with asyncio), the same mutations of the arguments, or the same
 exception type."""
 import faulthandler
 import signal
-import sys
 
 import pytest
 
@@ -64,27 +63,7 @@ def test_every_case_can_fail():
         assert any(outcome(fn, args) != outcome(does_nothing, args) for args in inputs), fn.__name__
 
 
-# Cases the decompiler cannot do yet on one version (issue 4 is open on
-# them): each must still raise DecompilationError there, so the list cannot
-# go stale, and must pass everywhere else.
-KNOWN_GAPS = {
-    (3, 8): dict.fromkeys(
-        ["try_except_in_loop", "while_else_and_try_in_loop", "for_else_with_break_in_except"],
-        "3.8: not structured, and the state-machine fallback has no form for END_FINALLY yet"),
-    (3, 10): {"match_mappings": "3.10: COPY_DICT_WITHOUT_KEYS (a mapping pattern's **rest) is not lifted yet"},
-}
-
-
-def case_params():
-    gaps = KNOWN_GAPS.get(sys.version_info[:2], {})
-    return [pytest.param(fn, inputs, id=fn.__name__,
-                         marks=[pytest.mark.xfail(reason=gaps[fn.__name__], strict=True,
-                                                  raises=depyf.DecompilationError)]
-                         if fn.__name__ in gaps else [])
-            for fn, inputs in CASES]
-
-
-@pytest.mark.parametrize("fn, inputs", case_params())
+@pytest.mark.parametrize("fn, inputs", CASES, ids=[fn.__name__ for fn, _ in CASES])
 def test_decompiled_function_behaves_like_the_original(fn, inputs):
     # The C core cannot be interrupted: past the limit, print where it is and exit.
     faulthandler.dump_traceback_later(CASE_LIMIT, exit=True)

@@ -1,6 +1,10 @@
 """The state-machine fallback (fallback.c) on ordinary code, under every
 interpreter: each behaviour case, printed as a state machine
-(`force_fallback=True`), must still behave like the original on every input."""
+(`force_fallback=True`), must still behave like the original on every input.
+The cases below add the ways out of a `finally` or `with` block (return,
+break, continue, an exception raised, swallowed or replaced there), which
+CPython 3.8 runs with its own instructions (BEGIN_FINALLY, CALL_FINALLY,
+END_FINALLY, POP_FINALLY, WITH_CLEANUP_*)."""
 import sys
 
 import pytest
@@ -9,14 +13,194 @@ import behaviour_cases
 import test_behaviour
 from depyf import _core
 
-# Not done yet, and the decompiler says so: 3.8's finally machinery
-# (BEGIN_FINALLY, END_FINALLY, CALL_FINALLY, WITH_CLEANUP_*) has no
-# state-machine form, and 3.10's COPY_DICT_WITHOUT_KEYS is not lifted.
-NOT_YET = {(3, 8): "is not supported by the state-machine fallback yet",
-           (3, 10): "unsupported opcode COPY_DICT_WITHOUT_KEYS"}
+# Not done yet, and the decompiler says so: 3.10's COPY_DICT_WITHOUT_KEYS is
+# not lifted.
+NOT_YET = {(3, 10): "unsupported opcode COPY_DICT_WITHOUT_KEYS"}
+
+FINALLY_CASES = []
 
 
-@pytest.mark.parametrize("fn, inputs", behaviour_cases.CASES, ids=[fn.__name__ for fn, _ in behaviour_cases.CASES])
+def case(*inputs):
+    def register(fn):
+        FINALLY_CASES.append((fn, [tuple(args) for args in inputs]))
+        return fn
+    return register
+
+
+class Exit:
+    """A context manager that logs its calls and swallows exceptions if told."""
+
+    def __init__(self, log, swallow):
+        self.log, self.swallow = log, swallow
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, tp, value, tb):
+        self.log.append(("exit", tp.__name__ if tp else None))
+        return self.swallow
+
+
+@case((0,), (1,), (2,))
+def return_in_finally_drops_the_exception(x):
+    log = []
+    try:
+        if x == 1:
+            raise ValueError(x)
+        if x == 2:
+            return "body"
+        log.append("fell")
+    finally:
+        log.append("finally")
+        return log
+
+
+@case(([1, 2, 3, 4],), ([],), ([5, 0, 7],))
+def break_and_continue_in_finally(items):
+    log = []
+    for i in items:
+        try:
+            if i == 0:
+                raise ZeroDivisionError
+            log.append(10 // i)
+        finally:
+            if i == 2:
+                continue
+            if i == 0:
+                break  # drops the ZeroDivisionError
+            log.append(-i)
+    return log
+
+
+@case((0,), (1,), (2,), (3,))
+def returns_through_nested_finally_blocks(x):
+    log = []
+    try:
+        try:
+            if x == 1:
+                return "inner"
+            if x == 2:
+                raise KeyError
+        finally:
+            log.append("a")
+            if x == 3:
+                return "from a"
+        log.append("after inner")
+    finally:
+        log.append("b")
+    return log
+
+
+@case(([0, 1, 2, 3],), ([3, 3],))
+def with_swallowing_in_a_loop(items):
+    log = []
+    for i in items:
+        with Exit(log, i % 2 == 1):
+            if i == 0:
+                continue
+            if i == 1:
+                raise ValueError
+            if i == 2:
+                break
+            log.append(i)
+    return log
+
+
+@case((0,), (1,), (2,))
+def return_and_raise_in_nested_with(x):
+    log = []
+    with Exit(log, False):
+        with Exit(log, x == 2):
+            if x == 0:
+                return log
+            raise TypeError
+    log.append("after")
+    return log
+
+
+@case((0,), (1,), (2,))
+def return_continue_break_in_except_as(x):
+    log = []
+    for i in range(3):
+        try:
+            if i == x:
+                raise ValueError(i)
+            log.append(i)
+        except ValueError as e:
+            if x == 0:
+                return str(e)
+            if x == 1:
+                continue
+            break
+    return log
+
+
+@case((0,), (1,))
+def exc_info_inside_finally(x):
+    log = []
+    try:
+        try:
+            if x:
+                raise LookupError
+        finally:
+            log.append(sys.exc_info()[0] is not None)
+    except LookupError:
+        log.append("caught")
+    return log
+
+
+@case((0,), (1,), (2,))
+def raise_in_finally_replaces_the_exception(x):
+    log = []
+    try:
+        try:
+            if x == 1:
+                raise ValueError
+        finally:
+            log.append("f")
+            if x == 2:
+                raise KeyError
+    except Exception as e:
+        log.append(type(e).__name__)
+    return log
+
+
+@case((0,), (1,), (2,))
+def finally_changes_the_returned_list(x):
+    v = [x]
+    try:
+        if x == 2:
+            raise IndexError
+        return v
+    finally:
+        v.append("f")
+        if x == 1:
+            v.append("x")
+
+
+@case((0,), (1,))
+def bare_raise_in_finally_inside_a_handler(x):
+    log = []
+    try:
+        try:
+            raise ValueError(x)
+        except ValueError:
+            try:
+                log.append("h")
+            finally:
+                log.append("f")
+                if x:
+                    raise
+    except ValueError:
+        log.append("again")
+    return log
+
+
+ALL_CASES = behaviour_cases.CASES + FINALLY_CASES
+
+
+@pytest.mark.parametrize("fn, inputs", ALL_CASES, ids=[fn.__name__ for fn, _ in ALL_CASES])
 def test_forced_fallback_behaves_like_the_original(fn, inputs):
     try:
         text = _core.decompile(fn.__code__, force_fallback=True)

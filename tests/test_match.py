@@ -15,7 +15,7 @@ import pytest
 import depyf
 import roundtrip
 
-pytestmark = pytest.mark.skipif(sys.version_info < (3, 11), reason="match bytecode is read from 3.11 on")
+pytestmark = pytest.mark.skipif(sys.version_info < (3, 10), reason="no match statement before 3.10")
 
 
 class Point:
@@ -638,6 +638,18 @@ ELSEWHERE_FROM_3_12 = {
 }
 
 
+# 3.10 copies a case body that returns into the failure path of the case
+# before it, and threads jumps to returns differently: these come out
+# different, or as the state machine (FALLBACK_3_10), and behave the same.
+DIFFERENT_IN_3_10 = {
+    "default_before_else": "a chained comparison in a guard, followed by a copied `case _` body",
+    "guards": "a chained comparison in a guard, followed by a copied `case _` body",
+    "in_for_loop": "`break` to a copied `return`",
+    "in_if_else": "`return` copied into the if",
+    "or_keyword_orders": "an or-pattern of class patterns that capture in different orders",
+}
+FALLBACK_3_10 = {"default_before_else", "guards", "or_keyword_orders"}
+
 # cases whose bytecode is also that of plain statements, which they become
 PLAIN_IF = {"guarded_capture_then_default"}
 
@@ -668,7 +680,13 @@ def elsewhere(name):
         pytest.skip(ELSEWHERE_FROM_3_12[name])
 
 
-@pytest.mark.parametrize("name", sorted(CASES))
+def bytecode_params():
+    gaps = DIFFERENT_IN_3_10 if sys.version_info[:2] == (3, 10) else {}
+    return [pytest.param(name, marks=pytest.mark.xfail(strict=True, reason=gaps[name])) if name in gaps else name
+            for name in sorted(CASES)]
+
+
+@pytest.mark.parametrize("name", bytecode_params())
 def test_bytecode_is_identical(name):
     elsewhere(name)
     fn, reference, context = build(name)
@@ -681,7 +699,9 @@ def test_behaviour_is_identical(name):
     elsewhere(name)
     fn, _, _ = build(name)
     source = depyf.decompile(fn)
-    assert ("match " in source) != (name in PLAIN_IF), source
+    fallback = sys.version_info[:2] == (3, 10) and name in FALLBACK_3_10
+    assert ("depyf: no structured form" in source) == fallback, source
+    assert fallback or ("match " in source) != (name in PLAIN_IF), source
     namespace = dict(GLOBALS)
     exec(compile(source, "<decompiled %s>" % name, "exec"), namespace)
     decompiled = namespace["f"]

@@ -12,7 +12,6 @@ import sys
 
 import pytest
 
-from depyf import DecompilationError
 from depyf.decompiler import decompile_pyc
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -22,21 +21,6 @@ from make_pyc_fixtures import SOURCES, fixture_name, interpreters  # noqa: E402
 
 # The .pyc of every (source, version) pair make_pyc_fixtures.py writes.
 EXPECTED_FIXTURES = [fixture_name(src, minor) for src, needs in SOURCES for minor in range(needs, 14)]
-
-# Fixtures the decompiler cannot do yet (issue 4 is open on them): each must
-# still fail, with a DecompilationError, so the list cannot go stale.
-KNOWN_GAPS = {
-    "behaviour_cases.cpython-38.pyc":
-        "3.8: a nested try/except-as falls back, and the fallback has no form for END_FINALLY",
-    "behaviour_cases_match.cpython-310.pyc":
-        "3.10: COPY_DICT_WITHOUT_KEYS (a mapping pattern's **rest) is not lifted yet",
-}
-
-
-def fixture_params():
-    return [pytest.param(name, marks=pytest.mark.xfail(reason=KNOWN_GAPS[name], strict=True,
-                                                       raises=DecompilationError))
-            if name in KNOWN_GAPS else name for name in EXPECTED_FIXTURES]
 
 # Runs under the fixture's interpreter: the recovered module must compile
 # and its behaviour cases must give what the original cases give.
@@ -80,7 +64,7 @@ def test_every_version_has_its_fixtures():
     assert not missing, "run tools/make_pyc_fixtures.py: %s" % missing
 
 
-@pytest.mark.parametrize("name", fixture_params())
+@pytest.mark.parametrize("name", EXPECTED_FIXTURES)
 def test_fixture_decompiles_into_source_its_version_runs(name, tmp_path):
     pyc = os.path.join(FIXTURES, name)
     source = decompile_pyc(pyc)

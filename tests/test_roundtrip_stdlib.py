@@ -10,16 +10,6 @@ import roundtrip
 FLOOR_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fidelity_floor.json")
 TARGET_PERCENT = 90
 
-# The one failure still allowed, on 3.8 only (issue 4 is open on it): code
-# the structurer does not recover and whose 3.8 finally machinery
-# (END_FINALLY, WITH_CLEANUP_*, ...) the state-machine fallback cannot show.
-KNOWN_GAP_38 = "is not supported by the state-machine fallback yet"
-
-
-def known_gap(failure):
-    return sys.version_info[:2] == (3, 8) and failure[2] == "raised" and KNOWN_GAP_38 in failure[3]
-
-
 def fidelity_floor():
     with open(FLOOR_FILE) as f:
         floors = json.load(f)
@@ -34,7 +24,7 @@ def test_stdlib_roundtrip(capsys):
         print("\n" + roundtrip.format_table(reports))
         print("identical: %.1f%% (floor %s%%, target %d%%)" % (identical, floor, TARGET_PERCENT))
 
-    broken = [f for f in roundtrip.failures(reports) if f[2] != "different" and not known_gap(f)]
+    broken = [f for f in roundtrip.failures(reports) if f[2] != "different"]
     assert not broken, "%d functions did not decompile to compilable source:\n%s" % (
         len(broken), "\n".join("%s %s [%s] %s" % f for f in broken[:40]))
     assert identical >= floor, "identical share %.1f%% fell below the floor %s%%:\n%s" % (

@@ -68,6 +68,8 @@ typedef struct dc {
     unsigned char *seen;  /* per instruction: consumed by the structurer (see dc_seen) */
     dc_handler *handlers;
     int nhandlers;
+    struct dc_try_index *try_index; /* try.c's lookups (handlers by place, table entries
+                                       by target, returns, jumps): built on first use, or NULL */
     const char *except_name; /* name bound by the innermost `except ... as` */
     int base;          /* stack depth at the start of the region being walked */
     char why[200];     /* why structuring failed (shown by the fallback), "" if it did not */
@@ -77,7 +79,8 @@ typedef struct dc {
     int *skip_to;      /* per instruction: handler code to step over, -1 */
     int *first_source; /* per instruction: first jump or handler range to reach it, INT_MAX if
                           none (built on first use by match.c), or NULL */
-    int *last_back;    /* per instruction: last jump back to it, -1 (built on first use by
+    int *last_back;    /* per instruction: last jump back to it, -1; then per jump: the
+                          one before it to the same place (built on first use by
                           back_edge in stmt.c), or NULL */
     int *vjump;        /* per instruction: a copy of the code at vjump[i] starts here
                           (3.12+ duplicates the code after a try into its handlers):
@@ -205,5 +208,37 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 /* async with from its BEFORE_ASYNC_WITH at i (called by dc_with). */
 int dc_legacy_async_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
 /* ---- end of try_legacy.c ---- */
+
+/* ---- helpers shared by stmt.c, try.c and try_legacy.c: comparing and
+ * classifying instructions, the parts common to both try/with structurers ---- */
+/* JUMP and the conditional jumps (not FOR_ITER, nor the 3.8-3.10 block
+ * setups) (stmt.c). */
+int dc_is_jump(int op);
+/* Is [i, i + len), within [0, end), a copy of the finally body `ops`, jumps
+ * inside it keeping their relative layout? (stmt.c) */
+int dc_is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len);
+/* The same operation: opcode, argument, constant and name (try.c). */
+int dc_same_instr(const dp_instr *a, const dp_instr *b);
+/* Is `target` where a break or continue of the innermost loop goes? (try.c) */
+int dc_is_loop_exit(const dc *d, int target);
+/* The S_WITH node of a with statement at `at` with its one item, whose
+ * manager is `mgr` (try.c).  The body is walked with *exitfn (the bound
+ * __exit__) on the stack, then *slot (where the `as` target is stored) when
+ * the body binds one; the target is then (*slot)->a->l1.v[0]. */
+dp_node *dc_with_node(dc *d, dp_node *mgr, int is_async, int at, dp_node **exitfn, dp_node **slot);
+/* Can `op` be part of the type expression an except clause matches (a
+ * name, an attribute, a tuple of them)? (try.c) */
+int dc_is_exc_type_op(int op);
+/* The `as` name of the except clause `h` from the instruction at `at` that
+ * binds it (POP_TOP: none) (try.c). */
+int dc_except_binding(dc *d, dp_node *h, int at);
+/* A try/except/finally compiles as a try/except inside a try/finally: the
+ * S_TRY `tr` of the finally takes the parts of that inner one (try.c). */
+void dc_merge_inner_except(dp_node *tr);
+/* Where the RETURN_VALUEs are, ascending (*count of them): where copies of
+ * a function's exits end (try.c; a table built on first use, NULL with an
+ * error when out of memory). */
+const int *dc_returns(dc *d, int *count);
+/* ---- end of the shared helpers ---- */
 
 #endif

@@ -183,6 +183,29 @@ static void drop_implicit_returns(dp_nodes *body) {
     }
 }
 
+/* A loop body that ends in try/finally whose body ends in `continue`: from
+ * 3.10 on that `continue` compiles like falling off the end (a copy of the
+ * finally body, then the jump back), so the source reads better without it
+ * (3.9 keeps a dead copy of the fall-through path after a written one). */
+static void drop_trailing_continues(dp_nodes *body, int in_loop, int depth) {
+    if (body->n == 0 || depth > DP_MAX_NESTING)
+        return;
+    dp_node *last = body->v[body->n - 1];
+    if (in_loop && last->kind == S_TRY && last->l4.n > 0 && last->l2.n == 0 && last->l3.n == 0 && last->l1.n > 1 &&
+        last->l1.v[last->l1.n - 1]->kind == S_CONTINUE)
+        last->l1.n--;
+    for (int k = 0; k < body->n; k++) {
+        dp_node *s = body->v[k];
+        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+            continue;
+        /* (the handlers of a try and the cases of a match are statements too) */
+        drop_trailing_continues(&s->l1, s->kind == S_WHILE || s->kind == S_FOR, depth + 1);
+        drop_trailing_continues(&s->l2, 0, depth + 1);
+        drop_trailing_continues(&s->l3, 0, depth + 1);
+        drop_trailing_continues(&s->l4, 0, depth + 1);
+    }
+}
+
 static int is_assign_to(const dp_node *s, const char *name) {
     return s->kind == S_ASSIGN && s->l1.n == 1 && s->l1.v[0]->kind == E_NAME && strcmp(s->l1.v[0]->s, name) == 0;
 }
@@ -351,6 +374,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         if (rebuild_tail_else(d, body, 0) < 0)
             goto out;
         drop_implicit_returns(body);
+        if (code->py_minor >= 10)
+            drop_trailing_continues(body, 0, 0);
     }
     if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
         dp_node *doc = dc_node(d, S_EXPR);

@@ -20,9 +20,9 @@
  * below its operands are spilled into temporaries (`__t1 = ...`), and COPY,
  * SWAP and too deep expressions spill too.
  *
- * Exceptions follow the 3.11+ exception table, or the 3.9/3.10 block stack
- * (SETUP_FINALLY/SETUP_WITH/POP_BLOCK; 3.8's BEGIN_FINALLY/END_FINALLY are
- * not supported yet).  From 3.11 on, a
+ * Exceptions follow the 3.11+ exception table, or the 3.8-3.10 block stack
+ * (SETUP_FINALLY/SETUP_WITH/POP_BLOCK; for 3.8's finally blocks see
+ * "3.8 finally blocks" below).  From 3.11 on, a
  * handler runs inside the `except` clause that caught its exception: the
  * code after PUSH_EXC_INFO is a nested state machine in that clause, left by
  * `break` at POP_EXCEPT, so sys.exc_info(), bare `raise` and implicit
@@ -76,7 +76,9 @@ enum {
     M_KIND = 0xff,
     M_SAVED = 0x100, /* 3.12 LOAD_FAST_AND_CLEAR: (value,) or () when unbound */
     M_CELL_SAVED = 0x200, /* the same for a cell variable: nothing to restore */
-    M_HANDLED = 0x400,    /* on statements: 3.9/3.10 bookkeeping only a flat machine needs */
+    M_HANDLED = 0x400,    /* on statements: 3.8-3.10 bookkeeping only a flat machine needs */
+    M_LEAVE = 0x800,      /* on a `break`: leaves a nested machine, so a flat one drops it */
+    M_RET = 4,            /* on an X_OPAQUE: 3.8 CALL_FINALLY's return address, op = IR index */
 };
 
 /* An exception handler: a 3.11+ exception-table entry, or (3.9/3.10) the
@@ -87,6 +89,7 @@ typedef struct fb_exc {
     int depth;          /* stack values kept below what is pushed */
     int lasti;
     int six;            /* <= 3.10: [prev tb, prev value, prev type, tb, value, type] */
+    int block;          /* the handler's block (3.8: one of its copies), -1 until reached */
 } fb_exc;
 
 /* One entry of a 3.9/3.10 block stack: a SETUP_* block (handler >= 0) or
@@ -95,15 +98,16 @@ typedef struct fb_setup {
     int handler, level;
 } fb_setup;
 
-/* What a stack slot holds at a block entry. */
-enum { SLOT_VALUE, SLOT_NULL, SLOT_SAVED, SLOT_CELL_SAVED };
+/* What a stack slot holds at a block entry; SLOT_RET + i: a 3.8 return
+ * address (END_FINALLY goes back to IR index i). */
+enum { SLOT_VALUE, SLOT_NULL, SLOT_SAVED, SLOT_CELL_SAVED, SLOT_RET };
 
 typedef struct fb_block {
     int start, end;     /* IR range */
     int exc;            /* exception-table entry covering it, or -1 */
     int reached;
     int depth, level;   /* entry stack depth, PUSH_EXC_INFO nesting */
-    uint8_t *slots;     /* entry: SLOT_* per stack slot */
+    int *slots;         /* entry: SLOT_* per stack slot */
     int from_normal;    /* reached by a jump or fall-through */
     int id;             /* state number, -1 if unreachable */
     int pop_except;     /* ends with POP_EXCEPT: leaves a nested machine */
@@ -111,6 +115,7 @@ typedef struct fb_block {
     int escape;         /* ends a tidy-up re-raising into this level's escape clause */
     fb_setup *setups;   /* <= 3.10: the block stack at entry */
     int nsetups;
+    int copy;           /* 3.8: next copy of these instructions for another entry, or -1 */
     dp_nodes body;
 } fb_block;
 
@@ -118,6 +123,8 @@ typedef struct fb {
     dc *d;
     fb_block *b;
     int nb;
+    int bcap;           /* room for copies of blocks (3.8 finally bodies), never moved */
+    long copy_budget;   /* what copies may still cost (entry slots, open blocks, instructions) */
     int *block_of;      /* IR index -> block starting there, -1 */
     int *work;
     int nwork;
@@ -214,6 +221,12 @@ static int mark_of(const dp_node *e) {
     return (e->kind == E_NAME && (e->op2 & MARK_MASK) == MARK) ? (e->op2 & ~MARK_MASK) : 0;
 }
 
+/* The IR index a 3.8 return address (CALL_FINALLY) goes back to, or -1. */
+static int ret_of(const dp_node *e) { return e->kind == X_OPAQUE && e->op2 == (MARK | M_RET) ? e->op : -1; }
+
+/* A slot no variable holds: a NULL, or a return address known statically. */
+static int no_var(const dp_node *e) { return e->kind == X_NULL || ret_of(e) >= 0; }
+
 /* A fresh temporary of the current block (cleared when the block exits). */
 static dp_node *temp(fb *F) {
     dp_node *t = marked_name(F, make_name(F, "t", ++F->ntemps), M_TEMP);
@@ -256,7 +269,7 @@ static int is_canon(const dp_node *e, int k) { return (mark_of(e) & M_KIND) == M
 
 /* Reading an atom has no effect and gives the same value until it is used. */
 static int is_atom(const dp_node *e) {
-    if (e->kind == E_CONST || e->kind == X_NULL || mark_of(e))
+    if (e->kind == E_CONST || no_var(e) || mark_of(e))
         return 1;
     if (e->kind == E_TUPLE) { /* a closure tuple of cells */
         for (int k = 0; k < e->l1.n; k++)
@@ -677,7 +690,7 @@ static int transfer(fb *F, int upto, dp_nodes *out) {
         return -1;
     for (int k = 0; k < upto; k++) {
         dp_node *v = F->st.v[k];
-        if (v->kind == X_NULL || is_canon(v, k))
+        if (no_var(v) || is_canon(v, k))
             continue;
         for (int p = upto; p < F->st.n; p++) {
             dp_node *w = F->st.v[p];
@@ -705,10 +718,12 @@ static int transfer(fb *F, int upto, dp_nodes *out) {
 
 static int block_at(fb *F, int i) { return i >= 0 && i < F->d->n ? F->block_of[i] : -1; }
 
-/* The handler entry (target, depth, six), added if new. */
-static int exc_entry(fb *F, int target, int depth, int lasti, int six) {
+/* The handler entry (target, depth, six) whose handler is `block` (-1: any
+ * block, or not reached yet), added if new. */
+static int exc_entry(fb *F, int target, int depth, int lasti, int six, int block) {
     for (int k = 0; k < F->nex; k++)
-        if (F->ex[k].target == target && F->ex[k].depth == depth && F->ex[k].lasti == lasti && F->ex[k].six == six)
+        if (F->ex[k].target == target && F->ex[k].depth == depth && F->ex[k].lasti == lasti && F->ex[k].six == six &&
+            (block < 0 || F->ex[k].block == block))
             return k;
     if (F->nex == F->excap) {
         int cap = F->excap ? F->excap * 2 : 16;
@@ -720,7 +735,7 @@ static int exc_entry(fb *F, int target, int depth, int lasti, int six) {
         F->ex = v;
         F->excap = cap;
     }
-    F->ex[F->nex] = (fb_exc){target, depth, lasti, six};
+    F->ex[F->nex] = (fb_exc){target, depth, lasti, six, block};
     return F->nex++;
 }
 
@@ -762,51 +777,100 @@ static int running_handlers(const fb *F) {
     return n;
 }
 
+static int no_var_kind(int kind) { return kind == SLOT_NULL || kind >= SLOT_RET; }
+
 static int slot_kind(const dp_node *v) {
     if (v->kind == X_NULL)
         return SLOT_NULL;
+    if (ret_of(v) >= 0)
+        return SLOT_RET + ret_of(v);
     int m = mark_of(v);
     return (m & M_CELL_SAVED) ? SLOT_CELL_SAVED : (m & M_SAVED) ? SLOT_SAVED : SLOT_VALUE;
 }
 
-/* A block is reached with stack `st` (slot kinds taken from its nodes). */
-static int reach(fb *F, int bi, const dc_stack *st, int level, int normal, int at) {
-    if (bi < 0)
-        return fail(F, at, "control flows past the end of the code");
-    fb_block *b = &F->b[bi];
-    b->from_normal |= normal;
-    if (!b->reached) {
-        b->reached = 1;
-        b->depth = st->n;
-        b->level = level;
-        if (st->n && (b->slots = dp_alloc(F->d->sh->ar, (size_t)st->n)) == NULL)
-            return oom(F);
-        for (int k = 0; k < st->n; k++)
-            b->slots[k] = slot_kind(st->v[k]);
-        if (F->nsetups) {
-            if ((b->setups = dp_alloc_array(F->d->sh->ar, (size_t)F->nsetups, sizeof *b->setups)) == NULL)
-                return oom(F);
-            memcpy(b->setups, F->setups, (size_t)F->nsetups * sizeof *b->setups);
-        }
-        b->nsetups = F->nsetups;
-        F->work[F->nwork++] = bi;
-        return 0;
-    }
+/* How block b's entry differs from stack st under the open blocks
+ * F->setups: 0 (it does not), 1 (other blocks), 2 (depth), 3 (slot kinds). */
+static int entry_differs(const fb *F, const fb_block *b, const dc_stack *st) {
     int same = b->nsetups == F->nsetups;
     for (int k = 0; k < b->nsetups && same; k++)
         same = b->setups[k].handler == F->setups[k].handler && b->setups[k].level == F->setups[k].level;
     if (!same)
-        return dc_fail(F->d, b->start, "different try/with blocks are open on different paths");
+        return 1;
     if (b->depth != st->n)
-        return dc_fail(F->d, b->start, "stack depth %d here, %d on another path", st->n, b->depth);
-    for (int k = 0; k < st->n; k++) {
-        int kind = slot_kind(st->v[k]);
-        if (kind != b->slots[k])
-            return dc_fail(F->d, b->start, "stack slot %d holds different kinds of values on different paths", k);
-    }
-    if (b->level != level)
-        F->flat = 1;
+        return 2;
+    for (int k = 0; k < st->n; k++)
+        if (slot_kind(st->v[k]) != b->slots[k])
+            return 3;
     return 0;
+}
+
+/* 3.8 enters the blocks of a finally body with different stacks (see "3.8
+ * finally blocks"): each entry gets a copy of them.  Copies stay few in
+ * compiler output; a stack growing around a loop would make one per turn,
+ * so their number and size are bounded. */
+static int copy_block(fb *F, int bi, const dc_stack *st) {
+    F->copy_budget -= (long)st->n + F->nsetups + (F->b[bi].end - F->b[bi].start);
+    if (F->nb == F->bcap || F->copy_budget < 0)
+        return fail(F, F->b[bi].start, "blocks copied too often for their different entry stacks");
+    fb_block *c = &F->b[F->nb];
+    c->start = F->b[bi].start;
+    c->end = F->b[bi].end;
+    c->exc = -1; /* block-stack code: translate finds its handler */
+    c->id = c->next = c->copy = -1;
+    for (int k = bi;; k = F->b[k].copy)
+        if (F->b[k].copy < 0) {
+            F->b[k].copy = F->nb;
+            break;
+        }
+    return F->nb++;
+}
+
+/* A block is reached with stack `st` (slot kinds taken from its nodes).
+ * Returns the block (or copy of it) that runs. */
+static int reach(fb *F, int bi, const dc_stack *st, int level, int normal, int at) {
+    if (bi < 0)
+        return fail(F, at, "control flows past the end of the code");
+    if (F->b[bi].reached) {
+        int why = entry_differs(F, &F->b[bi], st), c = bi;
+        while (c >= 0 && entry_differs(F, &F->b[c], st))
+            c = F->b[c].copy;
+        if (c < 0 && F->bcap == F->nb) {
+            int start = F->b[bi].start;
+            if (why == 1)
+                return dc_fail(F->d, start, "different try/with blocks are open on different paths");
+            if (why == 2)
+                return dc_fail(F->d, start, "stack depth %d here, %d on another path", st->n, F->b[bi].depth);
+            int k = 0;
+            while (k < st->n && slot_kind(st->v[k]) == F->b[bi].slots[k])
+                k++;
+            return dc_fail(F->d, start, "stack slot %d holds different kinds of values on different paths", k);
+        }
+        if (c >= 0) {
+            F->b[c].from_normal |= normal;
+            if (F->b[c].level != level)
+                F->flat = 1;
+            return c;
+        }
+        if ((bi = copy_block(F, bi, st)) < 0)
+            return -1;
+    }
+    fb_block *b = &F->b[bi];
+    b->from_normal |= normal;
+    b->reached = 1;
+    b->depth = st->n;
+    b->level = level;
+    if (st->n && (b->slots = dp_alloc_array(F->d->sh->ar, (size_t)st->n, sizeof *b->slots)) == NULL)
+        return oom(F);
+    for (int k = 0; k < st->n; k++)
+        b->slots[k] = slot_kind(st->v[k]);
+    if (F->nsetups) {
+        if ((b->setups = dp_alloc_array(F->d->sh->ar, (size_t)F->nsetups, sizeof *b->setups)) == NULL)
+            return oom(F);
+        memcpy(b->setups, F->setups, (size_t)F->nsetups * sizeof *b->setups);
+    }
+    b->nsetups = F->nsetups;
+    F->work[F->nwork++] = bi;
+    return bi;
 }
 
 /* Nodes one question about a block's reads may visit.  Expressions share
@@ -850,7 +914,7 @@ static int clear_dead(fb *F, dp_nodes *out, const dp_node *keep, int consume) {
         return -1;
     int budget = READS_BUDGET; /* for the whole call: it asks temps x stack slots questions */
     for (int k = F->st.n; k < F->cur->depth; k++) {
-        if (F->cur->slots[k] == SLOT_NULL || F->cleared[k])
+        if (no_var_kind(F->cur->slots[k]) || F->cleared[k])
             continue;
         dp_node *c = canon(F, k, 0);
         if (c == NULL || reads_name(keep, c->s, &budget))
@@ -883,18 +947,21 @@ static int clear_dead(fb *F, dp_nodes *out, const dp_node *keep, int consume) {
     return emit_to(F, out, s);
 }
 
-/* Ends the block with a jump to `bi` carrying the current stack. */
+/* Ends the block with a jump to `bi` carrying the current stack; returns
+ * the block (or copy) jumped to. */
 static int jump_to(fb *F, int bi, dp_nodes *out) {
     if (transfer(F, F->st.n, out) < 0 || clear_dead(F, out, NULL, 0) < 0 ||
-        reach(F, bi, &F->st, F->exit_level, 1, F->at) < 0)
+        (bi = reach(F, bi, &F->st, F->exit_level, 1, F->at)) < 0)
         return -1;
-    return emit_to(F, out, goto_stmt(F, bi));
+    return emit_to(F, out, goto_stmt(F, bi)) < 0 ? -1 : bi;
 }
 
 /* The block's single exit. */
 static int continue_to(fb *F, int bi) {
+    if ((bi = jump_to(F, bi, F->out)) < 0)
+        return -1;
     F->cur->next = bi;
-    return jump_to(F, bi, F->out);
+    return 0;
 }
 
 static int reads_slot(fb *F, const dp_node *e, int k) {
@@ -913,7 +980,7 @@ static int on_stack(const fb *F, int k) {
 /* `__stack_k = None` now, for an entry slot whose value the bytecode has
  * just dropped (unless `keep` still reads it). */
 static int clear_now(fb *F, int k, const dp_node *keep) {
-    if (k < 0 || k >= F->cur->depth || F->cur->slots[k] == SLOT_NULL || F->cleared[k] || on_stack(F, k) ||
+    if (k < 0 || k >= F->cur->depth || no_var_kind(F->cur->slots[k]) || F->cleared[k] || on_stack(F, k) ||
         reads_slot(F, keep, k))
         return 0;
     dp_node *s = node(F, S_ASSIGN);
@@ -928,7 +995,7 @@ static int clear_now(fb *F, int k, const dp_node *keep) {
 static int branch(fb *F, dp_node *cond, int yes, int drop_yes, int no, int drop_no) {
     int common = F->st.n - (drop_yes > drop_no ? drop_yes : drop_no), early = 1;
     for (int k = 0; k < common && early; k++) /* slots both sides keep: stored once, first */
-        if (!is_canon(F->st.v[k], k) && F->st.v[k]->kind != X_NULL)
+        if (!is_canon(F->st.v[k], k) && !no_var(F->st.v[k]))
             early = !reads_slot(F, cond, k);
     if (early && transfer(F, common, F->out) < 0)
         return -1;
@@ -1096,8 +1163,8 @@ static int keep_handler_slots(fb *F) {
     for (int k = 0; k < F->hdepth; k++) {
         dp_node *v = F->st.v[k];
         int want = F->cur->slots[k];
-        if (want == SLOT_NULL ? v->kind != X_NULL : !is_canon(v, k)) {
-            if (want == SLOT_NULL || v->kind == X_NULL)
+        if (no_var_kind(want) ? slot_kind(v) != want : !is_canon(v, k)) {
+            if (no_var_kind(want) || no_var(v))
                 return fail(F, F->at, "a NULL moves under an exception handler's stack");
             return transfer(F, F->hdepth, F->out);
         }
@@ -1456,6 +1523,28 @@ static int is_key_expr(const dp_node *e) {
     return e->kind == E_NAME && !mark_of(e) && e != NULL;
 }
 
+/* 3.10 COPY_DICT_WITHOUT_KEYS: [s, keys] -> [s, rest], as CPython does it:
+ *     rest = {**s}
+ *     for k in keys: del rest[k]                                          */
+static int copy_dict_without_keys(fb *F) {
+    dp_node *keys = pop(F);
+    if (keys == NULL || top(F, 0) == NULL || flush(F, F->st.n) < 0 || (keys = spill(F, keys)) == NULL)
+        return -1;
+    dp_node *rest = temp(F), *k = temp(F), *copy = node(F, E_DICT), *loop = stmt(F, S_FOR);
+    dp_node *del = stmt(F, S_DELETE), *item = node(F, E_SUBSCR);
+    if (rest == NULL || k == NULL || copy == NULL || loop == NULL || del == NULL || item == NULL ||
+        dp_nodes_push(F->d->sh->ar, &copy->l1, NULL) < 0 || dc_add(F->d, &copy->l2, top(F, 0)) < 0 ||
+        emit_assign(F, rest, copy) < 0)
+        return -1;
+    item->a = rest;
+    item->b = k;
+    loop->a = k;
+    loop->b = keys;
+    if (dc_add(F->d, &del->l1, item) < 0 || emit_to(F, &loop->l1, del) < 0 || emit(F, loop) < 0)
+        return -1;
+    return push(F, rest, 0);
+}
+
 static int match_op(fb *F, const dp_instr *ins) {
     if (ins->op == IR_MATCH_KEYS) {
         dp_node *keys = top(F, 0);
@@ -1767,7 +1856,7 @@ static dp_node *cond_test(fb *F, int op, dp_node *v) {
  * their slots now, or into temporaries when the test reads those slots. */
 static int below_test(fb *F, const dp_node *test) {
     for (int k = 0; k < F->st.n; k++)
-        if (!is_canon(F->st.v[k], k) && F->st.v[k]->kind != X_NULL && reads_slot(F, test, k))
+        if (!is_canon(F->st.v[k], k) && !no_var(F->st.v[k]) && reads_slot(F, test, k))
             return flush(F, F->st.n);
     return transfer(F, F->st.n, F->out);
 }
@@ -1792,6 +1881,24 @@ static int for_iter(fb *F, int i) {
     return emit(F, tr);
 }
 
+/* The handler is over after instruction i (which ends the block): the code
+ * after it runs one level out. */
+static int leave_handler(fb *F, int i) {
+    if (transfer(F, F->st.n, F->out) < 0)
+        return -1;
+    int level = F->cur->level - 1;
+    if (level < 0) {
+        F->flat = 1;
+        level = 0;
+    }
+    F->cur->pop_except = 1;
+    int next = -1;
+    if (clear_dead(F, F->out, NULL, 1) < 0 || (next = reach(F, block_at(F, i + 1), &F->st, level, 1, i)) < 0)
+        return -1;
+    F->cur->next = next;
+    return emit(F, goto_stmt(F, next));
+}
+
 /* Leaves the block at POP_EXCEPT: the code after it runs one level out. */
 static int pop_except(fb *F, int i) {
     if (F->block_stack) { /* <= 3.10: ends the except-handler block, pops the saved exception */
@@ -1805,18 +1912,7 @@ static int pop_except(fb *F, int i) {
         if (handled_stmt(F, F->out, n, dc_none(F->d)) < 0)
             return -1;
     }
-    if (pop(F) == NULL || transfer(F, F->st.n, F->out) < 0)
-        return -1;
-    int level = F->cur->level - 1;
-    if (level < 0) {
-        F->flat = 1;
-        level = 0;
-    }
-    F->cur->pop_except = 1;
-    F->cur->next = block_at(F, i + 1);
-    if (clear_dead(F, F->out, NULL, 1) < 0 || reach(F, F->cur->next, &F->st, level, 1, i) < 0)
-        return -1;
-    return emit(F, goto_stmt(F, F->cur->next));
+    return pop(F) == NULL ? -1 : leave_handler(F, i);
 }
 
 /* RETURN_VALUE; a module or class body leaves the machine instead. */
@@ -1840,6 +1936,151 @@ static int return_value(fb *F) {
     if (!is_atom(v) && emit_expr(F, v) < 0)
         return -1;
     return emit(F, stmt(F, S_BREAK));
+}
+
+/* ------------------------------------------------------------------ 3.8 finally blocks */
+
+/* CPython 3.8 enters a finally block three ways, told apart by the top of
+ * the stack: NULL (BEGIN_FINALLY: the try body ended), a return address
+ * (CALL_FINALLY: a return, break or continue leaves the try, and the
+ * finally block goes back there) or, under an except-handler block, the six
+ * values of an exception.  Each way in is another entry stack, so reach()
+ * gives each its own copy of the finally body's blocks (3.9's compiler
+ * copies them too), and END_FINALLY, POP_FINALLY and WITH_CLEANUP_* know
+ * statically which way they were entered: NULL and return addresses are
+ * held by no variable, any other value there is an exception's type. */
+
+static dp_node *ret_node(fb *F, int target) {
+    dp_node *n = node(F, X_OPAQUE);
+    if (n) {
+        n->op = target;
+        n->op2 = MARK | M_RET;
+    }
+    return n;
+}
+
+static int push_null(fb *F) {
+    dp_node *n = node(F, X_NULL);
+    return n ? push(F, n, 0) : -1;
+}
+
+/* `break` out of the nested machine of a handler that ends here (a flat
+ * machine drops it, see unflatten). */
+static dp_node *leave_stmt(fb *F) {
+    dp_node *s = node(F, S_BREAK);
+    if (s)
+        s->op2 = MARK | M_LEAVE;
+    return s;
+}
+
+/* The except-handler block on top of the block stack ends (the handler of
+ * an exception the finally block dropped). */
+static int end_handler_block(fb *F, int i, dp_nodes *out) {
+    if (F->nsetups == 0 || F->setups[F->nsetups - 1].handler >= 0)
+        return fail(F, i, "an exception's values outside its handler");
+    int n = running_handlers(F);
+    F->nsetups--;
+    return handled_stmt(F, out, n, dc_none(F->d));
+}
+
+/* END_FINALLY: NULL goes on, a return address goes back, an exception
+ * [tb, value, type] is raised again. */
+static int end_finally(fb *F, int i) {
+    dp_node *v = pop(F), *value;
+    if (v == NULL)
+        return -1;
+    if (v->kind == X_NULL || ret_of(v) >= 0)
+        return continue_to(F, block_at(F, v->kind == X_NULL ? i + 1 : ret_of(v)));
+    if (v->kind == E_CONST) /* hand-made code: no exception type, maybe a byte offset */
+        return fail(F, i, "END_FINALLY on a constant");
+    if ((value = pop(F)) == NULL || pop(F) == NULL || flush(F, F->st.n) < 0 || clear_dead(F, F->out, value, 1) < 0)
+        return -1;
+    if (no_var(value))
+        return fail(F, i, "END_FINALLY raising a NULL");
+    return emit_raise(F, value, NULL, F->out);
+}
+
+/* POP_FINALLY preserve_tos: drops what entered the finally block from under
+ * the value on top (if preserved); dropping an exception ends its handler. */
+static int pop_finally(fb *F, int i) {
+    dp_node *keep = NULL, *v;
+    if (flush(F, F->st.n) < 0 || (F->d->in[i].arg && (keep = pop(F)) == NULL) || (v = pop(F)) == NULL)
+        return -1;
+    int exc = !no_var(v);
+    for (int q = 0; exc && q < 5; q++)
+        if (pop(F) == NULL)
+            return -1;
+    if ((exc && end_handler_block(F, i, F->out) < 0) || (keep && push(F, keep, 0) < 0))
+        return -1;
+    return exc ? leave_handler(F, i) : continue_to(F, block_at(F, i + 1));
+}
+
+/* WITH_CLEANUP_START calls __exit__, found below what entered the block:
+ *   [exit, NULL] -> [NULL, None, exit(None, None, None)]
+ *   [exit, 3 saved, tb, value, type]
+ *       -> [3 saved, NULL, tb, value, type, type, exit(type, value, tb)] */
+static int with_cleanup_start(fb *F, int i) {
+    dp_node *v = top(F, 0);
+    if (v == NULL || flush(F, F->st.n) < 0)
+        return -1;
+    int n = F->st.n, exc = !no_var(v), below = exc ? 7 : 2;
+    if (ret_of(v) >= 0 || n < below || no_var(F->st.v[n - below]))
+        return fail(F, i, "WITH_CLEANUP_START without a with block's values");
+    dp_node *c = node(F, E_CALL);
+    if (c == NULL)
+        return -1;
+    c->a = F->st.v[n - below];
+    for (int k = 0; k < 3; k++)
+        if (dc_add(F->d, &c->l1, exc ? F->st.v[n - 1 - k] : dc_none(F->d)) < 0)
+            return -1;
+    dp_node *res = spill(F, c); /* __exit__ runs now */
+    if (res == NULL)
+        return -1;
+    if (!exc) {
+        F->st.n = n - 2;
+        return (push_null(F) < 0 || push(F, dc_none(F->d), 0) < 0) ? -1 : push(F, res, 0);
+    }
+    for (int k = n - 7; k < n - 4; k++) {
+        F->st.v[k] = F->st.v[k + 1];
+        F->dep[k] = 0;
+    }
+    if ((F->st.v[n - 4] = node(F, X_NULL)) == NULL)
+        return -1;
+    F->dep[n - 4] = 0;
+    return (push(F, v, 0) < 0) ? -1 : push(F, res, 0);
+}
+
+/* WITH_CLEANUP_FINISH: [.., exc, result] -> [..]; when exc is an exception
+ * and __exit__ returned true, the exception is swallowed: its handler ends,
+ * the stack is cut below its 3 saved values and NULL pushed. */
+static int with_cleanup_finish(fb *F, int i) {
+    dp_node *res = pop(F), *exc = res ? pop(F) : NULL;
+    if (exc == NULL || flush(F, F->st.n) < 0)
+        return -1;
+    int next = block_at(F, i + 1);
+    if (dc_is_const_kind(exc, DP_CONST_NONE))
+        return (!is_atom(res) && emit_expr(F, res) < 0) ? -1 : continue_to(F, next);
+    int n = F->st.n, exit_level = F->exit_level;
+    if (n < 7)
+        return fail(F, i, "WITH_CLEANUP_FINISH without an exception's values");
+    dp_node *s = stmt(F, S_IF);
+    dc_stack saved = {0};
+    if (s == NULL || clear_dead(F, F->out, res, 1) < 0 || (s->a = lower(F, res, 0)) == NULL ||
+        dc_stack_copy(F->d, &saved, &F->st) < 0)
+        return -1;
+    F->st.n = n - 7;
+    if ((F->exit_level = F->cur->level - 1) < 0) {
+        F->flat = 1;
+        F->exit_level = 0;
+    }
+    if (end_handler_block(F, i, &s->l1) < 0 || push_null(F) < 0 || jump_to(F, next, &s->l1) < 0 ||
+        emit_to(F, &s->l1, leave_stmt(F)) < 0)
+        return -1;
+    F->nsetups++;
+    F->exit_level = exit_level;
+    if (dc_stack_copy(F->d, &F->st, &saved) < 0 || jump_to(F, next, &s->l2) < 0)
+        return -1;
+    return emit(F, s);
 }
 
 static int unsupported(fb *F, int i) {
@@ -1969,6 +2210,18 @@ static int instr(fb *F, int i, int *next) {
         return 0;
     case IR_WITH_EXCEPT_START:
         return with_except_start(F);
+    case IR_BEGIN_FINALLY:
+        return push_null(F);
+    case IR_CALL_FINALLY:
+        return (push(F, ret_node(F, i + 1), 0) < 0 || continue_to(F, block_at(F, ins->target)) < 0) ? -1 : 1;
+    case IR_END_FINALLY:
+        return end_finally(F, i) < 0 ? -1 : 1;
+    case IR_POP_FINALLY:
+        return pop_finally(F, i) < 0 ? -1 : 1;
+    case IR_WITH_CLEANUP_START:
+        return with_cleanup_start(F, i);
+    case IR_WITH_CLEANUP_FINISH:
+        return with_cleanup_finish(F, i) < 0 ? -1 : 1;
     case IR_BEFORE_WITH: case IR_BEFORE_ASYNC_WITH:
         return before_with(F, ins->op == IR_BEFORE_ASYNC_WITH);
     case IR_GET_AITER:
@@ -1983,6 +2236,8 @@ static int instr(fb *F, int i, int *next) {
         return end_async_for(F);
     case IR_MATCH_MAPPING: case IR_MATCH_SEQUENCE: case IR_MATCH_KEYS: case IR_MATCH_CLASS: case IR_GET_LEN:
         return match_op(F, ins);
+    case IR_COPY_DICT_WITHOUT_KEYS:
+        return copy_dict_without_keys(F);
     case IR_RETURN_VALUE:
         return return_value(F) < 0 ? -1 : 1;
     case IR_RAISE: {
@@ -2046,7 +2301,9 @@ static int entry_stack(fb *F, fb_block *b) {
     F->st.n = 0;
     for (int k = 0; k < b->depth; k++) {
         static const int flags[] = {0, 0, M_SAVED, M_SAVED | M_CELL_SAVED};
-        dp_node *v = b->slots[k] == SLOT_NULL ? node(F, X_NULL) : canon(F, k, flags[b->slots[k]]);
+        int kind = b->slots[k];
+        dp_node *v = kind == SLOT_NULL ? node(F, X_NULL) : kind >= SLOT_RET ? ret_node(F, kind - SLOT_RET)
+                                                                              : canon(F, k, flags[kind]);
         if (push(F, v, 0) < 0)
             return -1;
     }
@@ -2063,6 +2320,7 @@ static int cannot_raise(int op) {
     case IR_RETURN_GENERATOR: case IR_LOAD_ASSERTION_ERROR: case IR_BUILD_TUPLE: case IR_BUILD_LIST:
     case IR_STORE_DEREF: case IR_POP_JUMP_IF_NONE: case IR_POP_JUMP_IF_NOT_NONE: case IR_LIST_APPEND:
     case IR_LOAD_FAST_AND_CLEAR: case IR_SETUP_FINALLY: case IR_SETUP_ASYNC_WITH: case IR_POP_BLOCK:
+    case IR_BEGIN_FINALLY: case IR_CALL_FINALLY: case IR_POP_FINALLY:
         return 1;
     default:
         return 0;
@@ -2074,6 +2332,21 @@ static int block_can_raise(const fb *F, const fb_block *b) {
         if (!cannot_raise(F->d->in[i].op))
             return 1;
     return 0;
+}
+
+/* Block b's exceptions go to handler block h (-1: error), a copy of the
+ * handler of b's entry that other blocks may not share (3.8). */
+static int bind_handler(fb *F, fb_block *b, int h) {
+    if (h < 0)
+        return -1;
+    const fb_exc *e = &F->ex[b->exc];
+    if (e->block == h)
+        return 0;
+    if (e->block < 0) {
+        F->ex[b->exc].block = h;
+        return 0;
+    }
+    return (b->exc = exc_entry(F, e->target, e->depth, e->lasti, e->six, h)) < 0 ? -1 : 0;
 }
 
 /* The handler of block b is reached with the stack cut to the entry's depth,
@@ -2092,7 +2365,7 @@ static int reach_handler(fb *F, fb_block *b, int setup) {
         if (dc_push(F->d, &st, dc_none(F->d)) < 0)
             return -1;
     if (!e->six)
-        return reach(F, block_at(F, e->target), &st, b->level, 0, b->start);
+        return bind_handler(F, b, reach(F, block_at(F, e->target), &st, b->level, 0, b->start));
     /* the unwinding pops the blocks above the SETUP and the SETUP itself, and
      * the handler runs under an except-handler block */
     fb_setup *mine = F->setups, *theirs = dp_alloc_array(F->d->sh->ar, (size_t)setup + 1, sizeof *theirs);
@@ -2107,7 +2380,7 @@ static int reach_handler(fb *F, fb_block *b, int setup) {
     F->setups = mine;
     F->nsetups = n;
     F->setupcap = cap;
-    return r;
+    return bind_handler(F, b, r);
 }
 
 static int translate(fb *F, int bi) {
@@ -2129,7 +2402,7 @@ static int translate(fb *F, int bi) {
     while (setup >= 0 && F->setups[setup].handler < 0)
         setup--;
     if (F->block_stack && setup >= 0 &&
-        (b->exc = exc_entry(F, F->setups[setup].handler, F->setups[setup].level, 0, 1)) < 0)
+        (b->exc = exc_entry(F, F->setups[setup].handler, F->setups[setup].level, 0, 1, -1)) < 0)
         return -1;
     F->hdepth = 0;
     if (b->exc >= 0 && !block_can_raise(F, b))
@@ -2170,6 +2443,7 @@ static int ends_block(int op) {
     case IR_POP_JUMP_IF_NOT_NONE: case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP: case IR_FOR_ITER:
     case IR_RETURN_VALUE: case IR_RAISE: case IR_RERAISE: case IR_POP_EXCEPT: case IR_PUSH_EXC_INFO:
     case IR_SETUP_FINALLY: case IR_SETUP_WITH: case IR_SETUP_ASYNC_WITH: case IR_POP_BLOCK:
+    case IR_CALL_FINALLY: case IR_END_FINALLY: case IR_POP_FINALLY: case IR_WITH_CLEANUP_FINISH:
         return 1;
     default:
         return 0;
@@ -2203,7 +2477,7 @@ static int split_blocks(fb *F) {
         const dp_exc_entry *e = &d->f.exc[k];
         if (e->start < 0 || e->end > n || e->start > e->end || e->target < 0 || e->target >= n || e->depth < 0)
             return fail(F, -1, "bad exception table entry");
-        int x = exc_entry(F, e->target, e->depth, e->lasti != 0, 0);
+        int x = exc_entry(F, e->target, e->depth, e->lasti != 0, 0, -1);
         if (x < 0)
             return -1;
         lead[e->start] = lead[e->end] = lead[e->target] = 1;
@@ -2212,8 +2486,12 @@ static int split_blocks(fb *F) {
     }
     for (int i = 0; i < n; i++)
         F->nb += lead[i];
-    F->b = dp_alloc_array(ar, (size_t)F->nb, sizeof *F->b);
-    F->work = dp_alloc_array(ar, (size_t)F->nb, sizeof *F->work);
+    /* 3.8 copies the blocks of finally bodies: a few times each at most in
+     * compiler output, and never more than this */
+    F->bcap = F->nb + (d->code->py_minor == 8 ? 3 * F->nb + 256 : 0);
+    F->copy_budget = 16L * n + 4096;
+    F->b = dp_alloc_array(ar, (size_t)F->bcap, sizeof *F->b);
+    F->work = dp_alloc_array(ar, (size_t)F->bcap, sizeof *F->work);
     if (F->b == NULL || F->work == NULL)
         return oom(F);
     int k = -1;
@@ -2225,6 +2503,7 @@ static int split_blocks(fb *F) {
             b->exc = exc_of[i];
             b->id = -1;
             b->next = -1;
+            b->copy = -1;
             F->block_of[i] = k;
         }
         F->b[k].end = i + 1;
@@ -2338,7 +2617,9 @@ static int enter_state(fb *F, int h) {
     return 0;
 }
 
-static int handler_of(const fb *F, int entry) { return F->block_of[F->ex[entry].target]; }
+static int handler_of(const fb *F, int entry) {
+    return F->ex[entry].block >= 0 ? F->ex[entry].block : F->block_of[F->ex[entry].target];
+}
 
 /* Can the exception re-raised by glue block r be routed inline from a
  * clause of `level`?  (A handler entering a nested machine can only be
@@ -2532,19 +2813,29 @@ static int escape_to_pending(fb *F, int level, const int *raisers, int n, dp_nod
 
 /* A block's statements for its machine: in a nested machine the handler
  * bookkeeping of flat ones goes, and a re-raise of the handled exception is
- * a bare `raise`. */
+ * a bare `raise`; a flat machine drops the `break` that leaves a nested one
+ * (also in the branches of an if: WITH_CLEANUP_FINISH). */
 static int unflatten(fb *F, const dp_nodes *body, dp_nodes *out) {
-    if (F->flat || !F->block_stack) {
+    if (!F->block_stack) {
         *out = *body;
         return 0;
     }
     for (int k = 0; k < body->n; k++) {
         dp_node *st = body->v[k];
-        if (st->op2 == (MARK | M_HANDLED)) {
+        if (st->op2 == (MARK | M_LEAVE) && F->flat)
+            continue;
+        if (st->op2 == (MARK | M_HANDLED) && !F->flat) {
             if (st->kind == S_ASSIGN)
                 continue;
             if ((st = node(F, S_RAISE)) == NULL) /* bare */
                 return -1;
+        }
+        if (st->kind == S_IF) {
+            dp_nodes yes = {0}, no = {0};
+            if (unflatten(F, &st->l1, &yes) < 0 || unflatten(F, &st->l2, &no) < 0)
+                return -1;
+            st->l1 = yes;
+            st->l2 = no;
         }
         if (dc_add(F->d, out, st) < 0)
             return -1;
@@ -2668,8 +2959,10 @@ static void check_nesting(fb *F) {
         if (b->level > MAX_LEVELS || (F->d->in[b->start].op == IR_PUSH_EXC_INFO && b->from_normal))
             F->flat = 1;
     }
-    for (int k = 0; k < F->nex && !F->flat; k++) { /* 3.9/3.10 handlers start a level */
-        const fb_block *h = &F->b[handler_of(F, k)];
+    for (int k = 0; k < F->nex && !F->flat; k++) { /* 3.8-3.10 handlers start a level */
+        if (F->ex[k].block < 0) /* no block raises into it */
+            continue;
+        const fb_block *h = &F->b[F->ex[k].block];
         if (F->ex[k].six && h->from_normal)
             F->flat = 1;
     }

@@ -161,6 +161,8 @@ typedef enum dp_irop {
     IR_MATCH_CLASS,       /* [subject, cls, names] -> [attrs or None]; arg = positional count */
     IR_MATCH_MAPPING, IR_MATCH_SEQUENCE, /* [s] -> [s, bool] */
     IR_MATCH_KEYS,        /* [s, keys] -> [s, keys, values or None] */
+    IR_COPY_DICT_WITHOUT_KEYS, /* 3.10: [s, keys] -> [s, rest], rest = {**s} without keys
+                                  (3.11+ spell it BUILD_MAP, DICT_UPDATE, DELETE_SUBSCR) */
     IR_GET_LEN,           /* [s] -> [s, len] */
     IR_OP_COUNT
 } dp_irop;

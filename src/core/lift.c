@@ -616,6 +616,7 @@ static const op_map SIMPLE[DPO_COUNT] = {
     [DPO_MATCH_MAPPING] = {IR_MATCH_MAPPING, K_PLAIN, 0, 0},
     [DPO_MATCH_SEQUENCE] = {IR_MATCH_SEQUENCE, K_PLAIN, 0, 0},
     [DPO_GET_LEN] = {IR_GET_LEN, K_PLAIN, 0, 0},
+    [DPO_COPY_DICT_WITHOUT_KEYS] = {IR_COPY_DICT_WITHOUT_KEYS, K_PLAIN, 0, 0},
 };
 
 static int lift_simple(lifter *L, const dinstr *di, const op_map *m) {
@@ -1119,9 +1120,7 @@ static int lift_one(lifter *L, int32_t i) {
     case DPO_MATCH_CLASS:
     case DPO_MATCH_KEYS: return lift_match(L, di);
     default:
-        /* Instrumented/specialized forms never appear in co_code; the rest
-         * (3.10 COPY_DICT_WITHOUT_KEYS, ...)
-         * have no IR form yet. */
+        /* Instrumented/specialized forms never appear in co_code. */
         return dp_fail(L->err, di->start, "unsupported opcode %s in Python 3.%d code",
                        dp_opname_str[di->op], L->minor);
     }

@@ -483,6 +483,71 @@ static int sequence(mp *m, cell *x) {
     return 0;
 }
 
+/* 3.10 reads the parts of a class or mapping pattern by subscripting the
+ * matched values (`vals`, on top: `COPY 1; LOAD_CONST k; BINARY_SUBSCR`),
+ * in order, and skips the wildcards; `vals` is popped after the last one
+ * (that POP_TOP is taken here: the junk below it is not the pattern's). */
+static int subscripted_parts(mp *m, cell *vals, int count, cell **parts) {
+    const dc *d = m->d;
+    memset(parts, 0, (size_t)count * sizeof *parts);
+    vals->junk = 0;
+    for (int last = -1;;) {
+        if (settle(m) < 0)
+            return -1;
+        if (op_at(d, m->p) == IR_POP_TOP && top(m) == vals) {
+            pop(m);
+            m->p++;
+            break;
+        }
+        int q = m->p, pos = small_int(d, q + 1);
+        if (op_at(d, q) != IR_COPY || d->in[q].arg != 1 || top(m) != vals || op_at(d, q + 2) != IR_BINARY_SUBSCR)
+            break;
+        if (pos <= last || pos >= count)
+            return -1;
+        m->p = q + 3;
+        if ((parts[pos] = new_cell(m, 0)) == NULL || push(m, parts[pos]) < 0 || pattern(m, parts[pos]) < 0)
+            return -1;
+        last = pos;
+    }
+    vals->junk = 1;
+    for (int k = 0; k < count; k++)
+        if (parts[k] == NULL && (parts[k] = new_cell(m, 0)) == NULL)
+            return -1;
+    return 0;
+}
+
+/* The values a class or mapping pattern matched (`vals`, a junk cell on
+ * top, None when the match failed): the failure test, then each value
+ * matched against its sub-pattern (parts[k]).  3.11+ tests with
+ * `COPY 1; POP_JUMP_IF_NONE` and unpacks; 3.10 pushed a flag, which lift.c
+ * spells `COPY 1; LOAD_CONST None; IS not`, and subscripts. */
+static int matched_parts(mp *m, cell *vals, int count, cell **parts) {
+    const dc *d = m->d;
+    int q = m->p;
+    if (op_at(d, q) != IR_COPY || d->in[q].arg != 1)
+        return -1;
+    if (d->code->py_minor == 10) {
+        const dp_const *none = op_at(d, q + 1) == IR_LOAD_CONST ? d->in[q + 1].cst : NULL;
+        if (none == NULL || none->kind != DP_CONST_NONE || op_at(d, q + 2) != IR_IS || d->in[q + 2].arg != 1 || op_at(d, q + 3) != IR_POP_JUMP_IF_FALSE)
+            return -1;
+        m->p = q + 3;
+        return add_fail(m) < 0 ? -1 : subscripted_parts(m, vals, count, parts);
+    }
+    if (op_at(d, q + 1) != IR_POP_JUMP_IF_NONE || op_at(d, q + 2) != IR_UNPACK_SEQUENCE || d->in[q + 2].arg != count)
+        return -1;
+    m->p = q + 1;
+    if (add_fail(m) < 0)
+        return -1;
+    m->p++;
+    pop(m);
+    if (unpack_cells(m, parts, count) < 0)
+        return -1;
+    for (int k = 0; k < count; k++)
+        if (pattern(m, parts[k]) < 0)
+            return -1;
+    return 0;
+}
+
 /* {key: p, ..., **rest}; x (on top) is the subject. */
 static int mapping(mp *m, cell *x) {
     dc *d = m->d;
@@ -526,27 +591,29 @@ static int mapping(mp *m, cell *x) {
     }
     if (map->l1.n != cnt)
         return -1;
-    /* MATCH_KEYS; COPY 1; POP_JUMP_IF_NONE fail; UNPACK_SEQUENCE cnt */
     cell *kc = new_cell(m, 1), *vals = new_cell(m, 1);
     if (kc == NULL || vals == NULL || push(m, kc) < 0 || push(m, vals) < 0)
         return -1;
     m->p++;
-    if (op_at(d, m->p) != IR_COPY || d->in[m->p].arg != 1 || op_at(d, m->p + 1) != IR_POP_JUMP_IF_NONE ||
-        op_at(d, m->p + 2) != IR_UNPACK_SEQUENCE || d->in[m->p + 2].arg != cnt)
-        return -1;
-    m->p++;
-    if (add_fail(m) < 0)
-        return -1;
-    m->p++;
-    pop(m);
     cell **parts = cell_array(m, cnt);
-    if (parts == NULL || unpack_cells(m, parts, cnt) < 0)
+    if (parts == NULL || matched_parts(m, vals, cnt, parts) < 0)
         return -1;
     for (int k = 0; k < cnt; k++)
-        if (dc_add(d, &map->l2, parts[k]->node) < 0 || pattern(m, parts[k]) < 0)
+        if (dc_add(d, &map->l2, parts[k]->node) < 0)
             return -1;
     if (settle(m) < 0)
         return -1;
+    /* 3.10 **rest: `COPY_DICT_WITHOUT_KEYS; ROT_TWO; POP_TOP` (the subject) */
+    if (op_at(d, m->p) == IR_COPY_DICT_WITHOUT_KEYS && m->n >= 2 && top(m) == kc && m->v[m->n - 2] == x) {
+        cell *rest = new_cell(m, 0);
+        if (rest == NULL)
+            return -1;
+        m->v[m->n - 1] = rest;
+        m->p++;
+        x->junk = 1;
+        map->a = rest->node;
+        return 0;
+    }
     /* **rest (ours when our keys are on top, with our subject below them) */
     if (op_at(d, m->p) != IR_BUILD_MAP || d->in[m->p].arg != 0 || m->n < 2 || top(m) != kc || m->v[m->n - 2] != x) {
         x->junk = 1; /* with the keys, popped by the POP_TOPs that follow */
@@ -616,16 +683,8 @@ static int value_or_class(mp *m, cell *x) {
     if (push(m, attrs) < 0)
         return -1;
     m->p++;
-    if (op_at(d, m->p) != IR_COPY || d->in[m->p].arg != 1 || op_at(d, m->p + 1) != IR_POP_JUMP_IF_NONE ||
-        op_at(d, m->p + 2) != IR_UNPACK_SEQUENCE || d->in[m->p + 2].arg != count)
-        return -1;
-    m->p++;
-    if (add_fail(m) < 0)
-        return -1;
-    m->p++;
-    pop(m);
     cell **parts = cell_array(m, count);
-    if (parts == NULL || unpack_cells(m, parts, count) < 0)
+    if (parts == NULL || matched_parts(m, attrs, count, parts) < 0)
         return -1;
     for (int k = 0; k < count; k++) {
         dp_node *slot = parts[k]->node;
@@ -637,7 +696,7 @@ static int value_or_class(mp *m, cell *x) {
             kw->a = slot;
             slot = kw;
         }
-        if (dc_add(d, k < npos ? &pc->l1 : &pc->l2, slot) < 0 || pattern(m, parts[k]) < 0)
+        if (dc_add(d, k < npos ? &pc->l1 : &pc->l2, slot) < 0)
             return -1;
     }
     return 0;

@@ -40,7 +40,7 @@ dp_node *dc_stmt(dc *d, int kind, int at) {
     return n;
 }
 
-static int is_jump(int op) {
+int dc_is_jump(int op) {
     return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE ||
            op == IR_POP_JUMP_IF_NONE || op == IR_POP_JUMP_IF_NOT_NONE ||
            op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP;
@@ -69,7 +69,7 @@ static int ends_stmt(const dc *d, int i) {
     }
 }
 
-static int is_cond_jump(int op) { return is_jump(op) && op != IR_JUMP; }
+static int is_cond_jump(int op) { return dc_is_jump(op) && op != IR_JUMP; }
 
 static int same_node(const dp_node *a, const dp_node *b);
 
@@ -651,7 +651,7 @@ static int is_except_cleanup(const dc *d, int i, int end) {
 }
 
 /* Is [i, i + len) a copy of the finally body `ops`? */
-static int is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len) {
+int dc_is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len) {
     if (ops == NULL || len <= 0 || i + len > end)
         return 0;
     int base = (int)(ops - d->in);
@@ -661,7 +661,7 @@ static int is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len)
             (a->name != b->name && (a->name == NULL || b->name == NULL || strcmp(a->name, b->name) != 0)))
             return 0;
         /* jumps inside the copy keep their relative layout */
-        if (is_jump(a->op) && a->target - i != b->target - base)
+        if (dc_is_jump(a->op) && a->target - i != b->target - base)
             return 0;
     }
     return 1;
@@ -670,10 +670,10 @@ static int is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len)
 /* A copy of an enclosing finally body starting at i (CPython inlines the
  * finally block before every exit of the try body): its length, or 0. */
 static int any_finally_copy(const dc *d, int i, int end) {
-    if (is_copy_of(d, i, end, d->fin_ops, d->fin_len))
+    if (dc_is_copy_of(d, i, end, d->fin_ops, d->fin_len))
         return d->fin_len;
     for (int k = d->nfin_outer - 1; k >= 0; k--)
-        if (is_copy_of(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len))
+        if (dc_is_copy_of(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len))
             return d->fin_outer[k].len;
     return 0;
 }
@@ -785,23 +785,30 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
 
 /* The last backward jump to `head` inside [head, end), or -1. */
 static int back_edge(dc *d, int head, int end) {
-    /* the last jump back to each instruction, found in one pass: a scan
-     * per jump target made the structurer quadratic */
-    if (d->last_back == NULL && (d->last_back = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof(int))) != NULL) {
-        for (int t = 0; t <= d->n; t++)
+    /* the jumps back to each instruction, chained in one pass (a scan per
+     * jump target made the structurer quadratic): last_back[t] is the last
+     * jump back to t, last_back[n + 1 + j] the one before jump j, or -1 */
+    if (d->last_back == NULL && (d->last_back = dp_alloc_array(d->sh->ar, 2 * (size_t)d->n + 1, sizeof(int))) != NULL) {
+        for (int t = 0; t < 2 * d->n + 1; t++)
             d->last_back[t] = -1;
         for (int j = 0; j < d->n; j++)
-            if (is_jump(d->in[j].op) && d->in[j].target >= 0 && d->in[j].target <= j)
+            if (dc_is_jump(d->in[j].op) && d->in[j].target >= 0 && d->in[j].target <= j) {
+                d->last_back[d->n + 1 + j] = d->last_back[d->in[j].target];
                 d->last_back[d->in[j].target] = j;
+            }
     }
     /* (a jump already consumed is none: 3.12+ ends a cold with or except
      * handler, placed after the code, with a jump back to where the
      * statement continues) */
-    if (d->last_back != NULL && d->last_back[head] < end && !d->seen[d->last_back[head]])
-        return d->last_back[head];
-    int found = -1; /* the last one lies past `end` or was consumed (or no memory): look inside */
+    if (d->last_back != NULL) {
+        for (int j = d->last_back[head]; j >= 0; j = d->last_back[d->n + 1 + j])
+            if (j < end && !d->seen[j])
+                return j;
+        return -1;
+    }
+    int found = -1; /* no memory for the chains: look inside */
     for (int j = head; j < end; j++)
-        if (is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j])
+        if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j])
             found = j;
     return found;
 }
@@ -893,7 +900,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
          * the code after it is the try body's normal exit: the body ends
          * here (try.c takes the copy), even where the exception table
          * covers code further on (an except clause placed later) */
-        if (st->n <= base && d->code->py_minor >= 12 && is_copy_of(d, i, end, d->fin_ops, d->fin_len) &&
+        if (st->n <= base && d->code->py_minor >= 12 && dc_is_copy_of(d, i, end, d->fin_ops, d->fin_len) &&
             copy_falls_through(d, i + d->fin_len, end))
             break;
         /* CPython inlines the finally body before every exit of the try body,
@@ -933,7 +940,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             }
             if (ins->op != IR_FOR_ITER && d->nref[i] > 0) {
                 int last = back_edge(d, i, end);
-                if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1)) {
+                /* (3.8-3.10: a try or with opened here whose handler lies past
+                 * that jump does not end there: the jump is a `continue` of
+                 * the loop whose body starts with the try) */
+                int setup = ins->op == IR_SETUP_FINALLY || ins->op == IR_SETUP_WITH || ins->op == IR_SETUP_ASYNC_WITH;
+                if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1) &&
+                    !(setup && ins->target > last)) {
                     int r = while_without_bottom_test(d, i, last, end, st, out, &next);
                     if (r < 0 || (r == 0 && while_true(d, i, last, end, exit, st, out, &next) < 0))
                         goto fail;
@@ -1251,7 +1263,7 @@ static int find_loop_exit(dc *d, int from, int to, int after) {
     int brk = after;
     for (int j = from; j < to; j++) {
         const dp_instr *x = &d->in[j];
-        if (is_jump(x->op) && x->target > brk && x->target > to)
+        if (dc_is_jump(x->op) && x->target > brk && x->target > to)
             brk = x->target;
     }
     return brk;
@@ -1629,7 +1641,7 @@ static int same_bottom_test(const dc *d, const seg *s, int k, int bottom, int ju
         if (x->op != y->op || x->arg != y->arg || x->cst != y->cst ||
             (x->name != y->name && (x->name == NULL || y->name == NULL || strcmp(x->name, y->name) != 0)))
             return 0;
-        if (!is_jump(x->op))
+        if (!dc_is_jump(x->op))
             continue;
         int t = x->target, u = y->target;
         int same = (t == F && same_exit(d, u, F)) || (t == B && (u == B || u == jump_at)) ||

@@ -7,68 +7,195 @@
 
 #include "dc.h"
 
+/* Lookups built once per code object: finding the try that starts at an
+ * instruction, the table entries of a handler, the copies of an exit or the
+ * jumps past a with then costs what is found instead of a scan of every
+ * handler, entry or instruction, which made functions of thousands of try
+ * statements quadratic. */
+struct dc_try_index {
+    /* built with the handlers (find_handlers) */
+    int *entry_first; /* per instruction: an exception-table entry targeting it, -1 */
+    int *entry_next;  /* per entry: the next entry with the same target, -1 */
+    int *handler_at;  /* per instruction: the index in d->handlers of its handler, -1 */
+    int *start_first; /* per instruction: a handler whose protected range starts there, -1 */
+    int *start_next;  /* per handler: the next one whose range starts at the same place, -1 */
+    int *returns;     /* where the RETURN_VALUEs are, ascending (built on first use) */
+    int nreturns;
+    int *jumps;       /* where the JUMPs are, by ascending target (built on first use) */
+    int njumps;
+};
+
+static struct dc_try_index *try_index(dc *d) {
+    if (d->try_index == NULL && (d->try_index = dp_alloc(d->sh->ar, sizeof *d->try_index)) == NULL)
+        dc_fail(d, -1, "out of memory");
+    return d->try_index;
+}
+
 static int is_handler_start(const dc *d, int at) {
     return at >= 0 && at < d->n && d->in[at].op == IR_PUSH_EXC_INFO;
 }
 
-/* Builds d->handlers once per code object. */
+static int *int_array(dc *d, int n, int fill) {
+    int *a = dp_alloc_array(d->sh->ar, (size_t)n, sizeof *a);
+    for (int k = 0; a != NULL && k < n; k++)
+        a[k] = fill;
+    return a;
+}
+
+/* The handler whose try protects handler h's code (k = 0) or the cleanup
+ * block protecting that code (k = 1), or -1. */
+static int protector(const dc *d, const struct dc_try_index *ix, int h, int k) {
+    int c = d->handler[d->handlers[h].at];
+    if (k == 1 && c >= 0)
+        c = d->handler[c];
+    int p = c >= 0 ? ix->handler_at[c] : -1;
+    return p == h ? -1 : p;
+}
+
+/* Files each handler under the start of its protected range. */
+static void index_starts(dc *d, struct dc_try_index *ix) {
+    for (int p = 0; p <= d->n; p++)
+        ix->start_first[p] = -1;
+    for (int h = 0; h < d->nhandlers; h++) {
+        int s = d->handlers[h].start;
+        ix->start_next[h] = ix->start_first[s];
+        ix->start_first[s] = h;
+    }
+}
+
+/* A try protects the handlers of the tries nested in its body, so its range
+ * starts no later than theirs: each range grows to the earliest start of
+ * the handlers it protects, directly or through others.  Taking the starts
+ * from the earliest on and spreading each to the handlers that protect it,
+ * every handler is set once, by the first start that reaches it. */
+static int nest_starts(dc *d, struct dc_try_index *ix) {
+    int nh = d->nhandlers;
+    unsigned char *done = dp_alloc(d->sh->ar, (size_t)nh);
+    int *todo = int_array(d, nh, -1);
+    if (done == NULL || todo == NULL)
+        return dc_fail(d, -1, "out of memory");
+    index_starts(d, ix);
+    for (int p = 0; p <= d->n; p++)
+        for (int h = ix->start_first[p]; h >= 0; h = ix->start_next[h]) {
+            if (done[h])
+                continue;
+            done[h] = 1;
+            int ntodo = 0;
+            todo[ntodo++] = h;
+            while (ntodo > 0) {
+                int y = todo[--ntodo];
+                for (int k = 0; k < 2; k++) {
+                    int a = protector(d, ix, y, k);
+                    if (a >= 0 && !done[a]) {
+                        done[a] = 1;
+                        d->handlers[a].start = p;
+                        todo[ntodo++] = a;
+                    }
+                }
+            }
+        }
+    index_starts(d, ix); /* with the grown ranges */
+    return 0;
+}
+
+/* Builds d->handlers and the lookups once per code object. */
 static int find_handlers(dc *d) {
     if (d->handlers != NULL || d->f.nexc == 0)
         return 0;
-    d->handlers = dp_alloc_array(d->sh->ar, (size_t)d->f.nexc, sizeof *d->handlers);
-    if (d->handlers == NULL)
+    struct dc_try_index *ix = try_index(d);
+    dc_handler *hs = dp_alloc_array(d->sh->ar, (size_t)d->f.nexc, sizeof *hs);
+    if (ix == NULL || hs == NULL || (ix->entry_first = int_array(d, d->n + 1, -1)) == NULL ||
+        (ix->entry_next = int_array(d, d->f.nexc, -1)) == NULL ||
+        (ix->handler_at = int_array(d, d->n + 1, -1)) == NULL ||
+        (ix->start_first = int_array(d, d->n + 1, -1)) == NULL ||
+        (ix->start_next = int_array(d, d->f.nexc, -1)) == NULL)
         return dc_fail(d, -1, "out of memory");
+    int nh = 0;
     for (int k = 0; k < d->f.nexc; k++) {
         const dp_exc_entry *e = &d->f.exc[k];
+        ix->entry_next[k] = ix->entry_first[e->target];
+        ix->entry_first[e->target] = k;
         /* (code stepped over, a comprehension's cleanup, is no part of a try) */
         if (!is_handler_start(d, e->target) || d->skip_to[e->start] >= e->end)
             continue;
-        int h = 0;
-        while (h < d->nhandlers && d->handlers[h].at != e->target)
-            h++;
-        if (h == d->nhandlers) {
-            d->handlers[h].at = e->target;
-            d->handlers[h].start = e->start;
-            d->handlers[h].end = e->end;
-            d->handlers[h].opened = 0;
-            d->nhandlers++;
+        int h = ix->handler_at[e->target];
+        if (h < 0) {
+            h = ix->handler_at[e->target] = nh++;
+            hs[h].at = e->target;
+            hs[h].start = e->start;
+            hs[h].end = e->end;
         }
-        if (e->start < d->handlers[h].start)
-            d->handlers[h].start = e->start;
-        if (e->end > d->handlers[h].end)
-            d->handlers[h].end = e->end;
+        if (e->start < hs[h].start)
+            hs[h].start = e->start;
+        if (e->end > hs[h].end)
+            hs[h].end = e->end;
     }
-    /* a try protects the handlers of the tries nested in its body */
-    for (int round = 0, changed = 1; changed && round <= d->nhandlers; round++) {
-        changed = 0;
-        for (int a = 0; a < d->nhandlers; a++)
-            for (int b = 0; b < d->nhandlers; b++) {
-                dc_handler *A = &d->handlers[a], *B = &d->handlers[b];
-                /* B's handler code, or the cleanup block protecting it, is in A's try */
-                int cleanup = d->handler[B->at];
-                int inside = d->handler[B->at] == A->at || (cleanup >= 0 && d->handler[cleanup] == A->at);
-                if (a != b && inside && B->start < A->start) {
-                    A->start = B->start;
-                    changed = 1;
-                }
-            }
+    d->handlers = hs;
+    d->nhandlers = nh;
+    if (nest_starts(d, ix) < 0) {
+        d->handlers = NULL; /* (the lookups are not complete) */
+        d->nhandlers = 0;
+        return -1;
     }
     return 0;
 }
 
+/* (d->handlers is set once the lookups are complete) */
 static dc_handler *handler_at(dc *d, int at) {
-    for (int h = 0; h < d->nhandlers; h++)
-        if (d->handlers[h].at == at)
-            return &d->handlers[h];
-    return NULL;
+    int h = d->handlers != NULL && at >= 0 && at < d->n ? d->try_index->handler_at[at] : -1;
+    return h >= 0 ? &d->handlers[h] : NULL;
 }
 
 /* Is `at` the target of any exception-table entry? */
 static int is_exc_target(const dc *d, int at) {
-    for (int k = 0; k < d->f.nexc; k++)
-        if (d->f.exc[k].target == at)
-            return 1;
-    return 0;
+    return d->handlers != NULL && at >= 0 && at < d->n && d->try_index->entry_first[at] >= 0;
+}
+
+const int *dc_returns(dc *d, int *count) {
+    struct dc_try_index *ix = try_index(d);
+    *count = 0;
+    if (ix == NULL)
+        return NULL;
+    if (ix->returns == NULL) {
+        int m = 0;
+        for (int i = 0; i < d->n; i++)
+            m += d->in[i].op == IR_RETURN_VALUE;
+        if ((ix->returns = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->returns)) == NULL) {
+            dc_fail(d, -1, "out of memory");
+            return NULL;
+        }
+        for (int i = 0; i < d->n; i++)
+            if (d->in[i].op == IR_RETURN_VALUE)
+                ix->returns[ix->nreturns++] = i;
+    }
+    *count = ix->nreturns;
+    return ix->returns;
+}
+
+/* How many RETURN_VALUEs come before instruction k. */
+static int returns_before(dc *d, int k) {
+    int lo = 0, hi;
+    const int *ret = dc_returns(d, &hi);
+    while (ret != NULL && lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ret[mid] < k)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* Where the try body protected by handler h ends: its table entries, those
+ * over code not stepped over, reach that far. */
+static int try_body_end(const dc *d, const dc_handler *h) {
+    int end = h->end;
+    for (int k = d->try_index->entry_first[h->at]; k >= 0; k = d->try_index->entry_next[k]) {
+        const dp_exc_entry *e = &d->f.exc[k];
+        if (e->end > end && d->skip_to[e->start] < e->end)
+            end = e->end;
+    }
+    return end;
 }
 
 /* The end of the `COPY 3; POP_EXCEPT; RERAISE 1` block that every handler
@@ -92,38 +219,36 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
     return dc_region(d, start, end, exit, &tmp, out);
 }
 
+int dc_same_instr(const dp_instr *a, const dp_instr *b) {
+    return a->op == b->op && a->arg == b->arg && a->cst == b->cst &&
+           (a->name == b->name || (a->name != NULL && b->name != NULL && strcmp(a->name, b->name) == 0));
+}
+
+int dc_is_loop_exit(const dc *d, int target) {
+    return d->loop != NULL && (target == d->loop->brk || target == d->loop->head);
+}
+
 /* Where control continues after a try statement: the target of the jumps
  * that leave its parts, else just past its handler code. */
-/* Is [i, i + len) the same code as ops[0..len)? */
-static int is_copy(const dc *d, int i, const dp_instr *ops, int len) {
-    for (int k = 0; k < len; k++) {
-        const dp_instr *a = &d->in[i + k], *b = &ops[k];
-        if (a->op != b->op || a->arg != b->arg || a->cst != b->cst ||
-            (a->name != b->name && (a->name == NULL || b->name == NULL || strcmp(a->name, b->name) != 0)))
-            return 0;
-    }
-    return 1;
-}
-
-static int is_jump_op(int op) {
-    return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
-           op == IR_POP_JUMP_IF_NOT_NONE || op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP ||
-           op == IR_FOR_ITER;
-}
-
-static int is_loop_exit(const dc *d, int target) {
-    return d->loop && (target == d->loop->brk || target == d->loop->head);
-}
-
 static int try_after(const dc *d, int from, int to, int fallback) {
     int after = -1;
     for (int j = from; j < to; j++) {
         const dp_instr *x = &d->in[j];
         /* break and continue leave the try too, but they do not end it */
-        if (x->op == IR_JUMP && x->target >= to && x->target > after && !is_loop_exit(d, x->target))
+        if (x->op == IR_JUMP && x->target >= to && x->target > after && !dc_is_loop_exit(d, x->target))
             after = x->target;
     }
     return after > 0 ? after : fallback;
+}
+
+int dc_except_binding(dc *d, dp_node *h, int at) {
+    const dp_instr *bind = &d->in[at];
+    if (bind->op == IR_STORE_FAST || bind->op == IR_STORE_NAME || bind->op == IR_STORE_DEREF ||
+        bind->op == IR_STORE_GLOBAL)
+        h->s = bind->name;
+    else if (bind->op != IR_POP_TOP)
+        return dc_fail(d, at, "malformed except clause");
+    return 0;
 }
 
 /* Handlers of a try/except, starting at H (PUSH_EXC_INFO). */
@@ -163,12 +288,8 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
             if ((h->a = dc_top(d, &tmp, 0, q)) == NULL)
                 return -1;
             int next = d->in[q + 1].target;
-            const dp_instr *bind = &d->in[q + 2];
-            if (bind->op == IR_STORE_FAST || bind->op == IR_STORE_NAME || bind->op == IR_STORE_DEREF ||
-                bind->op == IR_STORE_GLOBAL)
-                h->s = bind->name;
-            else if (bind->op != IR_POP_TOP)
-                return dc_fail(d, q + 2, "malformed except clause");
+            if (dc_except_binding(d, h, q + 2) < 0)
+                return -1;
             dc_seen(d, q, q + 3); /* CHECK_EXC_MATCH, the jump, the binding */
             body = q + 3;
             body_end = next;
@@ -196,6 +317,22 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
     return 0;
 }
 
+int dc_is_exc_type_op(int op) {
+    return op == IR_LOAD_GLOBAL || op == IR_LOAD_NAME || op == IR_LOAD_FAST || op == IR_LOAD_DEREF ||
+           op == IR_LOAD_ATTR || op == IR_BUILD_TUPLE || op == IR_LOAD_CONST || op == IR_NOP ||
+           op == IR_LOAD_CLASSDEREF;
+}
+
+void dc_merge_inner_except(dp_node *tr) {
+    if (tr->l1.n == 1 && tr->l1.v[0]->kind == S_TRY && tr->l1.v[0]->l4.n == 0 && tr->l1.v[0]->l2.n > 0) {
+        dp_node *inner = tr->l1.v[0];
+        tr->l1 = inner->l1;
+        tr->l2 = inner->l2;
+        tr->l3 = inner->l3;
+        tr->op = inner->op;
+    }
+}
+
 /* Is the handler at H a finally block (as opposed to except clauses)? */
 static int is_finally(dc *d, int H, int clean) {
     if (d->in[H + 1].op == IR_POP_TOP)
@@ -204,9 +341,7 @@ static int is_finally(dc *d, int H, int clean) {
         int op = d->in[q].op;
         if (op == IR_CHECK_EXC_MATCH || op == IR_CHECK_EG_MATCH)
             return 0;
-        if (op != IR_LOAD_GLOBAL && op != IR_LOAD_NAME && op != IR_LOAD_FAST && op != IR_LOAD_DEREF &&
-            op != IR_LOAD_ATTR && op != IR_BUILD_TUPLE && op != IR_LOAD_CONST && op != IR_NOP &&
-            op != IR_LOAD_CLASSDEREF)
+        if (!dc_is_exc_type_op(op))
             return 1;
     }
     return 1;
@@ -219,7 +354,7 @@ static int is_finally(dc *d, int H, int clean) {
 static int cold_join(dc *d, int stop, int H, int cend) {
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
-        if (x->op == IR_JUMP && (x->target < H || x->target >= cend) && !is_loop_exit(d, x->target))
+        if (x->op == IR_JUMP && (x->target < H || x->target >= cend) && !dc_is_loop_exit(d, x->target))
             return x->target;
     }
     /* copies: each clause ends `POP_EXCEPT [e = None; del e] <copy>`, the copy
@@ -233,19 +368,19 @@ static int cold_join(dc *d, int stop, int H, int cend) {
             d->in[t + 2].op <= IR_DELETE_DEREF)
             t += 3;
         int e = t;
-        while (e < cend && d->in[e].op != IR_RETURN_VALUE && !is_jump_op(d->in[e].op) &&
+        while (e < cend && d->in[e].op != IR_RETURN_VALUE && !dc_is_jump(d->in[e].op) && d->in[e].op != IR_FOR_ITER &&
                d->in[e].op != IR_RERAISE && d->in[e].op != IR_RAISE)
             e++;
         if (e >= cend || d->in[e].op != IR_RETURN_VALUE || e == t)
             continue;
         int len = e + 1 - t;
-        for (int J = stop; J + len <= H; J++) {
-            int same = 1;
-            for (int k = 0; k < len && same; k++) {
-                const dp_instr *a = &d->in[t + k], *b = &d->in[J + k];
-                same = a->op == b->op && a->arg == b->arg && a->cst == b->cst &&
-                       (a->name == b->name || (a->name && b->name && strcmp(a->name, b->name) == 0));
-            }
+        /* (a copy ends with a RETURN_VALUE, as the clause's does) */
+        int nret;
+        const int *ret = dc_returns(d, &nret);
+        for (int x = returns_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
+            int J = ret[x] + 1 - len, same = 1;
+            for (int k = 0; k < len && same; k++)
+                same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
             if (same && (join < 0 || join == J)) {
                 join = J;
                 d->vjump[t] = J;
@@ -273,7 +408,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         if (clean - 1 <= H || d->in[clean - 1].op != IR_RERAISE)
             return dc_fail(d, H, "malformed finally block");
         d->seen[clean - 1] = 1;
-        int after = try_after(d, i, H, cend);
+        int after;
         const dp_instr *saved_ops = d->fin_ops;
         int saved_len = d->fin_len, saved_outer = d->nfin_outer;
         if (saved_ops && d->nfin_outer < (int)(sizeof d->fin_outer / sizeof d->fin_outer[0])) {
@@ -287,22 +422,22 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         if (cold) {
             /* 3.12+: the body, then the finally copy of its normal exit, then
              * the code after the statement; the handler is elsewhere */
-            int body_end = h->end;
-            for (int k = 0; k < d->f.nexc; k++)
-                if (d->f.exc[k].target == H && d->f.exc[k].end > body_end && d->skip_to[d->f.exc[k].start] < d->f.exc[k].end)
-                    body_end = d->f.exc[k].end;
+            int body_end = try_body_end(d, h);
             d->finish_stmt = 1;
             r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
             int j = d->region_stop;
             while (j < H && d->in[j].op == IR_NOP)
                 j++;
             after = d->region_stop;
-            if (r >= 0 && d->fin_len >= 0 && j + d->fin_len <= H && is_copy(d, j, &d->in[H + 1], d->fin_len)) {
+            if (r >= 0 && d->fin_len >= 0 && j + d->fin_len <= H && dc_is_copy_of(d, j, H, &d->in[H + 1], d->fin_len)) {
                 dc_seen(d, j, j + d->fin_len);
                 after = j + d->fin_len;
             }
             d->skip_to[H] = cend;
         } else {
+            /* (only here: from 3.12 on the scan would reach over the rest of
+             * the function to the cold handler) */
+            after = try_after(d, i, H, cend);
             r = region_with(d, i, H, after, st, &tr->l1, NULL, NULL);
         }
         d->fin_ops = saved_ops;
@@ -317,21 +452,11 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
             return -1;
         if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
             return -1;
-        /* try/except/finally compiles as a try/except inside a try/finally */
-        if (tr->l1.n == 1 && tr->l1.v[0]->kind == S_TRY && tr->l1.v[0]->l4.n == 0 && tr->l1.v[0]->l2.n > 0) {
-            dp_node *inner = tr->l1.v[0];
-            tr->l1 = inner->l1;
-            tr->l2 = inner->l2;
-            tr->l3 = inner->l3;
-            tr->op = inner->op;
-        }
+        dc_merge_inner_except(tr);
         *next = after;
         return dc_add(d, out, tr);
     }
-    int body_end = h->end;
-    for (int k = 0; k < d->f.nexc; k++)
-        if (d->f.exc[k].target == H && d->f.exc[k].end > body_end && d->skip_to[d->f.exc[k].start] < d->f.exc[k].end)
-            body_end = d->f.exc[k].end;
+    int body_end = try_body_end(d, h);
     if (body_end > H)
         return dc_fail(d, i, "try body overlaps its handler");
     if (d->code->py_minor >= 12) {
@@ -352,7 +477,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
     int after = try_after(d, body_end, cend, cend);
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
-        if (x->op == IR_JUMP && x->target >= cend && x->target > after && !is_loop_exit(d, x->target))
+        if (x->op == IR_JUMP && x->target >= cend && x->target > after && !dc_is_loop_exit(d, x->target))
             after = x->target;
     }
     d->finish_stmt = 1;
@@ -365,6 +490,74 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         return -1;
     *next = after;
     return dc_add(d, out, tr);
+}
+
+dp_node *dc_with_node(dc *d, dp_node *mgr, int is_async, int at, dp_node **exitfn, dp_node **slot) {
+    dp_node *w = dc_stmt(d, S_WITH, at), *item = dc_node(d, E_WITHITEM), *holder = dc_node(d, E_TUPLE);
+    *exitfn = dc_node(d, X_WITH_EXIT);
+    *slot = dc_node(d, X_SLOT);
+    if (w == NULL || item == NULL || *exitfn == NULL || holder == NULL || *slot == NULL ||
+        dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0 || dc_add(d, &w->l1, item) < 0)
+        return NULL;
+    (*exitfn)->a = mgr;
+    (*slot)->a = holder;
+    item->a = mgr;
+    w->op = is_async;
+    return w;
+}
+
+/* The JUMPs by ascending target (a counting sort), NULL when out of memory. */
+static const int *jumps_by_target(dc *d, int *count) {
+    struct dc_try_index *ix = try_index(d);
+    *count = 0;
+    if (ix == NULL)
+        return NULL;
+    if (ix->jumps == NULL) {
+        int *first = int_array(d, d->n + 2, 0), m = 0; /* first[t]: where jumps to t go */
+        for (int j = 0; first != NULL && j < d->n; j++)
+            if (d->in[j].op == IR_JUMP && d->in[j].target >= 0) {
+                first[d->in[j].target + 1]++;
+                m++;
+            }
+        int *jumps = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *jumps);
+        if (first == NULL || jumps == NULL) {
+            dc_fail(d, -1, "out of memory");
+            return NULL;
+        }
+        for (int t = 0; t <= d->n; t++)
+            first[t + 1] += first[t];
+        for (int j = 0; j < d->n; j++)
+            if (d->in[j].op == IR_JUMP && d->in[j].target >= 0)
+                jumps[first[d->in[j].target]++] = j;
+        ix->jumps = jumps;
+        ix->njumps = m;
+    }
+    *count = ix->njumps;
+    return ix->jumps;
+}
+
+/* The furthest place past `after` that a JUMP in [from, to) goes to, break
+ * and continue aside, else `after`.  Walks the code from `from` and the
+ * jumps from the furthest target down side by side, and stops with the
+ * first walk to end: from 3.12 on a with's handler (`to`) is placed after
+ * the rest of the function, past which few jumps go. */
+static int furthest_exit(dc *d, int from, int to, int after) {
+    int m, scan = after;
+    const int *jumps = jumps_by_target(d, &m);
+    if (jumps == NULL)
+        return after; /* (out of memory: the error is set) */
+    for (int j = from, k = m - 1;; j++, k--) {
+        if (j >= to)
+            return scan;
+        if (k < 0 || d->in[jumps[k]].target <= after)
+            return after;
+        const dp_instr *x = &d->in[j];
+        if (x->op == IR_JUMP && x->target > scan && !dc_is_loop_exit(d, x->target))
+            scan = x->target;
+        int source = jumps[k], target = d->in[source].target;
+        if (source >= from && source < to && !dc_is_loop_exit(d, target))
+            return target;
+    }
 }
 
 /* with mgr as target: BEFORE_WITH at i, the handler protecting i + 1. */
@@ -401,27 +594,16 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
         return dc_fail(d, i, "with statement without its exit handler");
     h->opened = 1;
     int L = d->in[test].target;
-    int after = L + 4;
-    if (after > d->n)
+    if (L + 4 > d->n)
         return dc_fail(d, H, "truncated with handler");
-    for (int j = body; j < H; j++) {
-        const dp_instr *x = &d->in[j];
-        if (x->op == IR_JUMP && x->target > after && !is_loop_exit(d, x->target))
-            after = x->target;
-    }
-    dp_node *w = dc_stmt(d, S_WITH, i), *item = dc_node(d, E_WITHITEM);
-    dp_node *exitfn = dc_node(d, X_WITH_EXIT), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
-    if (w == NULL || item == NULL || exitfn == NULL || holder == NULL || slot == NULL ||
-        dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0 || dc_add(d, &w->l1, item) < 0)
+    int after = furthest_exit(d, body, H, L + 4);
+    dp_node *exitfn, *slot, *w = dc_with_node(d, mgr, is_async, i, &exitfn, &slot);
+    if (w == NULL)
         return -1;
-    exitfn->a = mgr;
-    slot->a = holder;
-    item->a = mgr;
-    w->op = is_async;
     d->stop_node = exitfn;
     if (region_with(d, body, H, after, st, &w->l2, exitfn, slot) < 0)
         return -1;
-    item->b = holder->l1.v[0];
+    w->l1.v[0]->b = slot->a->l1.v[0];
     d->skip_to[H] = L + 4;
     dc_seen(d, H, L + 4);
     int cl = d->handler[H], clend = cleanup_end(d, cl);
@@ -439,13 +621,15 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
 int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     if (find_handlers(d) < 0)
         return -1;
+    if (d->handlers == NULL || i < 0 || i >= d->n)
+        return 0;
     dc_handler *best = NULL;
-    for (int h = 0; h < d->nhandlers; h++) {
+    for (int h = d->try_index->start_first[i]; h >= 0; h = d->try_index->start_next[h]) {
         dc_handler *c = &d->handlers[h];
         /* before 3.12 a try's handler follows its body within the region;
          * from 3.12 on handlers are cold blocks placed after the function */
         int in_region = c->at < end || d->code->py_minor >= 12;
-        if (!c->opened && c->start == i && in_region && (best == NULL || c->at > best->at))
+        if (!c->opened && in_region && (best == NULL || c->at > best->at))
             best = c;
     }
     if (best == NULL)

@@ -24,19 +24,10 @@ static int is_setup(int op) {
     return op == IR_SETUP_FINALLY || op == IR_SETUP_WITH || op == IR_SETUP_ASYNC_WITH;
 }
 
+/* Any instruction that can go elsewhere than the next one, the block
+ * setups (to their handler) and a 3.8 finally call included. */
 static int is_jump_op(int op) {
-    return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
-           op == IR_POP_JUMP_IF_NOT_NONE || op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP ||
-           op == IR_FOR_ITER || is_setup(op) || op == IR_CALL_FINALLY;
-}
-
-static int is_loop_exit(const dc *d, int target) {
-    return d->loop && (target == d->loop->brk || target == d->loop->head);
-}
-
-static int same_instr(const dp_instr *a, const dp_instr *b) {
-    return a->op == b->op && a->arg == b->arg && a->cst == b->cst &&
-           (a->name == b->name || (a->name && b->name && strcmp(a->name, b->name) == 0));
+    return dc_is_jump(op) || op == IR_FOR_ITER || is_setup(op) || op == IR_CALL_FINALLY;
 }
 
 /* Is [i, i + len) the same code as [j, j + len), jumps inside keeping their
@@ -48,7 +39,7 @@ static int is_copy_to(const dc *d, int i, int j, int len, int jend) {
     int cont = i + len < d->n && d->in[i + len].op == IR_JUMP ? d->in[i + len].target : i + len;
     for (int k = 0; k < len; k++) {
         const dp_instr *a = &d->in[i + k], *b = &d->in[j + k];
-        if (!same_instr(a, b) || (a->target >= 0) != (b->target >= 0))
+        if (!dc_same_instr(a, b) || (a->target >= 0) != (b->target >= 0))
             return 0;
         if (a->target >= 0 && a->target - i != b->target - j && !(b->target == jend && a->target == cont))
             return 0;
@@ -116,9 +107,7 @@ static int is_except_handler(const dc *d, int H) {
         int op = d->in[q].op;
         if (op == IR_CHECK_EXC_MATCH)
             return 1;
-        if (op != IR_LOAD_GLOBAL && op != IR_LOAD_NAME && op != IR_LOAD_FAST && op != IR_LOAD_DEREF &&
-            op != IR_LOAD_ATTR && op != IR_BUILD_TUPLE && op != IR_LOAD_CONST && op != IR_NOP &&
-            op != IR_LOAD_CLASSDEREF)
+        if (!dc_is_exc_type_op(op))
             return 0;
     }
     return 0;
@@ -134,7 +123,7 @@ static int finally_end(const dc *d, int H) {
         const dp_instr *x = &d->in[j];
         if (x->op == closer && far <= j)
             return j;
-        if (x->target > j && !is_loop_exit(d, x->target) && x->target > far)
+        if (x->target > j && !dc_is_loop_exit(d, x->target) && x->target > far)
             far = x->target;
     }
     return -1;
@@ -172,7 +161,7 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
     int q = r;
     while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
         q++;
-    if (q > r && (q >= d->n || d->in[q].op != IR_JUMP || !is_loop_exit(d, d->in[q].target)))
+    if (q > r && (q >= d->n || d->in[q].op != IR_JUMP || !dc_is_loop_exit(d, d->in[q].target)))
         return -1;
     if (d->in[q].op == IR_JUMP) {
         dc_seen(d, r, q + 1);
@@ -180,7 +169,7 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
         int t = d->in[q].target;
         if (t > r || t == head)
             return t; /* (head: the try ends its loop's body, as the clause does) */
-        if (is_loop_exit(d, t)) {
+        if (dc_is_loop_exit(d, t)) {
             dp_node *s = dc_stmt(d, t == d->loop->head ? S_CONTINUE : S_BREAK, q);
             if (s == NULL || dc_add(d, body, s) < 0)
                 return -3;
@@ -218,10 +207,14 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
     }
     /* (a tail that pops first consumes a value of the enclosing code, which
      * a copy elsewhere would not see: no such copy) */
-    for (int J = d->n - len; J > e && d->in[r].op != IR_POP_TOP; J--) /* the code itself comes after its copies */
-        if (J != r && is_copy(d, r, J, len)) {
+    /* the code itself comes after its copies; it ends with a RETURN_VALUE
+     * as the copy does */
+    int nret;
+    const int *ret = dc_returns(d, &nret);
+    for (int x = nret - 1; d->in[r].op != IR_POP_TOP && x >= 0 && ret[x] - len >= e; x--)
+        if (is_copy(d, r, ret[x] + 1 - len, len)) {
             dc_seen(d, r, e + 1);
-            return J;
+            return ret[x] + 1 - len;
         }
     /* a return of the clause's own */
     return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
@@ -301,12 +294,8 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
                 return dc_fail(d, p, "malformed except clause");
             if ((h->a = dc_top(d, &tmp, 0, q)) == NULL)
                 return -1;
-            const dp_instr *bind = &d->in[q + 3];
-            if (bind->op == IR_STORE_FAST || bind->op == IR_STORE_NAME || bind->op == IR_STORE_DEREF ||
-                bind->op == IR_STORE_GLOBAL)
-                h->s = bind->name;
-            else if (bind->op != IR_POP_TOP)
-                return dc_fail(d, q + 3, "malformed except clause");
+            if (dc_except_binding(d, h, q + 3) < 0)
+                return -1;
             dc_seen(d, q, q + 5);
             body = q + 5;
             limit = d->in[q + 1].target;
@@ -398,17 +387,6 @@ static int finally_len(const dc *d, int H, int FE) {
     return FE - H;
 }
 
-/* A try/except/finally compiles as a try/except inside a try/finally. */
-static void merge_inner_except(dp_node *tr) {
-    if (tr->l1.n == 1 && tr->l1.v[0]->kind == S_TRY && tr->l1.v[0]->l4.n == 0 && tr->l1.v[0]->l2.n > 0) {
-        dp_node *inner = tr->l1.v[0];
-        tr->l1 = inner->l1;
-        tr->l2 = inner->l2;
-        tr->l3 = inner->l3;
-        tr->op = inner->op;
-    }
-}
-
 static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
     int H = d->in[s].target, FE = finally_end(d, H);
     if (FE < 0)
@@ -423,6 +401,8 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
      * only copies of it follow: jumps from inside the body go to those):
      * walk it there, and step over the copies and the handler */
     for (int P = s + 1; d->code->py_minor >= 10 && P + flen + 1 < H; P++) {
+        if (d->in[P].op != IR_POP_BLOCK)
+            continue; /* (before the scans below: a scan at every P was quadratic) */
         int t = P + 1 + flen, e = t < d->n ? tail_end(d, t) : -1;
         int len = e + 1 - P, copies = e > t && e < H && (H - (e + 1)) % len == 0;
         for (int c = e + 1; copies && c < H; c += len)
@@ -430,7 +410,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
         /* (an if whose branches both leave through copies is no such exit) */
         for (int j = s + 1; copies && j < P; j++)
             copies = !(is_jump_op(d->in[j].op) && d->in[j].op != IR_JUMP && d->in[j].target > P && d->in[j].target < H);
-        if (copies && d->in[P].op == IR_POP_BLOCK && block_of(d, P) == s && is_copy_to(d, P + 1, H, flen, FE) &&
+        if (copies && block_of(d, P) == s && is_copy_to(d, P + 1, H, flen, FE) &&
             !tail_copy_of(d, t, after)) {
             dc_seen(d, P, t);
             body_end = P;
@@ -452,7 +432,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
         d->skip_to[skip_from] = FE + 1;
     if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
         return -1;
-    merge_inner_except(tr);
+    dc_merge_inner_except(tr);
     *next = after;
     return dc_add(d, out, tr);
 }
@@ -469,6 +449,13 @@ static int await_len(const dc *d, int j) {
     return k < d->n && d->in[k].op == IR_YIELD_FROM ? k + 1 - j : 0;
 }
 
+/* Past the call of __exit__ (or the start of it) ending before j: in an
+ * async with an await follows it.  The index after that, or -1. */
+static int past_await(const dc *d, int j, int is_async) {
+    int aw = is_async ? await_len(d, j) : 0;
+    return is_async && aw == 0 ? -1 : j + aw;
+}
+
 /* The normal exit of a with block at i: `LOAD_CONST None; COPY 1; COPY 1;
  * CALL 3; POP_TOP` (3.9/3.10, plus an await for async with) or
  * `BEGIN_FINALLY; WITH_CLEANUP_START; WITH_CLEANUP_FINISH; (END_FINALLY |
@@ -479,26 +466,13 @@ static int exit_call_len(const dc *d, int i, int is_async) {
             d->in[i + 1].op != IR_COPY || d->in[i + 1].arg != 1 || d->in[i + 2].op != IR_COPY ||
             d->in[i + 2].arg != 1 || d->in[i + 3].op != IR_CALL || d->in[i + 3].arg != 3)
             return 0;
-        int j = i + 4;
-        if (is_async) {
-            int aw = await_len(d, j);
-            if (aw == 0)
-                return 0;
-            j += aw;
-        }
-        return j < d->n && d->in[j].op == IR_POP_TOP ? j + 1 - i : 0;
+        int j = past_await(d, i + 4, is_async);
+        return j >= 0 && j < d->n && d->in[j].op == IR_POP_TOP ? j + 1 - i : 0;
     }
-    int j = i;
-    if (j + 2 >= d->n || d->in[j].op != IR_BEGIN_FINALLY || d->in[j + 1].op != IR_WITH_CLEANUP_START)
+    if (i + 2 >= d->n || d->in[i].op != IR_BEGIN_FINALLY || d->in[i + 1].op != IR_WITH_CLEANUP_START)
         return 0;
-    j += 2;
-    if (is_async) {
-        int aw = await_len(d, j);
-        if (aw == 0)
-            return 0;
-        j += aw;
-    }
-    if (j + 1 >= d->n || d->in[j].op != IR_WITH_CLEANUP_FINISH)
+    int j = past_await(d, i + 2, is_async);
+    if (j < 0 || j + 1 >= d->n || d->in[j].op != IR_WITH_CLEANUP_FINISH)
         return 0;
     if (d->in[j + 1].op == IR_END_FINALLY || (d->in[j + 1].op == IR_POP_FINALLY && d->in[j + 1].arg == 0))
         return j + 2 - i;
@@ -507,30 +481,16 @@ static int exit_call_len(const dc *d, int i, int is_async) {
 
 /* The end of a with block's exception handler at H, or -1. */
 static int with_handler_end(const dc *d, int H, int is_async) {
-    int j = H;
-    if (d->code->py_minor <= 8) {
-        /* 3.8: the handler is the tail of the normal exit: WITH_CLEANUP_START ... END_FINALLY */
-        if (j >= d->n || d->in[j].op != IR_WITH_CLEANUP_START)
-            return -1;
-        j++;
-        if (is_async) {
-            int aw = await_len(d, j);
-            if (aw == 0)
-                return -1;
-            j += aw;
-        }
-        return j + 1 < d->n && d->in[j].op == IR_WITH_CLEANUP_FINISH && d->in[j + 1].op == IR_END_FINALLY ? j + 2 : -1;
-    }
-    if (j >= d->n || d->in[j].op != IR_WITH_EXCEPT_START)
+    /* 3.8: the handler is the tail of the normal exit: WITH_CLEANUP_START ... END_FINALLY */
+    int v38 = d->code->py_minor <= 8;
+    if (H >= d->n || d->in[H].op != (v38 ? IR_WITH_CLEANUP_START : IR_WITH_EXCEPT_START))
         return -1;
-    j++;
-    if (is_async) {
-        int aw = await_len(d, j);
-        if (aw == 0)
-            return -1;
-        j += aw;
-    }
-    if (j + 1 >= d->n || d->in[j].op != IR_POP_JUMP_IF_TRUE || d->in[j + 1].op != IR_RERAISE)
+    int j = past_await(d, H + 1, is_async);
+    if (j < 0 || j + 1 >= d->n)
+        return -1;
+    if (v38)
+        return d->in[j].op == IR_WITH_CLEANUP_FINISH && d->in[j + 1].op == IR_END_FINALLY ? j + 2 : -1;
+    if (d->in[j].op != IR_POP_JUMP_IF_TRUE || d->in[j + 1].op != IR_RERAISE)
         return -1;
     int L = d->in[j].target;
     if (L != j + 2 || L + 4 >= d->n)
@@ -550,15 +510,9 @@ static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *nex
     dp_node *mgr = dc_pop(d, st, s);
     if (mgr == NULL)
         return -1;
-    dp_node *w = dc_stmt(d, S_WITH, at), *item = dc_node(d, E_WITHITEM);
-    dp_node *exitfn = dc_node(d, X_WITH_EXIT), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
-    if (w == NULL || item == NULL || exitfn == NULL || holder == NULL || slot == NULL ||
-        dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0 || dc_add(d, &w->l1, item) < 0)
+    dp_node *exitfn, *slot, *w = dc_with_node(d, mgr, is_async, at, &exitfn, &slot);
+    if (w == NULL)
         return -1;
-    exitfn->a = mgr;
-    slot->a = holder;
-    item->a = mgr;
-    w->op = is_async;
     d->seen[s] = 1;
     /* 3.8 falls from the normal exit into the handler's tail */
     int body_end = H, after = HE;
@@ -582,7 +536,7 @@ static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *nex
     /* 3.10 may follow the handler with a copy of the code after the with */
     if (after > HE && is_copy(d, HE, after, after - HE))
         dc_seen(d, HE, after);
-    item->b = holder->l1.v[0];
+    w->l1.v[0]->b = slot->a->l1.v[0];
     *next = after;
     return dc_add(d, out, w);
 }
@@ -695,7 +649,7 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
         int q = i;
         while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
             q++;
-        if (q < d->n && d->in[q].op == IR_JUMP && is_loop_exit(d, d->in[q].target)) {
+        if (q < d->n && d->in[q].op == IR_JUMP && dc_is_loop_exit(d, d->in[q].target)) {
             /* part of a break/continue: the jump leaves, the stack does not matter */
             dc_seen(d, i, q);
             *next = q;
