@@ -13,10 +13,6 @@ import behaviour_cases
 import test_behaviour
 from depyf import _core
 
-# Not done yet, and the decompiler says so: 3.10's COPY_DICT_WITHOUT_KEYS is
-# not lifted.
-NOT_YET = {(3, 10): "unsupported opcode COPY_DICT_WITHOUT_KEYS"}
-
 FINALLY_CASES = []
 
 
@@ -202,12 +198,7 @@ ALL_CASES = behaviour_cases.CASES + FINALLY_CASES
 
 @pytest.mark.parametrize("fn, inputs", ALL_CASES, ids=[fn.__name__ for fn, _ in ALL_CASES])
 def test_forced_fallback_behaves_like_the_original(fn, inputs):
-    try:
-        text = _core.decompile(fn.__code__, force_fallback=True)
-    except _core.DecompilationError as e:
-        if NOT_YET.get(sys.version_info[:2], "\0") in str(e):
-            pytest.skip(str(e))
-        raise
+    text = _core.decompile(fn.__code__, force_fallback=True)
     scope = {}
     exec(compile(text, "<fallback %s>" % fn.__name__, "exec"), fn.__globals__, scope)
     new = scope[fn.__name__]

@@ -68,6 +68,9 @@ typedef struct dc {
     unsigned char *seen;  /* per instruction: consumed by the structurer (see dc_seen) */
     dc_handler *handlers;
     int nhandlers;
+    int *opened_log;   /* handlers whose `opened` was set, in order (dc_open_handler), so
+                          that a failed speculation can clear just those */
+    int nopened, capopened;
     struct dc_try_index *try_index; /* try.c's lookups (handlers by place, table entries
                                        by target, returns, jumps): built on first use, or NULL */
     const char *except_name; /* name bound by the innermost `except ... as` */
@@ -177,13 +180,15 @@ dp_node *dc_stmt(dc *d, int kind, int at);
 /* Speculative structuring: run, and on failure restore the error state. */
 typedef struct dc_spec {
     dp_error saved;
-    unsigned char *opened;     /* handlers' `opened` flags before */
+    int nopened;               /* length of d->opened_log before */
     dp_node *pending_chain;
     int ntemps;
 } dc_spec;
 void dc_spec_begin(dc *d, dc_spec *s);
 /* Returns 1 if the speculation succeeded, 0 if it failed (error cleared). */
 int dc_spec_end(dc *d, dc_spec *s, int result);
+/* Marks handler h as being structured (until a failed speculation undoes it). */
+int dc_open_handler(dc *d, dc_handler *h);
 
 /* ---- nested code (decompile.c) ---- */
 /* Builds the statement for a function definition from X_FUNC `fn`, stored

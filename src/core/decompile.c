@@ -339,6 +339,7 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         d->pending_chain = NULL;
         for (int h = 0; h < d->nhandlers; h++)
             d->handlers[h].opened = 0;
+        d->nopened = 0;
         if (dc_fallback(d, body) < 0)
             goto out;
     }

@@ -12,9 +12,7 @@ void dc_spec_begin(dc *d, dc_spec *s) {
     s->saved = *d->sh->err;
     s->pending_chain = d->pending_chain;
     s->ntemps = d->sh->ntemps;
-    s->opened = d->nhandlers ? dp_alloc(d->sh->ar, (size_t)d->nhandlers) : NULL;
-    for (int h = 0; s->opened && h < d->nhandlers; h++)
-        s->opened[h] = (unsigned char)d->handlers[h].opened;
+    s->nopened = d->nopened;
 }
 
 int dc_spec_end(dc *d, dc_spec *s, int result) {
@@ -23,8 +21,26 @@ int dc_spec_end(dc *d, dc_spec *s, int result) {
     *d->sh->err = s->saved;
     d->pending_chain = s->pending_chain;
     d->sh->ntemps = s->ntemps;
-    for (int h = 0; s->opened && h < d->nhandlers; h++)
-        d->handlers[h].opened = s->opened[h];
+    while (d->nopened > s->nopened)
+        d->handlers[d->opened_log[--d->nopened]].opened = 0;
+    return 0;
+}
+
+int dc_open_handler(dc *d, dc_handler *h) {
+    if (h->opened)
+        return 0;
+    if (d->nopened == d->capopened) {
+        int cap = d->capopened ? d->capopened * 2 : 16;
+        int *log = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *log);
+        if (log == NULL)
+            return dc_fail(d, h->at, "out of memory");
+        if (d->nopened)
+            memcpy(log, d->opened_log, (size_t)d->nopened * sizeof *log);
+        d->opened_log = log;
+        d->capopened = cap;
+    }
+    d->opened_log[d->nopened++] = (int)(h - d->handlers);
+    h->opened = 1;
     return 0;
 }
 
@@ -1450,8 +1466,6 @@ static int try_segment(dc *d, int p, int end, dc_stack *st, seg *out) {
     int q = p, ok = 0;
     while (q < end) {
         int op = d->in[q].op;
-        if (q > p && d->nref[q] > 0 && 0)
-            break;
         if (is_cond_jump(op)) {
             ok = tmp.n == base + 1;
             break;

@@ -398,7 +398,8 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
     int cend = cleanup_end(d, clean);
     if (cend < 0)
         return dc_fail(d, H, "handler without its cleanup block");
-    h->opened = 1;
+    if (dc_open_handler(d, h) < 0)
+        return -1;
     d->seen[H] = 1;
     dc_seen(d, clean, cend);
     dp_node *tr = dc_stmt(d, S_TRY, i);
@@ -592,7 +593,8 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
         test++;
     if (h == NULL || test >= d->n || d->in[H + 1].op != IR_WITH_EXCEPT_START || d->in[test].op != IR_POP_JUMP_IF_TRUE)
         return dc_fail(d, i, "with statement without its exit handler");
-    h->opened = 1;
+    if (dc_open_handler(d, h) < 0)
+        return -1;
     int L = d->in[test].target;
     if (L + 4 > d->n)
         return dc_fail(d, H, "truncated with handler");
