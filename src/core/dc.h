@@ -71,6 +71,7 @@ typedef struct dc {
     int *opened_log;   /* handlers whose `opened` was set, in order (dc_open_handler), so
                           that a failed speculation can clear just those */
     int nopened, capopened;
+    struct dc_tail_index *tail_index; /* try_legacy.c's index of return tails, or NULL */
     struct dc_try_index *try_index; /* try.c's lookups (handlers by place, table entries
                                        by target, returns, jumps): built on first use, or NULL */
     const char *except_name; /* name bound by the innermost `except ... as` */

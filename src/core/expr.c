@@ -188,9 +188,9 @@ static int extend_display(dc *d, dp_node *coll, dp_node *it) {
 /* DICT_UPDATE / DICT_MERGE: literal dicts merge, anything else is **it. */
 static int update_dict(dc *d, dp_node *dict, dp_node *it) {
     if (it->kind == E_DICT && it->op2 == 0) {
-        for (int k = 0; k < it->l1.n; k++)
-            if (dc_add(d, &dict->l1, it->l1.v[k]) < 0 || dc_add(d, &dict->l2, it->l2.v[k]) < 0)
-                return -1;
+        for (int k = 0; k < it->l1.n; k++) /* (a NULL key is a `**x` entry) */
+            if (dp_nodes_push(d->sh->ar, &dict->l1, it->l1.v[k]) < 0 || dc_add(d, &dict->l2, it->l2.v[k]) < 0)
+                return oom(d);
         return 0;
     }
     if (dp_nodes_push(d->sh->ar, &dict->l1, NULL) < 0)

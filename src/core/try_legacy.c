@@ -16,6 +16,7 @@
  *   with         mgr; SETUP_WITH H; target; body; POP_BLOCK; <call __exit__>; ...
  * A handler starts with six values above its block (the previous exception
  * and the current one, three values each). */
+#include <stdint.h>
 #include <string.h>
 
 #include "dc.h"
@@ -147,6 +148,65 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
     return dc_region(d, start, end, exit, &tmp, out);
 }
 
+/* ---- where copies of a return tail start ---- */
+
+/* Per instruction, a hash of the code from it to the next RETURN_VALUE
+ * (equal for instructions dc_same_instr calls the same), and the
+ * instructions chained by hash bucket, last first: so a clause's tail finds
+ * its copies without comparing itself with every return of the function. */
+typedef struct dc_tail_index {
+    uint32_t *hash;
+    int *bucket, *prev;
+    uint32_t mask;
+} dc_tail_index;
+
+static uint32_t instr_hash(const dp_instr *x) {
+    uint32_t h = (uint32_t)x->op * 2654435761u ^ (uint32_t)x->arg * 40503u ^ (uint32_t)(uintptr_t)x->cst;
+    for (const char *c = x->name; c != NULL && *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    return h;
+}
+
+static dc_tail_index *tail_index(dc *d) {
+    if (d->tail_index != NULL)
+        return d->tail_index;
+    dc_tail_index *t = dp_alloc(d->sh->ar, sizeof *t);
+    uint32_t size = 16;
+    while (size < 2u * (uint32_t)d->n)
+        size *= 2;
+    if (t == NULL || (t->hash = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof *t->hash)) == NULL ||
+        (t->bucket = dp_alloc_array(d->sh->ar, size, sizeof *t->bucket)) == NULL ||
+        (t->prev = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof *t->prev)) == NULL) {
+        dc_fail(d, -1, "out of memory");
+        return NULL;
+    }
+    t->mask = size - 1;
+    t->hash[d->n] = 0;
+    for (int i = d->n - 1; i >= 0; i--)
+        t->hash[i] = instr_hash(&d->in[i]) + (d->in[i].op == IR_RETURN_VALUE ? 0 : 31u * t->hash[i + 1]);
+    for (uint32_t b = 0; b < size; b++)
+        t->bucket[b] = -1;
+    for (int i = 0; i < d->n; i++) {
+        uint32_t b = t->hash[i] & t->mask;
+        t->prev[i] = t->bucket[b];
+        t->bucket[b] = i;
+    }
+    return d->tail_index = t;
+}
+
+/* The last copy after `after` of the tail [r, r + len) (ending in a
+ * RETURN_VALUE), -1 if none, -2 when out of memory. */
+static int last_tail_copy(dc *d, int r, int len, int after) {
+    dc_tail_index *t = tail_index(d);
+    if (t == NULL)
+        return -2;
+    for (int p = t->bucket[t->hash[r] & t->mask]; p > after; p = t->prev[p])
+        if (t->hash[p] == t->hash[r] && p + len <= d->n && d->in[p + len - 1].op == IR_RETURN_VALUE &&
+            is_copy(d, r, p, len))
+            return p;
+    return -1;
+}
+
 /* ---- try/except ---- */
 
 /* Where an except clause that stopped at r (its POP_EXCEPT done) goes: a
@@ -209,13 +269,13 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
      * a copy elsewhere would not see: no such copy) */
     /* the code itself comes after its copies; it ends with a RETURN_VALUE
      * as the copy does */
-    int nret;
-    const int *ret = dc_returns(d, &nret);
-    for (int x = nret - 1; d->in[r].op != IR_POP_TOP && x >= 0 && ret[x] - len >= e; x--)
-        if (is_copy(d, r, ret[x] + 1 - len, len)) {
-            dc_seen(d, r, e + 1);
-            return ret[x] + 1 - len;
-        }
+    int copy = d->in[r].op == IR_POP_TOP ? -1 : last_tail_copy(d, r, len, e);
+    if (copy == -2)
+        return -3;
+    if (copy >= 0) {
+        dc_seen(d, r, e + 1);
+        return copy;
+    }
     /* a return of the clause's own */
     return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
 }

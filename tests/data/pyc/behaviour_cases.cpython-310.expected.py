@@ -557,6 +557,11 @@ def calls_with_star_arguments(args, kwargs):
     return [record(*args), record(**kwargs), record(*args, **kwargs), record(0, *args, key='v', **kwargs), record(*args, *args), record(*args, 9, *[8]), record(**kwargs, extra=1), record(1, 2, sep='-'), record()]
 
 
+@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},))
+def dict_displays_inside_dict_displays(extra):
+    return {'a': 1, **extra}, record(b=2, **extra), {**extra, 'c': 3}
+
+
 @case(('a b c',), ('',), (42,))
 def method_calls(text):
     parts = text.split()
@@ -584,7 +589,7 @@ def bytes_literals(i):
 
 @case((1,), ('b',), (4,), (None,))
 def container_literals(x):
-    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
+    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'b', 'a'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
 
 
 @case(([1, 2], {'a': 1}), ((), {}))

@@ -543,6 +543,11 @@ def calls_with_star_arguments(args, kwargs):
     return [record(*args), record(**kwargs), record(*args, **kwargs), record(0, *args, key='v', **kwargs), record(*args, *args), record(*args, 9, *[8]), record(**kwargs, extra=1), record(1, 2, sep='-'), record()]
 
 
+@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},))
+def dict_displays_inside_dict_displays(extra):
+    return {'a': 1, **extra}, record(b=2, **extra), {**extra, 'c': 3}
+
+
 @case(('a b c',), ('',), (42,))
 def method_calls(text):
     parts = text.split()

@@ -368,6 +368,12 @@ def calls_with_star_arguments(args, kwargs):
     ]
 
 
+@case(({"k": 3},), ({},), ({"a": 0, "z": 1},))
+def dict_displays_inside_dict_displays(extra):
+    # (3.8 builds the inner display with BUILD_MAP_UNPACK, then merges it)
+    return {**{"a": 1, **extra}}, record(**{"b": 2, **extra}), {**extra, **{"c": 3}}
+
+
 @case(("a b c",), ("",), (42,))
 def method_calls(text):
     parts = text.split()
