@@ -528,7 +528,8 @@ static int matched_parts(mp *m, cell *vals, int count, cell **parts) {
         return -1;
     if (d->code->py_minor == 10) {
         const dp_const *none = op_at(d, q + 1) == IR_LOAD_CONST ? d->in[q + 1].cst : NULL;
-        if (none == NULL || none->kind != DP_CONST_NONE || op_at(d, q + 2) != IR_IS || d->in[q + 2].arg != 1 || op_at(d, q + 3) != IR_POP_JUMP_IF_FALSE)
+        if (none == NULL || none->kind != DP_CONST_NONE || op_at(d, q + 2) != IR_IS || d->in[q + 2].arg != 1 ||
+            op_at(d, q + 3) != IR_POP_JUMP_IF_FALSE)
             return -1;
         m->p = q + 3;
         return add_fail(m) < 0 ? -1 : subscripted_parts(m, vals, count, parts);
