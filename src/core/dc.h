@@ -223,8 +223,10 @@ int dc_is_jump(int op);
 /* Is [i, i + len), within [0, end), a copy of the finally body `ops`, jumps
  * inside it keeping their relative layout? (stmt.c) */
 int dc_is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len);
-/* The same operation: opcode, argument, constant and name (try.c). */
+/* The same operation: opcode, argument, constant and name (stmt.c). */
 int dc_same_instr(const dp_instr *a, const dp_instr *b);
+/* SETUP_FINALLY, SETUP_WITH or SETUP_ASYNC_WITH: opens a 3.8-3.10 block (stmt.c). */
+int dc_is_block_setup(int op);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
 /* The S_WITH node of a with statement at `at` with its one item, whose
@@ -241,10 +243,6 @@ int dc_except_binding(dc *d, dp_node *h, int at);
 /* A try/except/finally compiles as a try/except inside a try/finally: the
  * S_TRY `tr` of the finally takes the parts of that inner one (try.c). */
 void dc_merge_inner_except(dp_node *tr);
-/* Where the RETURN_VALUEs are, ascending (*count of them): where copies of
- * a function's exits end (try.c; a table built on first use, NULL with an
- * error when out of memory). */
-const int *dc_returns(dc *d, int *count);
 /* ---- end of the shared helpers ---- */
 
 #endif

@@ -709,8 +709,7 @@ static int same_code(const dc *d, int a, int b, int len) {
         return 0;
     for (int k = 0; k < len; k++) {
         const dp_instr *x = &d->in[a + k], *y = &d->in[b + k];
-        if (x->op != y->op || x->arg != y->arg || x->cst != y->cst || x->target >= 0 || y->target >= 0 ||
-            (x->name != y->name && (x->name == NULL || y->name == NULL || strcmp(x->name, y->name) != 0)))
+        if (!dc_same_instr(x, y) || x->target >= 0 || y->target >= 0)
             return 0;
     }
     return 1;

@@ -56,6 +56,15 @@ dp_node *dc_stmt(dc *d, int kind, int at) {
     return n;
 }
 
+int dc_same_instr(const dp_instr *a, const dp_instr *b) {
+    return a->op == b->op && a->arg == b->arg && a->cst == b->cst &&
+           (a->name == b->name || (a->name != NULL && b->name != NULL && strcmp(a->name, b->name) == 0));
+}
+
+int dc_is_block_setup(int op) {
+    return op == IR_SETUP_FINALLY || op == IR_SETUP_WITH || op == IR_SETUP_ASYNC_WITH;
+}
+
 int dc_is_jump(int op) {
     return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE ||
            op == IR_POP_JUMP_IF_NONE || op == IR_POP_JUMP_IF_NOT_NONE ||
@@ -673,8 +682,7 @@ int dc_is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len) {
     int base = (int)(ops - d->in);
     for (int k = 0; k < len; k++) {
         const dp_instr *a = &d->in[i + k], *b = &ops[k];
-        if (a->op != b->op || a->arg != b->arg || a->cst != b->cst ||
-            (a->name != b->name && (a->name == NULL || b->name == NULL || strcmp(a->name, b->name) != 0)))
+        if (!dc_same_instr(a, b))
             return 0;
         /* jumps inside the copy keep their relative layout */
         if (dc_is_jump(a->op) && a->target - i != b->target - base)
@@ -959,9 +967,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 /* (3.8-3.10: a try or with opened here whose handler lies past
                  * that jump does not end there: the jump is a `continue` of
                  * the loop whose body starts with the try) */
-                int setup = ins->op == IR_SETUP_FINALLY || ins->op == IR_SETUP_WITH || ins->op == IR_SETUP_ASYNC_WITH;
                 if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1) &&
-                    !(setup && ins->target > last)) {
+                    !(dc_is_block_setup(ins->op) && ins->target > last)) {
                     int r = while_without_bottom_test(d, i, last, end, st, out, &next);
                     if (r < 0 || (r == 0 && while_true(d, i, last, end, exit, st, out, &next) < 0))
                         goto fail;
@@ -1633,9 +1640,7 @@ static int same_code(const dc *d, int a, int b, int len) {
         const dp_instr *x = &d->in[a + k], *y = &d->in[b + k];
         if (is_cond_jump(x->op) && is_cond_jump(y->op))
             continue;
-        if (x->op != y->op || x->arg != y->arg || x->cst != y->cst)
-            return 0;
-        if (x->name != y->name && (x->name == NULL || y->name == NULL || strcmp(x->name, y->name) != 0))
+        if (!dc_same_instr(x, y))
             return 0;
     }
     return 1;
@@ -1652,8 +1657,7 @@ static int same_bottom_test(const dc *d, const seg *s, int k, int bottom, int ju
         return 0;
     for (int q = 0; q < B - s0; q++) {
         const dp_instr *x = &d->in[s0 + q], *y = &d->in[bottom + q];
-        if (x->op != y->op || x->arg != y->arg || x->cst != y->cst ||
-            (x->name != y->name && (x->name == NULL || y->name == NULL || strcmp(x->name, y->name) != 0)))
+        if (!dc_same_instr(x, y))
             return 0;
         if (!dc_is_jump(x->op))
             continue;

@@ -151,7 +151,10 @@ static int is_exc_target(const dc *d, int at) {
     return d->handlers != NULL && at >= 0 && at < d->n && d->try_index->entry_first[at] >= 0;
 }
 
-const int *dc_returns(dc *d, int *count) {
+/* Where the RETURN_VALUEs are, ascending (*count of them): where copies of
+ * a function's exits end (a table built on first use, NULL with an error
+ * when out of memory). */
+static const int *returns_of(dc *d, int *count) {
     struct dc_try_index *ix = try_index(d);
     *count = 0;
     if (ix == NULL)
@@ -175,7 +178,7 @@ const int *dc_returns(dc *d, int *count) {
 /* How many RETURN_VALUEs come before instruction k. */
 static int returns_before(dc *d, int k) {
     int lo = 0, hi;
-    const int *ret = dc_returns(d, &hi);
+    const int *ret = returns_of(d, &hi);
     while (ret != NULL && lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (ret[mid] < k)
@@ -217,11 +220,6 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
     if (extra2 && dc_push(d, &tmp, extra2) < 0)
         return -1;
     return dc_region(d, start, end, exit, &tmp, out);
-}
-
-int dc_same_instr(const dp_instr *a, const dp_instr *b) {
-    return a->op == b->op && a->arg == b->arg && a->cst == b->cst &&
-           (a->name == b->name || (a->name != NULL && b->name != NULL && strcmp(a->name, b->name) == 0));
 }
 
 int dc_is_loop_exit(const dc *d, int target) {
@@ -376,7 +374,7 @@ static int cold_join(dc *d, int stop, int H, int cend) {
         int len = e + 1 - t;
         /* (a copy ends with a RETURN_VALUE, as the clause's does) */
         int nret;
-        const int *ret = dc_returns(d, &nret);
+        const int *ret = returns_of(d, &nret);
         for (int x = returns_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
             int J = ret[x] + 1 - len, same = 1;
             for (int k = 0; k < len && same; k++)

@@ -21,14 +21,10 @@
 
 #include "dc.h"
 
-static int is_setup(int op) {
-    return op == IR_SETUP_FINALLY || op == IR_SETUP_WITH || op == IR_SETUP_ASYNC_WITH;
-}
-
 /* Any instruction that can go elsewhere than the next one, the block
  * setups (to their handler) and a 3.8 finally call included. */
 static int is_jump_op(int op) {
-    return dc_is_jump(op) || op == IR_FOR_ITER || is_setup(op) || op == IR_CALL_FINALLY;
+    return dc_is_jump(op) || op == IR_FOR_ITER || dc_is_block_setup(op) || op == IR_CALL_FINALLY;
 }
 
 /* Is [i, i + len) the same code as [j, j + len), jumps inside keeping their
@@ -79,7 +75,7 @@ static int tail_copy_of(dc *d, int k, int target) {
  * handler comes after i. */
 static int block_of(const dc *d, int i) {
     for (int s = i - 1; s >= 0; s--)
-        if (is_setup(d->in[s].op) && d->in[s].target > i)
+        if (dc_is_block_setup(d->in[s].op) && d->in[s].target > i)
             return s;
     return -1;
 }
@@ -606,7 +602,7 @@ static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *nex
 /* The block enclosing the one that SETUP s opens, or -1. */
 static int enclosing_block(const dc *d, int s) {
     for (int o = s - 1; o >= 0; o--)
-        if (is_setup(d->in[o].op) && d->in[o].target > d->in[s].target)
+        if (dc_is_block_setup(d->in[o].op) && d->in[o].target > d->in[s].target)
             return o;
     return -1;
 }
