@@ -22,6 +22,7 @@ import ast
 import copy
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ CACHE = os.path.join(os.path.dirname(HERE), "build", "thirdparty-cache")
 
 DEFAULT_EQUIVALENCE = "depyf._core:equivalent"
 FALLBACK_MARK = "# depyf: no structured form was found"
+_FALLBACK_WHY = re.compile(r"# depyf: no structured form was found(?: \(at offset -?\d+: (.*)\))?;$", re.M)
 OUTCOMES = roundtrip.OUTCOMES
 # What the equivalence checker said of a "different" function.
 VERDICTS = ("proven", "refuted", "unknown", "unavailable", "hung", "crashed")
@@ -240,6 +242,35 @@ def roundtrip_function(decompile, code, reference, scope):
     return ("different", diff, source, new) if diff else ("identical", "", source, new)
 
 
+def fallback_reason(source):
+    """'' when `source` is no state machine, else why the structurer gave up."""
+    if FALLBACK_MARK not in source:
+        return ""
+    match = _FALLBACK_WHY.search(source)
+    return (match.group(1) if match else None) or "(no reason given)"
+
+
+def difference_kind(detail):
+    """A coarse class of compare_code's first difference, for the summary."""
+    match = re.search(r": (\w+) differs?:", detail)
+    if match:
+        return match.group(1)
+    detail = detail.replace("(end of code)", "end-of-code")
+    match = re.search(r"instruction #\d+: want ([^\s,]+).*, got ([^\s,]+)", detail)
+    if match:
+        want, got = match.groups()
+        if want != got:
+            return "%s instead of %s" % (got, want)
+        values = re.search(r"want \S+ \S+ \((.*)\), got \S+ \S+ \((.*)\)$", detail)
+        return "%s with %s" % (want, "another value" if values and values.group(1) != values.group(2)
+                                else "another argument")
+    if "exception table" in detail:
+        return "exception table"
+    if "instruction #" in detail:
+        return "code ends early or late"
+    return detail.split(":")[-1].strip()[:60]
+
+
 def _verdict(result):
     """The checker's (True | False | None, reason) as (verdict, reason)."""
     try:
@@ -281,7 +312,7 @@ def worker(root, package, decompiler_spec, equivalence_spec, first_file, skip, s
                 continue
             outcome, detail, source, new = roundtrip_function(decompile, code, reference, scope)
             event = {"done": n, "outcome": outcome, "detail": detail,
-                     "fallback": FALLBACK_MARK in source}
+                     "fallback": fallback_reason(source)}
             if outcome != "identical":
                 event["source"] = source[:_SOURCE_LIMIT]
             emit(event)
@@ -303,7 +334,7 @@ def worker(root, package, decompiler_spec, equivalence_spec, first_file, skip, s
 class Result:
     __slots__ = ("file", "qualname", "outcome", "detail", "fallback", "verdict", "reason", "source")
 
-    def __init__(self, file, qualname, outcome, detail, fallback=False, source=""):
+    def __init__(self, file, qualname, outcome, detail, fallback="", source=""):
         self.file, self.qualname, self.outcome, self.detail = file, qualname, outcome, detail
         self.fallback, self.source = fallback, source
         self.verdict = self.reason = None
@@ -384,7 +415,7 @@ def run_package(name, version, decompiler_spec=roundtrip.DEFAULT_DECOMPILER,
                         current, limit = (first_file, event["qualname"], event["start"]), timeout
                     elif "done" in event:
                         report.results.append(Result(path, current[1], event["outcome"], event["detail"],
-                                                     event.get("fallback", False), event.get("source", "")))
+                                                     event.get("fallback", ""), event.get("source", "")))
                         done, current, limit = current, None, roundtrip._STARTUP_TIMEOUT
                     elif "checking" in event:
                         checking, limit = done, timeout
@@ -468,6 +499,27 @@ def format_failures(rows, limit, show_source=False):
     return "\n".join(lines)
 
 
+def summary(reports, top=12):
+    """Why the structurer fell back, and what the first difference of the
+    other "different" functions is, most frequent first."""
+    why, kinds = {}, {}
+    for r in reports:
+        for res in r.results:
+            if res.fallback:
+                why[res.fallback] = why.get(res.fallback, 0) + 1
+            elif res.outcome == "different":
+                kind = difference_kind(res.detail)
+                kinds[kind] = kinds.get(kind, 0) + 1
+    lines = []
+    for title, counts in (("fallback, why", why), ("different without fallback, first difference", kinds)):
+        lines.append("%s (%d):" % (title, sum(counts.values())))
+        ranked = sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))
+        lines += ["  %6d  %s" % (n, k) for k, n in ranked[:top]]
+        if len(ranked) > top:
+            lines.append("  %6d  (%d other kinds)" % (sum(n for _, n in ranked[top:]), len(ranked) - top))
+    return "\n".join(lines)
+
+
 def to_json(reports, elapsed, sample):
     return {
         "python": "%d.%d.%d" % sys.version_info[:3],
@@ -546,6 +598,11 @@ def main(argv=None):
     print("Python %d.%d, decompiler %s, equivalence checker: %s, sample 1/%d, %.1fs" % (
         sys.version_info[0], sys.version_info[1], args.decompiler, checker, args.sample, elapsed))
     print(format_table(reports))
+    print()
+    print(summary(reports))
+    skipped = ["%s %s: %s" % (r.name, path, why) for r in reports for path, why in r.skipped_files]
+    if skipped:
+        print("skipped files:\n  " + "\n  ".join(skipped))
     if args.show_failures:
         print()
         print(format_failures(failures(reports), args.show_failures, args.show_source))
