@@ -1063,13 +1063,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
         if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0)
             dc_seen(d, i, next); /* match.c consumes the whole statement */
+        if (r == 0) /* (before the COPY that starts a 3.8-3.10 link) */
+            r = dc_chain_compare(d, i, st, &next);
         if (r == 0 && ins->op == IR_COPY && copy_needs_temp(d, i, st) &&
             to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
             goto fail;
         if (r == 0)
             r = swap_assign(d, i, base, st, out, stmt_start, &next);
-        if (r == 0)
-            r = dc_chain_compare(d, i, st, &next);
         if (r == 0)
             r = dc_expr_step(d, i, st);
         if (r == 0 && d->code->py_minor <= 10) /* block-stack try/with (try_legacy.c) */
