@@ -1236,7 +1236,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_RETURN_VALUE:
-            if ((v = dc_pop(d, st, i)) == NULL || add_simple(d, out, S_RETURN, v, stmt_start) < 0)
+            if ((v = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            /* an async generator can only `return`, which returns None */
+            if ((d->code->flags & DP_CO_ASYNC_GENERATOR) && dc_is_const_kind(v, DP_CONST_NONE))
+                v = NULL;
+            if (add_simple(d, out, S_RETURN, v, stmt_start) < 0)
                 goto fail;
             st->n = base < st->n ? base : st->n;
             break;
