@@ -146,9 +146,9 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next) {
     if (a == NULL || cmp == NULL || (cmp->ops = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof(int))) == NULL)
         return -1;
     cmp->a = a;
-    int q = i, cleanup = d->in[j].target;
+    int q = i, cleanup = d->in[j].target, links = 0;
     int base = st->n;
-    for (;;) {
+    for (;; links++) {
         if (add_link(d, cmp, cmp_op(&d->in[c]), b, &cap) < 0)
             return -1;
         if (d->in[j].target != cleanup)
@@ -182,6 +182,8 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next) {
     const dp_instr *x = &d->in[q];
     for (int k = i; k < q; k++) /* the links (SWAPs, COPYs, compares, jumps) */
         d->seen[k] = 1;
+    if (d->nref[cleanup] > links + 1) /* (links not reached do not count) */
+        return dc_fail(d, cleanup, "chained comparison whose cleanup is shared");
     if (!erased(d, cleanup)) {
         /* as a condition the cleanup pops the saved operand, then goes
          * where the final jump goes when the comparison is false; as a
