@@ -626,7 +626,6 @@ def f(v):
 # the statements around or inside the match (loops, with, chained
 # comparisons, returns after it) come out, not the match itself.
 ELSEWHERE_FROM_3_12 = {
-    "guards": "a chained comparison whose true branch is a copied return",
     "in_for_loop": "`break` to a copied `return`",
     "in_while_loop": "3.12 while loops",
     "in_if_else": "`return` copied into the if",
