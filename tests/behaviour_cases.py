@@ -140,6 +140,36 @@ def assign_names(a, b):
     return x, y, z
 
 
+@case((3,), (0,))
+def tuple_assignments_keep_their_order(n):
+    # the compiler swaps the values (ROT_TWO/ROT_THREE, SWAP) or reorders
+    # the stores instead of building a tuple: every right-hand side still
+    # runs first, left to right, then the targets are stored left to right
+    log = []
+
+    def f(x):
+        log.append(x)
+        return x + 1
+
+    a, b, c = 1, 10, 100
+    box = Box(p=0)
+    seq = [0, 0]
+    for i in range(n):
+        a, b = f(a), f(b)
+        a, b, c = f(c), f(a), f(b)
+        box.p, seq[0] = f(a), f(box.p)
+        seq[1], (a, b) = f(b), (f(a), f(seq[1]))
+        a, b = f(b) + 1, f(a) + 1
+    while n > 0:
+        n -= 1
+        b, a = f(a), f(b)
+    with Ctx(log, "m"):
+        a, b = f(b), f(a)
+    with Ctx(log, "n") as name:
+        name, a, b = f(b), f(a), name
+    return log, a, b, c, box, seq
+
+
 @case((1,), ("s",), ([2],))
 def assign_attributes(a):
     box = Box()
@@ -291,6 +321,29 @@ def chained_comparisons(a, b, c):
     return a < b < c, a < b > c, a == b == c, 0 <= a < 10 != b, a is not b is not c, a < b <= c < 10
 
 
+@case(([1, 2, 300],), ([],), ([0, 255],), ([-1],))
+def chained_comparisons_in_loops_and_returns(color):
+    # a generator expression has no state-machine fallback: the chain must
+    # be structured (3.8-3.10 save the middle operand with DUP_TOP; ROT_THREE,
+    # 3.12+ with COPY/POP_JUMP/POP_TOP, and copy the return into the cleanup)
+    def in_range(c):
+        return 0 <= c <= 255
+
+    def not_in_range(c):
+        if not 0 <= c <= 255:
+            return True
+        return False
+
+    flags = []
+    for c in color:
+        flags.append(0 < c < 9)
+        if 0 <= c <= 255:
+            flags.append("byte")
+    return (all(0 <= c <= 255 for c in color), [c for c in color if 0 < c < 9],
+            {c: 1 < c < 3 < 400 for c in color}, [in_range(c) for c in color],
+            [not_in_range(c) for c in color], flags)
+
+
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
     if 0 < x < 10:
@@ -425,6 +478,14 @@ def fstrings(a, b):
         f"{{literal}} {a}", f"{b=}", f"{a!r:^{width}}", f"{b:+}" if b is not None else f"{b}",
         f"{'nested ' + str(a)}", f"{a}{b}" "plain" f"{width}", f"{b:{'>' if b else '<'}{width}}",
     ]
+
+
+@case(("f", 1), ("g", 2), (None, 0))
+def fstrings_with_a_conditional_before_a_return(a, n):
+    # 3.10 and 3.12+ copy the return into both arms of the conditional
+    if n == 0:
+        return f"{a}" f"{n}" f"{'s' if n else ''}"
+    return f'{a!r} takes {n}' f" argument{'s' if n != 1 else ''}"
 
 
 @case(("x", 3), (1.5, "y"), ((1, 2), 0))
@@ -994,6 +1055,18 @@ async def async_generator(n):
     yield "end"
 
 
+@case((3,), (0,), (-1,))
+async def async_generator_returning_early(n):
+    # `return None` would be a SyntaxError in an async generator
+    if n < 0:
+        return
+    async for i in ticks(n):
+        if i == 2:
+            return
+        yield i
+    yield "end"
+
+
 @case((3,), (1,))
 async def async_comprehensions(n):
     values = [i async for i in ticks(n)]
@@ -1013,6 +1086,19 @@ def import_statements(x):
     import json as serializer
     return (math.sqrt(x), os.path.join("a", "b"), list(OD([("k", x)])), fl(sqrt(x)),
             serializer.dumps([x]))
+
+
+@case((1,), (0,))
+def dotted_imports_as_names(flag):
+    # `import a.b.c as d` fetches a.b then a.b.c with IMPORT_FROM
+    import xml.etree.ElementTree as ET
+    import xml.dom as dom
+    import xml.etree
+    from xml.etree import ElementTree as ET2
+    if flag:
+        import email.mime.text as mt
+        return ET.__name__, dom.__name__, xml.etree.__name__, ET2 is ET, mt.__name__
+    return ET.__name__, dom.__name__
 
 
 @case((1,), (0,))

@@ -407,9 +407,20 @@ static dp_node *build_string(dc *d, dc_stack *st, int count, int at) {
             for (int q = 0; q < p->l1.n; q++)
                 if (dc_add(d, &j->l1, p->l1.v[q]) < 0)
                     return NULL;
-        } else if (dc_add(d, &j->l1, p) < 0) {
-            return NULL;
+            continue;
         }
+        if (p->kind != E_FORMATTED && !dc_is_const_kind(p, DP_CONST_STR)) {
+            /* a piece kept elsewhere (a temporary before a return the
+             * compiler copied into both arms of a conditional): a str,
+             * which `{p}` gives back unchanged */
+            dp_node *f = dc_node(d, E_FORMATTED);
+            if (f == NULL)
+                return NULL;
+            f->a = p;
+            p = f;
+        }
+        if (dc_add(d, &j->l1, p) < 0)
+            return NULL;
     }
     st->n = base;
     return j;

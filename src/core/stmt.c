@@ -336,6 +336,11 @@ static int is_plain_def(const dp_node *fn, const dp_node *target) {
            strcmp(fn->cst->code->name, target->s) == 0 && strcmp(target->s, "<lambda>") != 0;
 }
 
+/* `import a.b.c` (no fromlist), not `from a.b.c import ...` */
+static int plain_import(const dp_node *mod) {
+    return mod->cst == NULL || mod->cst->kind == DP_CONST_NONE;
+}
+
 /* An `import` / `from ... import` statement for a store of an import value. */
 static int store_import(dc *d, dp_node *target, dp_node *v, dp_nodes *out, int at) {
     if (target->kind != E_NAME)
@@ -356,7 +361,9 @@ static int store_import(dc *d, dp_node *target, dp_node *v, dp_nodes *out, int a
         dp_node *al = dc_node(d, E_ALIAS);
         if (al == NULL)
             return -1;
-        if (mod->cst == NULL || mod->cst->kind == DP_CONST_NONE) {
+        if (plain_import(mod)) {
+            if (mod->s[v->op] != '\0') /* a chain stopped short of the module imported */
+                return dc_fail(d, at, "import of %s bound to a part of it", mod->s);
             dp_node *s = dc_stmt(d, S_IMPORT, at);
             if (s == NULL)
                 return -1;
@@ -380,6 +387,31 @@ static int store_import(dc *d, dp_node *target, dp_node *v, dp_nodes *out, int a
         return dc_add(d, &mod->a->l1, al) < 0 ? -1 : 1;
     }
     return 0;
+}
+
+/* IMPORT_FROM of `name` from x (on top, it stays there): a from-item, or
+ * for `import a.b.c as d` the next link of the chain that fetches a.b from
+ * the package a, then a.b.c from that (op: how much of "a.b.c" the chain
+ * has covered).  0 for any other operand. */
+static int import_from(dc *d, const dp_instr *ins, dp_node *x, dc_stack *st) {
+    if (x->kind != X_IMPORT)
+        return 0;
+    dp_node *mod = x->op2 == 0 ? x : x->a, *v = dc_node(d, X_IMPORT);
+    if (v == NULL)
+        return -1;
+    v->op2 = 1;
+    v->a = mod;
+    v->s = ins->name;
+    if (plain_import(mod)) {
+        size_t at = x->op2 == 0 ? strcspn(mod->s, ".") : (size_t)x->op, len = strlen(ins->name);
+        if (mod->s[at] != '.' || strncmp(mod->s + at + 1, ins->name, len) != 0 ||
+            (mod->s[at + 1 + len] != '.' && mod->s[at + 1 + len] != '\0'))
+            return 0;
+        v->op = (int)(at + 1 + len);
+    } else if (x->op2 != 0) {
+        return 0; /* an item of a from-item */
+    }
+    return dc_push(d, st, v) < 0 ? -1 : 1;
 }
 
 /* Stores `v` into `target`: an assignment, augmented assignment, def, class,
@@ -520,25 +552,61 @@ static int is_name_store(int op) {
     return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
 }
 
+/* The end of the assignment target starting at j: a name, `obj.attr`,
+ * `obj[key]` or a nested unpacking of such targets; -1 if there is none. */
+static int target_end(const dc *d, int j, int depth) {
+    int loads = 0;
+    while (j + loads < d->n && loads < 4 && is_simple_load(d->in[j + loads].op))
+        loads++;
+    int op = j + loads < d->n ? d->in[j + loads].op : IR_NOP;
+    if ((loads == 0 && is_name_store(op)) || (loads >= 1 && op == IR_STORE_ATTR) ||
+        (loads >= 2 && op == IR_STORE_SUBSCR))
+        return j + loads + 1;
+    if (loads > 0 || (op != IR_UNPACK_SEQUENCE && op != IR_UNPACK_EX) || depth > 8)
+        return -1;
+    int arg = d->in[j].arg;
+    int count = op == IR_UNPACK_EX ? (arg & 0xff) + (arg >> 8) + 1 : arg;
+    if (count > 64)
+        return -1;
+    for (j++; count > 0 && j >= 0; count--)
+        j = target_end(d, j, depth + 1);
+    return j;
+}
+
+/* The run of SWAPs from i: the number of values it reverses (the top k
+ * end up in the opposite order, nothing else moves), or 0.  3.8-3.10's
+ * ROT_THREE; ROT_TWO lifts to SWAP 3; SWAP 2; SWAP 2, the same as SWAP 3. */
+static int swap_run_reverses(const dc *d, int i, int *after) {
+    int pos[3] = {0, 1, 2}, k = 0, j = i; /* pos[s]: the value now s slots below the top */
+    for (; j < d->n && d->in[j].op == IR_SWAP && j < i + 6; j++) {
+        int n = d->in[j].arg;
+        if (n < 2 || n > 3)
+            return 0;
+        int t = pos[0];
+        pos[0] = pos[n - 1];
+        pos[n - 1] = t;
+        k = n > k ? n : k;
+    }
+    for (int s = 0; s < 3; s++)
+        if (pos[s] != (s < k ? k - 1 - s : s))
+            return 0;
+    *after = j;
+    return k;
+}
+
 /* `a, b = x, y` (2 or 3 targets) compiles to `x; y; SWAP 2; STORE a;
  * STORE b` instead of building and unpacking a tuple.  Returns 1 when the
- * SWAP at i starts one (the stores then fill the target tuple). */
-static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int at) {
-    const dp_instr *ins = &d->in[i];
-    int k = ins->arg;
-    if (ins->op != IR_SWAP || (k != 2 && k != 3) || st->n - base < k || i + 1 >= d->n)
+ * SWAP at i starts one (the stores then fill the target tuple; *next is
+ * the first of them). */
+static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int at, int *next) {
+    int after = i + 1;
+    int k = d->in[i].op == IR_SWAP ? swap_run_reverses(d, i, &after) : 0;
+    if (k == 0 || st->n - base < k || after >= d->n)
         return 0;
-    /* exactly k targets must follow: names, `obj.attr` or `obj[key]` */
-    for (int j = i + 1, t = 0; t < k; t++) {
-        int loads = 0;
-        while (j + loads < d->n && loads < 4 && is_simple_load(d->in[j + loads].op))
-            loads++;
-        int op = j + loads < d->n ? d->in[j + loads].op : IR_NOP;
-        if (!((loads == 0 && is_name_store(op)) || (loads >= 1 && op == IR_STORE_ATTR) ||
-              (loads >= 2 && op == IR_STORE_SUBSCR)))
+    /* exactly k targets must follow */
+    for (int j = after, t = 0; t < k; t++)
+        if ((j = target_end(d, j, 0)) < 0)
             return 0;
-        j += loads + 1;
-    }
     for (int q = 0; q < k; q++) {
         const dp_node *v = st->v[st->n - 1 - q];
         if (v->kind >= DP_NODE_KIND_COUNT)
@@ -565,6 +633,8 @@ static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int 
         if (dc_push(d, st, slot) < 0)
             return -1;
     }
+    dc_seen(d, i, after);
+    *next = after;
     return 1;
 }
 
@@ -843,7 +913,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         d->sh->limit_hit = 1;
         return dc_fail(d, start, "statements nested too deeply");
     }
-    int base = st->n, stmt_start = start;
+    /* a loop or with target still to be bound (its slot on top) belongs to
+     * the region's first statement, not below the region's statements */
+    int base = st->n - (st->n > 0 && st->v[st->n - 1]->kind == X_SLOT), stmt_start = start;
     int i = start;
     int rc = 0;
     int saved_base = d->base;
@@ -991,13 +1063,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
         if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0)
             dc_seen(d, i, next); /* match.c consumes the whole statement */
+        if (r == 0) /* (before the COPY that starts a 3.8-3.10 link) */
+            r = dc_chain_compare(d, i, st, &next);
         if (r == 0 && ins->op == IR_COPY && copy_needs_temp(d, i, st) &&
             to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
             goto fail;
         if (r == 0)
-            r = swap_assign(d, i, base, st, out, stmt_start);
-        if (r == 0)
-            r = dc_chain_compare(d, i, st, &next);
+            r = swap_assign(d, i, base, st, out, stmt_start, &next);
         if (r == 0)
             r = dc_expr_step(d, i, st);
         if (r == 0 && d->code->py_minor <= 10) /* block-stack try/with (try_legacy.c) */
@@ -1079,15 +1151,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         case IR_IMPORT_FROM:
-            if ((x = dc_top(d, st, 0, i)) == NULL || (v = dc_node(d, X_IMPORT)) == NULL)
+            if ((x = dc_top(d, st, 0, i)) == NULL)
                 goto fail;
-            if (x->kind != X_IMPORT)
+            if ((r = import_from(d, ins, x, st)) < 0)
+                goto fail;
+            if (r == 0)
                 goto unsupported;
-            v->op2 = 1;
-            v->a = x;
-            v->s = ins->name;
-            if (dc_push(d, st, v) < 0)
-                goto fail;
             break;
         case IR_IMPORT_STAR: {
             if ((x = dc_pop(d, st, i)) == NULL)
@@ -1167,7 +1236,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_RETURN_VALUE:
-            if ((v = dc_pop(d, st, i)) == NULL || add_simple(d, out, S_RETURN, v, stmt_start) < 0)
+            if ((v = dc_pop(d, st, i)) == NULL)
+                goto fail;
+            /* an async generator can only `return`, which returns None */
+            if ((d->code->flags & DP_CO_ASYNC_GENERATOR) && dc_is_const_kind(v, DP_CONST_NONE))
+                v = NULL;
+            if (add_simple(d, out, S_RETURN, v, stmt_start) < 0)
                 goto fail;
             st->n = base < st->n ? base : st->n;
             break;

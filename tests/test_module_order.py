@@ -1,0 +1,38 @@
+"""Module-level code (STORE_NAME targets, imports bound at module level)
+decompiled, run again and compared with the original run: tuple assignments
+keep their evaluation order, dotted imports bind the right module."""
+import depyf
+
+SOURCE = '''
+log = []
+def f(x):
+    log.append(x)
+    return x + 1
+a, b, c = 1, 10, 100
+a, b = f(a), f(b)
+a, b, c = f(c), f(a), f(b)
+for i in range(2):
+    a, b = f(b), f(a)
+    c, (a, b) = f(c), (f(b), f(a))
+import xml.etree.ElementTree as ET
+import xml.dom.minidom
+from xml.etree import ElementTree as ET2
+from os.path import *
+names = ET.__name__, xml.dom.minidom.__name__, ET2 is ET, join("p", "q")
+class K:
+    import xml.etree.ElementTree as ET
+    x, y = f(1), f(2)
+kind = K.ET.__name__, K.x, K.y
+'''
+
+
+def run(source):
+    namespace = {}
+    exec(compile(source, "<module>", "exec"), namespace)
+    return {k: namespace[k] for k in ("log", "a", "b", "c", "names", "kind")}
+
+
+def test_module_level_assignments_and_imports():
+    source = depyf.decompile(compile(SOURCE, "<module>", "exec"))
+    assert "import xml.etree.ElementTree as ET" in source, source
+    assert run(source) == run(SOURCE), source
