@@ -1811,6 +1811,31 @@ static int extend_chain(dc *d, seg *s, int end, dc_stack *st) {
     return best;
 }
 
+/* `if a: while b: body` tests a, then b, before the body: one chain to
+ * the eye.  The loop's head says where its test starts: a jump back to an
+ * operand (3.8/3.9 test at the top only), or, where the test is repeated
+ * before a jump back to the body (3.10/3.11), the operands that repeat.
+ * How many operands of s[0..k) the `if` keeps. */
+static int cut_at_loop_test(dc *d, const seg *s, int k) {
+    int B = s[k - 1].jump + 1, cut = k;
+    for (int m = 1; m < k && cut == k; m++)
+        if (back_edge(d, s[m].start, d->n) >= B)
+            cut = m;
+    int j = back_edge(d, B, d->n);
+    if (cut == k && j > B && is_cond_jump(d->in[j].op)) {
+        for (int m = 0; m < k; m++) {
+            int len = B - s[m].start;
+            if (j + 1 - len >= B && same_code(d, s[m].start, j + 1 - len, len)) {
+                cut = m > 0 ? m : k;
+                break;
+            }
+        }
+    }
+    while (cut > 1 && !chain_valid(d, s, cut))
+        cut--;
+    return cut;
+}
+
 /* Runs the chosen operands s[1..k) on the real stack (they were only
  * evaluated speculatively), consuming each test. */
 static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
@@ -1880,7 +1905,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     s[0].or_pop = d->in[i].op == IR_JUMP_IF_FALSE_OR_POP || d->in[i].op == IR_JUMP_IF_TRUE_OR_POP;
     if ((s[0].e = tested(d, x, d->in[i].op, &s[0].jumps_if)) == NULL)
         return -1;
-    if ((k = extend_chain(d, s, end, st)) < 0 || consume_chain(d, s, 1, k, st) < 0)
+    if ((k = extend_chain(d, s, end, st)) < 0)
+        return -1;
+    if ((k = cut_at_loop_test(d, s, k)) < 1 || consume_chain(d, s, 1, k, st) < 0)
         return -1;
     int B = s[k - 1].jump + 1, F = unify_exits(d, s, k);
     /* the chosen operands are consumed: re-run them on the real stack */
