@@ -819,6 +819,54 @@ static int copy_falls_through(const dc *d, int after, int end) {
     return !is_terminator(op) && !unwinds_to_return(d, after, end);
 }
 
+/* Where control reaching i goes: past NOPs and unconditional jumps (a
+ * jump to a loop's back edge is a `continue`).  Bounded: a cycle of jumps
+ * is an endless loop, whose place is where the walk stopped. */
+static int resolve_jumps(const dc *d, int i) {
+    for (int steps = 0; steps < 64 && i >= 0 && i < d->n; steps++) {
+        if (d->in[i].op == IR_NOP)
+            i++;
+        else if (d->in[i].op == IR_JUMP && d->in[i].target >= 0)
+            i = d->in[i].target;
+        else
+            break;
+    }
+    return i;
+}
+
+/* The RETURN_VALUE ending a tail at k that only computes a return value
+ * (no jump, nothing that raises past or sets up a handler), or -1. */
+static int return_tail_end(const dc *d, int k) {
+    for (int e = k; e < d->n && e < k + 64; e++) {
+        int op = d->in[e].op;
+        if (op == IR_RETURN_VALUE)
+            return e;
+        if (dc_is_jump(op) || is_terminator(op) || dc_is_block_setup(op) || op == IR_POP_BLOCK ||
+            op == IR_POP_EXCEPT || op == IR_FOR_ITER)
+            return -1;
+    }
+    return -1;
+}
+
+/* Does control reaching a go on exactly as control reaching b does: the
+ * same place once jumps are followed, or copies of one `return` tail
+ * (3.10+ duplicates small exit blocks into the jumps leading there)? */
+static int continues_as(const dc *d, int a, int b) {
+    a = resolve_jumps(d, a);
+    b = resolve_jumps(d, b);
+    if (a == b)
+        return 1;
+    if (a < 0 || b < 0 || a >= d->n || b >= d->n)
+        return 0;
+    int e = return_tail_end(d, a);
+    if (e < 0 || b + (e - a) >= d->n)
+        return 0;
+    for (int k = 0; k <= e - a; k++)
+        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || d->handler[a + k] != d->handler[b + k])
+            return 0;
+    return 1;
+}
+
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
@@ -832,6 +880,19 @@ static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *han
     if (lp && target == lp->head)
         return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
     *handled = 0;
+    return 0;
+}
+
+/* A jump leaving the region for none of jump_stmt's places: FAR_CONTINUE
+ * where it reaches the loop's back edge (the `continue` is added),
+ * FAR_GOES_ON where it goes on as the region does (to its exit, or its end
+ * when it has none), 0 when neither (not structured), -1 on error. */
+enum { FAR_CONTINUE = 1, FAR_GOES_ON = 2 };
+static int far_jump_stmt(dc *d, int i, int target, int end, int exit, dp_nodes *out) {
+    if (d->loop && resolve_jumps(d, target) == d->loop->head)
+        return dc_add(d, out, dc_stmt(d, S_CONTINUE, i)) < 0 ? -1 : FAR_CONTINUE;
+    if (target >= end && continues_as(d, target, exit >= 0 ? exit : end))
+        return FAR_GOES_ON;
     return 0;
 }
 
@@ -1294,9 +1355,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (!handled) {
                 if (ins->target > i && ins->target <= end && skippable(d, i + 1, ins->target)) {
                     next = ins->target; /* over handler code placed in between */
-                } else if (ins->target >= end && ins->target > i) {
-                    /* jumps to code after the region: the region ends here */
-                    next = end;
+                } else if (ins->target == end) {
+                    next = end; /* the region ends here */
+                } else if (ins->target > i && (r = far_jump_stmt(d, i, ins->target, end, exit, out)) != 0) {
+                    if (r < 0)
+                        goto fail;
+                    if (r == FAR_GOES_ON)
+                        next = end; /* the region ends here */
                 } else {
                     dc_fail(d, i, "unstructured jump to offset %d", ins->target < d->n ? d->in[ins->target].offset : -1);
                     goto fail;
@@ -1366,6 +1431,19 @@ static int find_loop_exit(dc *d, int from, int to, int after) {
     return brk;
 }
 
+/* The copy at `at` of the code a region [from, end) goes on with, reached
+ * only from that region (a loop's exit), is no code of its own: the
+ * statements that follow skip it. */
+static void skip_exit_copy(dc *d, int from, int end, int at) {
+    int e = return_tail_end(d, at);
+    if (e < 0 || (at > 0 && d->reach[at - 1] && !is_terminator(d->in[at - 1].op)))
+        return;
+    for (int j = 0; j < d->n; j++)
+        if (d->reach[j] && d->in[j].target == at && (j < from || j >= end))
+            return;
+    d->skip_to[at] = e + 1;
+}
+
 static int loop_body(dc *d, dc_loop *lp, int start, int end, dc_stack *st, dp_nodes *out) {
     lp->up = d->loop;
     d->loop = lp;
@@ -1375,7 +1453,6 @@ static int loop_body(dc *d, dc_loop *lp, int start, int end, dc_stack *st, dp_no
 }
 
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
-    (void)exit;
     const dp_instr *ins = &d->in[i];
     int done_at = ins->target; /* first instruction after the loop */
     if (done_at <= i || done_at > d->n)
@@ -1384,8 +1461,18 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
     if (it == NULL)
         return -1;
     int body_end = done_at;
+    if (done_at > end) {
+        /* the loop exits past the enclosing region: to a copy of the code
+         * the region goes on with (3.10+ duplicates a `return` there); the
+         * body ends with the region */
+        if (!continues_as(d, done_at, exit >= 0 ? exit : end))
+            return dc_fail(d, i, "for loop exits past its enclosing block");
+        body_end = end;
+    }
     if (body_end - 1 > i && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
-        dc_seen(d, --body_end, done_at);
+        d->seen[--body_end] = 1;
+    else if (body_end < done_at)
+        return dc_fail(d, i, "for loop body runs past its enclosing block");
     int brk = find_loop_exit(d, i + 1, body_end, done_at);
     if (brk > end)
         brk = done_at;
@@ -1413,6 +1500,8 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
         if (dc_region(d, done_at, brk, brk, st, &s->l2) < 0)
             return -1;
     }
+    if (done_at > end)
+        skip_exit_copy(d, i, end, done_at);
     *next = brk > done_at ? brk : done_at;
     return dc_add(d, out, s);
 }
@@ -1796,6 +1885,31 @@ static int extend_chain(dc *d, seg *s, int end, dc_stack *st) {
     return best;
 }
 
+/* `if a: while b: body` tests a, then b, before the body: one chain to
+ * the eye.  The loop's head says where its test starts: a jump back to an
+ * operand (3.8/3.9 test at the top only), or, where the test is repeated
+ * before a jump back to the body (3.10/3.11), the operands that repeat.
+ * How many operands of s[0..k) the `if` keeps. */
+static int cut_at_loop_test(dc *d, const seg *s, int k) {
+    int B = s[k - 1].jump + 1, cut = k;
+    for (int m = 1; m < k && cut == k; m++)
+        if (back_edge(d, s[m].start, d->n) >= B)
+            cut = m;
+    int j = back_edge(d, B, d->n);
+    if (cut == k && j > B && is_cond_jump(d->in[j].op)) {
+        for (int m = 0; m < k; m++) {
+            int len = B - s[m].start;
+            if (j + 1 - len >= B && same_code(d, s[m].start, j + 1 - len, len)) {
+                cut = m > 0 ? m : k;
+                break;
+            }
+        }
+    }
+    while (cut > 1 && !chain_valid(d, s, cut))
+        cut--;
+    return cut;
+}
+
 /* Runs the chosen operands s[1..k) on the real stack (they were only
  * evaluated speculatively), consuming each test. */
 static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
@@ -1865,7 +1979,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     s[0].or_pop = d->in[i].op == IR_JUMP_IF_FALSE_OR_POP || d->in[i].op == IR_JUMP_IF_TRUE_OR_POP;
     if ((s[0].e = tested(d, x, d->in[i].op, &s[0].jumps_if)) == NULL)
         return -1;
-    if ((k = extend_chain(d, s, end, st)) < 0 || consume_chain(d, s, 1, k, st) < 0)
+    if ((k = extend_chain(d, s, end, st)) < 0)
+        return -1;
+    if ((k = cut_at_loop_test(d, s, k)) < 1 || consume_chain(d, s, 1, k, st) < 0)
         return -1;
     int B = s[k - 1].jump + 1, F = unify_exits(d, s, k);
     /* the chosen operands are consumed: re-run them on the real stack */
@@ -1946,6 +2062,14 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         dp_nodes body = {0};
         if (jump_stmt(d, i, F, exit, &body, &handled) < 0)
             return -1;
+        if (!handled) {
+            int r = far_jump_stmt(d, i, F, end, exit, &body);
+            if (r < 0)
+                return -1;
+            if (r == 0)
+                return dc_fail(d, i, "conditional jump past its enclosing block");
+            handled = 1;
+        }
         if (handled && body.n > 0) {
             dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
             if (ifs == NULL || (ifs->a = parse_cond(d, s, 0, k - 1, F, B)) == NULL)
@@ -2013,7 +2137,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         int t = d->in[F - 1].target;
         int is_break = d->loop && t == d->loop->brk;
         int is_continue = d->loop && t == d->loop->head;
-        if (!is_break && (!is_continue || t == exit)) {
+        /* (past the region's end it must be where the region goes on:
+         * else the jump is a statement of the then-part) */
+        if (!is_break && (!is_continue || t == exit) && (t <= end || continues_as(d, t, exit >= 0 ? exit : end))) {
             then_end = F - 1;
             J = t > end ? end : t;
             d->seen[F - 1] = 1;

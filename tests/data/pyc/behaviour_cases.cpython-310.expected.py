@@ -288,7 +288,7 @@ def membership(x, container):
 
 @case((1, 2, 3), (3, 2, 1), (2, 2, 2), (0, 5, 5), (1, 'a', 2))
 def chained_comparisons(a, b, c):
-    # depyf: no structured form was found (at offset 12: expected one value from this expression);
+    # depyf: no structured form was found (at offset 16: unstructured jump to offset 22);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -408,7 +408,7 @@ def chained_comparisons(a, b, c):
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 16: condition jumps to neither exit);
+    # depyf: no structured form was found (at offset 16: conditional jump past its enclosing block);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -589,7 +589,7 @@ def bytes_literals(i):
 
 @case((1,), ('b',), (4,), (None,))
 def container_literals(x):
-    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'b', 'a'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
+    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
 
 
 @case(([1, 2], {'a': 1}), ((), {}))
@@ -1899,68 +1899,20 @@ def for_else_with_break_in_except(n):
 
 @case((0,), (2,), (3,), (7,))
 def while_true_with_break_in_except(n):
-    # depyf: no structured form was found (at offset 78: condition jumps to neither exit);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
+    log = []
     while True:
+        n -= 1
         try:
-            if __state == 0:
-                log = []
-                __state = 1
-            if __state == 1:
-                n -= 1
-                __state = 2
-            if __state == 2:
-                if n == 1:
-                    __state = 3
-                else:
-                    __state = 8
-            if __state == 3:
+            if n == 1:
                 raise ValueError
-            if __state == 6:
-                return log
-            if __state == 8:
-                log.append('ok')
-                if n < 0:
-                    __state = 9
-                else:
-                    __state = 1
-            if __state == 9:
-                log.append('neg')
-                return log
-        except __builtins.BaseException as __exc0:
-            if __state in (2, 3):
-                __stack_0 = None
-                __stack_1 = None
-                __stack_2 = None
-                __stack_3 = __exc0.__traceback__
-                __stack_4 = __exc0
-                __stack_5 = __builtins.type(__exc0)
-                __state = 4
-            else:
-                raise
-            if __state == 4:
-                while True:
-                    if __state == 4:
-                        if __builtins.issubclass(__stack_5, ValueError):
-                            __state = 5
-                        else:
-                            __state = 7
-                    if __state == 5:
-                        __stack_5 = None
-                        __stack_4 = None
-                        __stack_3 = None
-                        log.append('v')
-                        __stack_0 = __stack_1 = __stack_2 = None
-                        __state = 6
-                        break
-                    if __state == 7:
-                        __stack_3 = __stack_5 = None
-                        try:
-                            raise __stack_4
-                        finally:
-                            __stack_4 = None
+        except ValueError:
+            log.append('v')
+        else:
+            log.append('ok')
+            if not n < 0:
+                continue
+            log.append('neg')
+        return log
 
 
 @case((0, 0), (3, 1), (5, 9), (8, 2))
@@ -2024,3 +1976,143 @@ def finally_with_a_branch_at_the_end(n):
         if n:
             log.append('cleanup')
     return log
+
+
+@case(([], []), ([1, 2, 3], []), ([0], []))
+def for_loop_as_whole_if_body(xs, out):
+    if xs:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []), ([3, 0, 2, 7], []))
+def loops_ending_if_and_elif_bodies(xs, out):
+    if xs is None:
+        out.append(-1)
+    elif len(xs) > 3:
+        for x in xs:
+            if x == 2:
+                continue
+            out.append(x)
+    elif xs:
+        for x in xs:
+            for y in xs:
+                out.append((x, y))
+    if out:
+        for x in out[:]:
+            if x == 7:
+                return x
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def generator_loop_as_whole_if_body(xs, out):
+    if xs:
+        out.append('s')
+        for x in xs:
+            yield [y for y in xs if y > x]
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def loop_in_nested_ifs(xs, out):
+    if xs and len(xs) > 1:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []))
+def while_loop_as_whole_if_body(xs, out):
+    if xs:
+        while xs:
+            out.append(xs.pop())
+    if out and len(out) > 1:
+        while out:
+            xs.append(-out.pop())
+    return None
+
+
+@case(([(1, 1), (1, 5), (0, 1)], [1]), ([], []), ([(0, 0), (2, 2)], [2]))
+def if_else_nested_in_loop_then_branch(items, wanted):
+    out = []
+    for t, v in items:
+        if t:
+            if v in wanted:
+                out.append(1)
+                continue
+            out.append(3)
+            continue
+        out.append(4)
+    i = 0
+    while i < len(items):
+        t, v = items[i]
+        i += 1
+        if t and v:
+            if v in wanted:
+                out.append(5)
+            elif v > 3:
+                out.append(6)
+            else:
+                out.append(7)
+        else:
+            out.append(8)
+    out.append(9)
+    return out
+
+
+@case(([1, 2, 3],), ([],), ([3, 0, 2, 7],))
+def deeply_nested_if_else_in_loops(xs):
+    out = []
+    for x in xs:
+        if x > 0:
+            if x > 1:
+                if x > 2:
+                    out.append(3)
+                    continue
+                out.append(2)
+                continue
+            out.append(1)
+            continue
+        out.append(0)
+    for x in xs:
+        if not x:
+            continue
+        if x == 1:
+            out.append('a')
+            continue
+        if x == 2:
+            if out:
+                out.append('b')
+                continue
+            out.append('c')
+            continue
+        out.append('d')
+    i = 0
+    while True:
+        if i >= len(xs):
+            return out
+        x = xs[i]
+        i += 1
+        if x:
+            if x > 2:
+                out.append(True)
+            else:
+                out.append(False)
+        else:
+            out.append(None)
+
+
+@case((0,), (2,), (4,))
+def async_for_with_nested_if_else(n):
+    async def run():
+        out = []
+        async for x in ticks(n):
+            if x:
+                if x > 2:
+                    out.append(1)
+                    continue
+                out.append(2)
+                continue
+            out.append(3)
+        return out
+
+    return run()

@@ -1513,3 +1513,144 @@ def finally_with_a_branch_at_the_end(n):
                             raise
                         else:
                             raise
+
+
+@case(([], []), ([1, 2, 3], []), ([0], []))
+def for_loop_as_whole_if_body(xs, out):
+    if xs:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []), ([3, 0, 2, 7], []))
+def loops_ending_if_and_elif_bodies(xs, out):
+    if xs is None:
+        out.append(-1)
+    elif len(xs) > 3:
+        for x in xs:
+            if x == 2:
+                continue
+            out.append(x)
+    elif xs:
+        for x in xs:
+            for y in xs:
+                out.append((x, y))
+    if out:
+        for x in out[:]:
+            if x == 7:
+                return x
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def generator_loop_as_whole_if_body(xs, out):
+    if xs:
+        out.append('s')
+        for x in xs:
+            yield [y for y in xs if y > x]
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def loop_in_nested_ifs(xs, out):
+    if xs and len(xs) > 1:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []))
+def while_loop_as_whole_if_body(xs, out):
+    if xs:
+        while xs:
+            out.append(xs.pop())
+    if out and len(out) > 1:
+        while out:
+            xs.append(-out.pop())
+    return None
+
+
+@case(([(1, 1), (1, 5), (0, 1)], [1]), ([], []), ([(0, 0), (2, 2)], [2]))
+def if_else_nested_in_loop_then_branch(items, wanted):
+    out = []
+    for t, v in items:
+        if t:
+            if v in wanted:
+                out.append(1)
+                continue
+            out.append(3)
+            continue
+        out.append(4)
+    i = 0
+    while i < len(items):
+        t, v = items[i]
+        i += 1
+        if t and v:
+            if v in wanted:
+                out.append(5)
+            elif v > 3:
+                out.append(6)
+            else:
+                out.append(7)
+        else:
+            out.append(8)
+    out.append(9)
+    return out
+
+
+@case(([1, 2, 3],), ([],), ([3, 0, 2, 7],))
+def deeply_nested_if_else_in_loops(xs):
+    out = []
+    for x in xs:
+        if x > 0:
+            if x > 1:
+                if x > 2:
+                    out.append(3)
+                    continue
+                out.append(2)
+                continue
+            out.append(1)
+            continue
+        out.append(0)
+    for x in xs:
+        if not x:
+            continue
+        if x == 1:
+            out.append('a')
+            continue
+        if x == 2:
+            if out:
+                out.append('b')
+                continue
+            out.append('c')
+            continue
+        out.append('d')
+    i = 0
+    while True:
+        if i >= len(xs):
+            break
+        x = xs[i]
+        i += 1
+        if x:
+            if x > 2:
+                out.append(True)
+            else:
+                out.append(False)
+        else:
+            out.append(None)
+    return out
+
+
+@case((0,), (2,), (4,))
+def async_for_with_nested_if_else(n):
+    async def run():
+        out = []
+        async for x in ticks(n):
+            if x:
+                if x > 2:
+                    out.append(1)
+                    continue
+                out.append(2)
+                continue
+            out.append(3)
+        return out
+
+    return run()

@@ -287,7 +287,7 @@ def membership(x, container):
 
 @case((1, 2, 3), (3, 2, 1), (2, 2, 2), (0, 5, 5), (1, 'a', 2))
 def chained_comparisons(a, b, c):
-    # depyf: no structured form was found (at offset 26: expected one value from this expression);
+    # depyf: no structured form was found (at offset 34: unstructured jump to offset 40);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -2260,79 +2260,20 @@ def for_else_with_break_in_except(n):
 
 @case((0,), (2,), (3,), (7,))
 def while_true_with_break_in_except(n):
-    # depyf: no structured form was found (at offset 88: condition jumps to neither exit);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
+    log = []
     while True:
+        n -= 1
         try:
-            if __state == 0:
-                log = []
-                __state = 1
-            if __state == 1:
-                n -= 1
-                __state = 2
-            if __state == 2:
-                if n == 1:
-                    __state = 3
-                else:
-                    __state = 4
-            if __state == 3:
+            if n == 1:
                 raise ValueError
-            if __state == 4:
-                log.append('ok')
-                if n < 0:
-                    __state = 5
-                else:
-                    __state = 1
-            if __state == 5:
-                log.append('neg')
-                return log
-            if __state == 10:
-                return log
-            if __state == 13:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-        except __builtins.BaseException as __exc0:
-            if __state in (2, 3):
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 7
-            else:
-                raise
-            if __state == 7:
-                while True:
-                    try:
-                        if __state == 7:
-                            if __builtins.isinstance(__stack_1, ValueError):
-                                __state = 8
-                            else:
-                                __state = 11
-                        if __state == 8:
-                            __stack_1 = None
-                            log.append('v')
-                            __state = 9
-                        if __state == 9:
-                            __stack_0 = None
-                            __state = 10
-                            break
-                        if __state == 11:
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 12:
-                            __state = 13
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state in (7, 8, 11):
-                            __stack_1 = -1
-                            __stack_2 = None
-                            raise
-                        else:
-                            raise
+        except ValueError:
+            log.append('v')
+        else:
+            log.append('ok')
+            if not n < 0:
+                continue
+            log.append('neg')
+        return log
 
 
 @case((0, 0), (3, 1), (5, 9), (8, 2))
@@ -2464,3 +2405,146 @@ def finally_with_a_branch_at_the_end(n):
                             raise
                         else:
                             raise
+
+
+@case(([], []), ([1, 2, 3], []), ([0], []))
+def for_loop_as_whole_if_body(xs, out):
+    if xs:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []), ([3, 0, 2, 7], []))
+def loops_ending_if_and_elif_bodies(xs, out):
+    if xs is None:
+        out.append(-1)
+    elif len(xs) > 3:
+        for x in xs:
+            if x == 2:
+                continue
+            out.append(x)
+    elif xs:
+        for x in xs:
+            for y in xs:
+                out.append((x, y))
+    if out:
+        for x in out[:]:
+            if x == 7:
+                return x
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def generator_loop_as_whole_if_body(xs, out):
+    if xs:
+        out.append('s')
+        for x in xs:
+            yield [y for y in xs if y > x]
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def loop_in_nested_ifs(xs, out):
+    if xs and len(xs) > 1:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []))
+def while_loop_as_whole_if_body(xs, out):
+    if xs and xs:
+        while True:
+            out.append(xs.pop())
+            if not xs:
+                break
+    if out and len(out) > 1 and out:
+        while True:
+            xs.append(-out.pop())
+            if not out:
+                break
+
+
+@case(([(1, 1), (1, 5), (0, 1)], [1]), ([], []), ([(0, 0), (2, 2)], [2]))
+def if_else_nested_in_loop_then_branch(items, wanted):
+    out = []
+    for t, v in items:
+        if t:
+            if v in wanted:
+                out.append(1)
+                continue
+            out.append(3)
+            continue
+        out.append(4)
+    i = 0
+    while i < len(items):
+        t, v = items[i]
+        i += 1
+        if t and v:
+            if v in wanted:
+                out.append(5)
+            elif v > 3:
+                out.append(6)
+            else:
+                out.append(7)
+        else:
+            out.append(8)
+    out.append(9)
+    return out
+
+
+@case(([1, 2, 3],), ([],), ([3, 0, 2, 7],))
+def deeply_nested_if_else_in_loops(xs):
+    out = []
+    for x in xs:
+        if x > 0:
+            if x > 1:
+                if x > 2:
+                    out.append(3)
+                    continue
+                out.append(2)
+                continue
+            out.append(1)
+            continue
+        out.append(0)
+    for x in xs:
+        if not x:
+            continue
+        if x == 1:
+            out.append('a')
+            continue
+        if x == 2:
+            if out:
+                out.append('b')
+                continue
+            out.append('c')
+            continue
+        out.append('d')
+    i = 0
+    while True:
+        if i >= len(xs):
+            return out
+        x = xs[i]
+        i += 1
+        if x:
+            if x > 2:
+                out.append(True)
+            else:
+                out.append(False)
+        else:
+            out.append(None)
+
+
+@case((0,), (2,), (4,))
+def async_for_with_nested_if_else(n):
+    async def run():
+        out = []
+        async for x in ticks(n):
+            if x:
+                if x > 2:
+                    out.append(1)
+                    continue
+                out.append(2)
+                continue
+            out.append(3)
+        return out
+
+    return run()

@@ -288,7 +288,7 @@ def membership(x, container):
 
 @case((1, 2, 3), (3, 2, 1), (2, 2, 2), (0, 5, 5), (1, 'a', 2))
 def chained_comparisons(a, b, c):
-    # depyf: no structured form was found (at offset 12: expected one value from this expression);
+    # depyf: no structured form was found (at offset 16: unstructured jump to offset 22);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -413,7 +413,7 @@ def chained_comparisons(a, b, c):
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 16: condition jumps to neither exit);
+    # depyf: no structured form was found (at offset 16: conditional jump past its enclosing block);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -611,54 +611,23 @@ def if_elif_else(x):
 
 @case((0, 0), (1, 0), (0, 1), (1, 1), (2, 2))
 def nested_ifs(a, b):
-    # depyf: no structured form was found (at offset 40: condition jumps to neither exit);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            out = []
-            if a:
-                __state = 1
-            else:
-                __state = 5
-        if __state == 1:
-            if b:
-                __state = 2
-            else:
-                __state = 3
-        if __state == 2:
+    out = []
+    if a:
+        if b:
             out.append('ab')
-            __state = 8
-        if __state == 3:
+        else:
             out.append('a')
             if a > 1:
-                __state = 4
-            else:
-                __state = 8
-        if __state == 4:
-            out.append('a>1')
-            __state = 8
-        if __state == 5:
-            if b:
-                __state = 6
-            else:
-                __state = 7
-        if __state == 6:
+                out.append('a>1')
+    else:
+        if b:
             out.append('b')
-            __state = 7
-        if __state == 7:
-            out.append('not a')
-            __state = 8
-        if __state == 8:
-            if a:
-                __state = 10
-            else:
-                __state = 9
-        if __state == 9:
-            out.append('else only')
-            __state = 10
-        if __state == 10:
-            return out
+        out.append('not a')
+    if a:
+        pass
+    else:
+        out.append('else only')
+    return out
 
 
 @case((None,), (0,), (1,), (-1,))
@@ -672,7 +641,7 @@ def return_nothing(x):
 
 @case((10,), (0,), (3,), (-2,))
 def while_with_break_continue_else(n):
-    # depyf: no structured form was found (at offset 14: condition jumps to neither exit);
+    # depyf: no structured form was found (at offset 14: conditional jump past its enclosing block);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -1613,7 +1582,7 @@ def index_errors_and_lookups(seq, i):
 
 @case((0,), (1,), (2,), (3,))
 def while_else_and_try_in_loop(n):
-    # depyf: no structured form was found (at offset 6: condition jumps to neither exit);
+    # depyf: no structured form was found (at offset 6: conditional jump past its enclosing block);
     # this is an equivalent state machine over the bytecode's blocks
     import builtins as __builtins
     __state = 0
@@ -1922,7 +1891,7 @@ def while_true_with_break_in_except(n):
 
 @case((0, 0), (3, 1), (5, 9), (8, 2))
 def while_with_compound_test_and_else(a, b):
-    # depyf: no structured form was found (at offset 18: condition jumps to neither exit);
+    # depyf: no structured form was found (at offset 10: conditional jump past its enclosing block);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -2019,3 +1988,225 @@ def finally_with_a_branch_at_the_end(n):
         if n:
             log.append('cleanup')
     return log
+
+
+@case(([], []), ([1, 2, 3], []), ([0], []))
+def for_loop_as_whole_if_body(xs, out):
+    if xs:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []), ([3, 0, 2, 7], []))
+def loops_ending_if_and_elif_bodies(xs, out):
+    if xs is None:
+        out.append(-1)
+    elif len(xs) > 3:
+        for x in xs:
+            if x == 2:
+                continue
+            out.append(x)
+    elif xs:
+        for x in xs:
+            for y in xs:
+                out.append((x, y))
+    if out:
+        for x in out[:]:
+            if x == 7:
+                return x
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def generator_loop_as_whole_if_body(xs, out):
+    if xs:
+        out.append('s')
+        for x in xs:
+            yield [y for y in xs if y > x]
+
+
+@case(([], []), ([1, 2, 3], []), ([3, 0, 2, 7], []))
+def loop_in_nested_ifs(xs, out):
+    if xs and len(xs) > 1:
+        for x in xs:
+            out.append(x)
+
+
+@case(([], []), ([1, 2, 3], []), ([0, 5], []))
+def while_loop_as_whole_if_body(xs, out):
+    if xs:
+        while xs:
+            out.append(xs.pop())
+    if out and len(out) > 1:
+        while out:
+            xs.append(-out.pop())
+
+
+@case(([(1, 1), (1, 5), (0, 1)], [1]), ([], []), ([(0, 0), (2, 2)], [2]))
+def if_else_nested_in_loop_then_branch(items, wanted):
+    out = []
+    for t, v in items:
+        if t:
+            if v in wanted:
+                out.append(1)
+                continue
+            out.append(3)
+            continue
+        out.append(4)
+    i = 0
+    while i < len(items):
+        t, v = items[i]
+        i += 1
+        if t and v:
+            if v in wanted:
+                out.append(5)
+                continue
+            if v > 3:
+                out.append(6)
+                continue
+            out.append(7)
+            continue
+        out.append(8)
+    out.append(9)
+    return out
+
+
+@case(([1, 2, 3],), ([],), ([3, 0, 2, 7],))
+def deeply_nested_if_else_in_loops(xs):
+    # depyf: no structured form was found (at offset 182: unstructured jump to offset 248);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
+    while True:
+        if __state == 0:
+            out = []
+            __stack_0 = __builtins.iter(xs)
+            __state = 1
+        if __state == 1:
+            try:
+                __stack_1 = __builtins.next(__stack_0)
+                __state = 2
+            except __builtins.StopIteration:
+                __stack_0 = None
+                __state = 9
+        if __state == 2:
+            x = __stack_1
+            __stack_1 = None
+            if x > 0:
+                __state = 3
+            else:
+                __state = 8
+        if __state == 3:
+            if x > 1:
+                __state = 4
+            else:
+                __state = 7
+        if __state == 4:
+            if x > 2:
+                __state = 5
+            else:
+                __state = 6
+        if __state == 5:
+            out.append(3)
+            __state = 1
+        if __state == 6:
+            out.append(2)
+            __state = 1
+        if __state == 7:
+            out.append(1)
+            __state = 1
+        if __state == 8:
+            out.append(0)
+            __state = 1
+        if __state == 9:
+            __stack_0 = __builtins.iter(xs)
+            __state = 10
+        if __state == 10:
+            try:
+                __stack_1 = __builtins.next(__stack_0)
+                __state = 11
+            except __builtins.StopIteration:
+                __stack_0 = None
+                __state = 19
+        if __state == 11:
+            x = __stack_1
+            __stack_1 = None
+            if x:
+                __state = 12
+            else:
+                __state = 10
+        if __state == 12:
+            if x == 1:
+                __state = 13
+            else:
+                __state = 14
+        if __state == 13:
+            out.append('a')
+            __state = 10
+        if __state == 14:
+            if x == 2:
+                __state = 15
+            else:
+                __state = 18
+        if __state == 15:
+            if out:
+                __state = 16
+            else:
+                __state = 17
+        if __state == 16:
+            out.append('b')
+            __state = 10
+        if __state == 17:
+            out.append('c')
+            __state = 10
+        if __state == 18:
+            out.append('d')
+            __state = 10
+        if __state == 19:
+            i = 0
+            __state = 20
+        if __state == 20:
+            if i >= len(xs):
+                __state = 26
+            else:
+                __state = 21
+        if __state == 21:
+            x = xs[i]
+            i += 1
+            if x:
+                __state = 22
+            else:
+                __state = 25
+        if __state == 22:
+            if x > 2:
+                __state = 23
+            else:
+                __state = 24
+        if __state == 23:
+            out.append(True)
+            __state = 20
+        if __state == 24:
+            out.append(False)
+            __state = 20
+        if __state == 25:
+            out.append(None)
+            __state = 20
+        if __state == 26:
+            return out
+
+
+@case((0,), (2,), (4,))
+def async_for_with_nested_if_else(n):
+    async def run():
+        out = []
+        async for x in ticks(n):
+            if x:
+                if x > 2:
+                    out.append(1)
+                    continue
+                out.append(2)
+                continue
+            out.append(3)
+        return out
+
+    return run()
