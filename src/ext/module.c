@@ -10,6 +10,7 @@
 
 #include "convert.h"
 #include "depyf.h"
+#include "equiv.h"
 #include "ir.h"
 
 typedef struct modstate {
@@ -347,7 +348,39 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     return result;
 }
 
+PyDoc_STRVAR(equivalent_doc,
+"equivalent(orig, cand)\n--\n\n"
+"Translation validation: (True, '') when code object `cand` does what `orig` does\n"
+"(the same observable operations in the same order on the same values, the same\n"
+"exception handling), (False, reason) when not, (None, reason) when the check\n"
+"could not be made.  Both must come from the same Python version.");
+
+static PyObject *core_equivalent(PyObject *module, PyObject *args) {
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "O!O!:equivalent", &PyCode_Type, &a, &PyCode_Type, &b))
+        return NULL;
+    call c;
+    call_init(&c);
+    dp_code *ma = NULL, *mb = NULL;
+    PyObject *result = NULL;
+    if (dpx_code_from_py(a, &c.arena, &ma, &c.err) < 0 || dpx_code_from_py(b, &c.arena, &mb, &c.err) < 0) {
+        if (!PyErr_Occurred())
+            raise_core_error(module, &c.err, "<code>");
+        goto done;
+    }
+    char why[400];
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    r = dp_equivalent(ma, mb, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(Os)", r == 1 ? Py_True : r == 0 ? Py_False : Py_None, why);
+done:
+    call_free(&c);
+    return result;
+}
+
 static PyMethodDef core_methods[] = {
+    {"equivalent", core_equivalent, METH_VARARGS, equivalent_doc},
     {"decompile", (PyCFunction)(void (*)(void))core_decompile, METH_VARARGS | METH_KEYWORDS, decompile_doc},
     {"disasm", core_disasm, METH_O, disasm_doc},
     {"ir_dump", core_ir_dump, METH_O, ir_dump_doc},
