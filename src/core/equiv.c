@@ -634,7 +634,7 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
                 val[k++] = E->cls[t];
             else if (s == 0) {
                 E->stamp[t] = E->cur_stamp;
-                val[k++] = E->cls[t] = ncls++;
+                val[k++] = E->cls[t] = (ncls++ << 2) | (E->t[t].kind == T_VAR ? E->t[t].c : 0);
             } else
                 val[k++] = C_OPAQUE;
         }
@@ -677,10 +677,10 @@ static int meet(eq *E, const ventry *v, const int32_t *s, int32_t *m) {
                 found = pt[3 * q + 2];
                 break;
             }
-        if (found < 0 && k < na) {
+        if (found < 0 && k < na) { /* a truth known in both stays known */
             pt[3 * np] = a;
             pt[3 * np + 1] = b;
-            found = pt[3 * np + 2] = np;
+            found = pt[3 * np + 2] = (np << 2) | ((a & 3) == (b & 3) ? (a & 3) : 0);
             np++;
         }
         m[k] = found < 0 ? C_OPAQUE : found;
@@ -808,12 +808,15 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
     E->nev = 0;
     int32_t ncls = 0, nval = v->sp[0] + E->s[0].nloc + v->sp[1] + E->s[1].nloc;
     for (int32_t k = 0; k < nval; k++)
-        if (v->val[k] >= ncls)
-            ncls = v->val[k] + 1;
+        if ((v->val[k] >> 2) >= ncls)
+            ncls = (v->val[k] >> 2) + 1;
     int32_t base = E->nt;
     for (int32_t c = 0; c < ncls; c++)
         if (new_term(E, T_VAR, c, 0, 0) < 0)
             return -1;
+    for (int32_t k = 0; k < nval; k++)
+        if (v->val[k] >= 0)
+            E->t[base + (v->val[k] >> 2)].c = v->val[k] & 3;
     sstate *st[2] = {A, B};
     int32_t k = 0;
     for (int s = 0; s < 2; s++) {
@@ -824,7 +827,7 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
         int32_t n = v->sp[s] + E->s[s].nloc;
         for (int32_t p = 0; p < n; p++, k++) {
             int32_t c = v->val[k], t;
-            if (c >= 0) t = base + c;
+            if (c >= 0) t = base + (c >> 2);
             else if (c == C_NULL) t = E->null_t;
             else if (c == C_UNBOUND) t = E->unbound_t;
             else if (c == C_OPAQUE) t = E->opaque_t;
@@ -848,11 +851,14 @@ static int is_cond_jump(int op) {
 
 /* A conditional jump on a constant: taken or not without running code. */
 static int const_jump(eq *E, int s, sstate *st, const dp_instr *x) {
+    const term *t = &E->t[st->stack[st->sp - 1]];
     const dp_const *c = const_of(E, st->stack[st->sp - 1]);
-    int truth;
-    if (c == NULL)
+    int none_test = x->op == IR_POP_JUMP_IF_NONE || x->op == IR_POP_JUMP_IF_NOT_NONE, truth;
+    if (t->kind == T_VAR && t->c && !none_test)
+        truth = t->c == 1; /* tested before on this path: the compiler threads such jumps */
+    else if (c == NULL)
         return 0;
-    if (x->op == IR_POP_JUMP_IF_NONE || x->op == IR_POP_JUMP_IF_NOT_NONE)
+    else if (none_test)
         truth = c->kind == DP_CONST_NONE;
     else if ((truth = const_truth(c)) < 0)
         return 0;
@@ -1267,6 +1273,14 @@ static int inputs(eq *E, int s, const sstate *st, const dp_instr *x, int32_t *po
         return -1;
     for (long long k = sp - pops - peek; k < sp; k++)
         pos[n++] = (int32_t)k;
+    if ((x->op == IR_CALL || x->op == IR_CALL_EX) && (x->arg2 & DP_CALL_PAIR) && n >= 2) {
+        /* [NULL, f] and [f, NULL] (3.13) call f as a plain callable does */
+        int k = st->stack[pos[0]] == E->null_t ? 0 : st->stack[pos[1]] == E->null_t ? 1 : -1;
+        if (k >= 0) {
+            memmove(pos + k, pos + k + 1, (size_t)(n - k - 1) * sizeof *pos);
+            n--;
+        }
+    }
     return n;
 }
 
@@ -1274,10 +1288,17 @@ static int same_name(const char *a, const char *b) {
     return (a == NULL && b == NULL) || (a && b && strcmp(a, b) == 0);
 }
 
-/* Same operation with the same arguments (jump targets aside). */
+/* LOAD_METHOD is LOAD_ATTR with a NULL beside the attribute (see apply):
+ * 3.11 compiles `m.f()` either way depending on whether the module imports
+ * `m` at top level. */
+static int op_class(int op) { return op == IR_LOAD_METHOD ? IR_LOAD_ATTR : op; }
+
+/* Same operation with the same arguments (jump targets aside; whether a
+ * call's callable is a slot pair is seen on its inputs). */
 static int same_op(eq *E, const sstate *A, const sstate *B) {
     const dp_instr *a = &E->s[0].f.ins[A->pc], *b = &E->s[1].f.ins[B->pc];
-    if (a->op != b->op || a->arg2 != b->arg2 || !same_name(a->name, b->name))
+    int32_t mask = a->op == IR_CALL || a->op == IR_CALL_EX ? ~DP_CALL_PAIR : ~0;
+    if (op_class(a->op) != op_class(b->op) || (a->arg2 & mask) != (b->arg2 & mask) || !same_name(a->name, b->name))
         return 0;
     if (a->target < 0 && a->op != IR_RERAISE && a->op != IR_FOR_ITER && a->arg != b->arg)
         return 0;
@@ -1297,6 +1318,11 @@ static int apply(eq *E, int s, sstate *st, const dp_instr *x, int32_t n) {
         return 0;
     case IR_WITH_EXCEPT_START:
         return push(E, s, st, ev(E, n, 0));
+    case IR_LOAD_METHOD: /* [obj] -> [NULL, attr] ([attr, NULL] from 3.13 on) */
+        st->sp--;
+        if (push(E, s, st, E->minor >= 13 ? ev(E, n, 0) : E->null_t) < 0)
+            return -1;
+        return push(E, s, st, E->minor >= 13 ? E->null_t : ev(E, n, 0));
     case IR_PUSH_EXC_INFO: {
         int32_t exc = st->stack[--st->sp];
         return push(E, s, st, ev(E, n, 0)) < 0 ? -1 : push(E, s, st, exc);
@@ -1493,6 +1519,17 @@ static int successors(eq *E, int s, const sstate *st, sstate *yes, sstate *no, i
     return c < 0 ? -1 : 0;
 }
 
+/* After a branch on `t`, its truth is known: `t` becomes `known` (the same
+ * value, with a truth a later test of it need not repeat). */
+static void know(eq *E, int s, sstate *st, int32_t t, int32_t known) {
+    for (int32_t k = 0; k < st->sp; k++)
+        if (st->stack[k] == t)
+            st->stack[k] = known;
+    for (int32_t k = 0; k < E->s[s].nloc; k++)
+        if (st->loc[k] == t)
+            st->loc[k] = known;
+}
+
 static int branch(eq *E, const sstate *A, const sstate *B) {
     sstate *ya = &E->tmp[0][1], *na = &E->tmp[0][2], *yb = &E->tmp[1][1], *nb = &E->tmp[1][2];
     int32_t ca, cb;
@@ -1501,6 +1538,16 @@ static int branch(eq *E, const sstate *A, const sstate *B) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
     if (cb == E->opaque_t || ca != cb)
         return NEQ("offsets %d and %d test different values", xa->offset, xb->offset);
+    int k = E->t[ca].kind;
+    if (k == T_VAR || k == T_EV || k == T_IS) {
+        int32_t ty = new_term(E, T_VAR, -1, 0, 1), tn = new_term(E, T_VAR, -1, 0, 2);
+        if (ty < 0 || tn < 0)
+            return -1;
+        know(E, 0, ya, ca, ty);
+        know(E, 1, yb, ca, ty);
+        know(E, 0, na, ca, tn);
+        know(E, 1, nb, ca, tn);
+    }
     return (enqueue(E, ya, yb) < 0 || enqueue(E, na, nb) < 0) ? -1 : 0;
 }
 
