@@ -52,7 +52,7 @@
 
 enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_VAR, T_EV, T_IS, T_RET };
 /* shape codes of literal values (class ids are >= 0) */
-enum { C_NULL = -1, C_UNBOUND = -2, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26) };
+enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26) };
 enum { B_SETUP, B_HANDLER };
 enum { EXC_TYPE = 100, EXC_VALUE, EXC_TB, PREV_TYPE, PREV_VALUE, PREV_TB };
 
@@ -76,7 +76,6 @@ typedef struct side {
     int32_t *slot;    /* per instruction: local slot of a fast op, or -1 */
     int32_t *tcst;    /* per instruction: term of its constant (or cell), or -1 */
     int32_t *handler; /* per instruction (3.11+): exception table entry, or -1 */
-    unsigned char *shared; /* per local slot: the name is a local of the original too */
     int nloc, cap;
     const char **slotname;
 } side;
@@ -422,15 +421,6 @@ static int32_t name_slot(eq *E, namemap *m, const char *name, int32_t *n) {
     }
 }
 
-static int32_t name_find(const namemap *m, const char *name) {
-    for (int32_t i = (int32_t)(str_hash(name) & (uint64_t)(m->cap - 1));; i = (i + 1) & (m->cap - 1)) {
-        if (m->name[i] == NULL)
-            return -1;
-        if (strcmp(m->name[i], name) == 0)
-            return m->slot[i];
-    }
-}
-
 static int is_fast_op(int op) {
     return op == IR_LOAD_FAST || op == IR_STORE_FAST || op == IR_DELETE_FAST || op == IR_LOAD_FAST_AND_CLEAR;
 }
@@ -583,17 +573,28 @@ static int need(eq *E, int s, const sstate *st, long long k) {
     return 0;
 }
 
-/* Literal shape code of a term, or 1 when it generalizes to a class. */
-static int32_t literal(eq *E, int s, int32_t t, int shared_slot) {
+/* Literal shape code of a term, or 1 when it generalizes to a class.
+ * Constants stay literal on the stack only (3.8 with blocks test for None
+ * there); in locals they generalize, or every constant a loop or a try body
+ * stores would make a shape of its own. */
+static int32_t literal(eq *E, int32_t t, int is_loc) {
     const term *x = &E->t[t];
     switch (x->kind) {
     case T_NULL: return C_NULL;
-    case T_UNBOUND: return s == 1 && !shared_slot ? C_OPAQUE : C_UNBOUND;
     case T_OPAQUE: return C_OPAQUE;
     case T_RET: return C_RET - x->a;
-    case T_CONST: return C_CONST - x->a;
+    case T_CONST: return is_loc ? 1 : C_CONST - x->a;
     default: return 1;
     }
+}
+
+/* The bits a class carries: whether it is unbound (1) or maybe unbound
+ * (2), and a known truth (1 true, 2 false). */
+static int32_t class_bits(eq *E, int32_t t) {
+    const term *x = &E->t[t];
+    if (x->kind == T_UNBOUND)
+        return 1 << 2;
+    return x->kind == T_VAR ? (x->b << 2) | x->c : 0;
 }
 
 static int scratch(eq *E) {
@@ -627,14 +628,14 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
         for (int32_t p = 0; p < n; p++) {
             int is_loc = p >= st[s]->sp;
             int32_t t = is_loc ? st[s]->loc[p - st[s]->sp] : st[s]->stack[p];
-            int32_t lit = literal(E, s, t, is_loc && s == 1 && E->s[1].shared[p - st[s]->sp]);
+            int32_t lit = literal(E, t, is_loc);
             if (lit != 1)
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
             else if (s == 0) {
                 E->stamp[t] = E->cur_stamp;
-                val[k++] = E->cls[t] = (ncls++ << 2) | (E->t[t].kind == T_VAR ? E->t[t].c : 0);
+                val[k++] = E->cls[t] = (ncls++ << 4) | class_bits(E, t);
             } else
                 val[k++] = C_OPAQUE;
         }
@@ -654,38 +655,53 @@ static uint64_t shape_key(const int32_t *pc, const int32_t *sp, const int32_t *n
     return h;
 }
 
-/* Meet of stored shape `t` with a new shape `s` of the same literal
- * pattern, into `m`: classes equal in both stay; B slots keep a class
- * only where both shapes agree.  Uses E->stamp/cls as a pair table keyed
- * by t's class (a class of t splits into at most as many as s has). */
+/* Meet of a stored shape with a new shape `s` of the same literal
+ * pattern, into `m`: classes equal in both stay; B slots keep a class only
+ * where both shapes agree; a truth known in both stays known.  Pairs
+ * (stored class, new class) get the meet's classes by first occurrence:
+ * the first pair of each stored class in an array, the rare others (a
+ * stored class split in two) searched in a list. */
 static int meet(eq *E, const ventry *v, const int32_t *s, int32_t *m) {
     int32_t na = v->sp[0] + E->s[0].nloc, nval = na + v->sp[1] + E->s[1].nloc;
-    /* pair (t class, s class) -> m class, searched linearly per t class */
-    int32_t *pt = malloc(((size_t)na + 1) * 3 * sizeof *pt);
-    if (pt == NULL)
+    int32_t *first = malloc(((size_t)na + 1) * 5 * sizeof *first);
+    if (first == NULL)
         return CANT("out of memory");
-    int32_t np = 0;
+    int32_t *fs = first, *fm = first + na + 1, *extra = first + 2 * ((size_t)na + 1), nextra = 0, np = 0;
+    for (int32_t k = 0; k <= na; k++)
+        fs[k] = -1;
     for (int32_t k = 0; k < nval; k++) {
         const int32_t a = v->val[k], b = s[k];
         if (a < 0 || b < 0) {
             m[k] = a == b ? a : (a < 0 && a != C_OPAQUE ? a : C_OPAQUE);
             continue;
         }
-        int32_t found = -1;
-        for (int32_t q = 0; q < np; q++)
-            if (pt[3 * q] == a && pt[3 * q + 1] == b) {
-                found = pt[3 * q + 2];
-                break;
+        int32_t tc = a >> 4, found = -1;
+        if (tc > na) {
+            free(first);
+            return CANT("bad shape");
+        }
+        if (fs[tc] == b)
+            found = fm[tc];
+        else
+            for (int32_t q = 0; q < nextra && found < 0; q++)
+                if (extra[3 * q] == a && extra[3 * q + 1] == b)
+                    found = extra[3 * q + 2];
+        if (found < 0 && k < na) {
+            int32_t ua = (a >> 2) & 3, ub = (b >> 2) & 3;
+            found = (np++ << 4) | ((ua == ub ? ua : 2) << 2) | ((a & 3) == (b & 3) ? (a & 3) : 0);
+            if (fs[tc] < 0) {
+                fs[tc] = b;
+                fm[tc] = found;
+            } else {
+                extra[3 * nextra] = a;
+                extra[3 * nextra + 1] = b;
+                extra[3 * nextra + 2] = found;
+                nextra++;
             }
-        if (found < 0 && k < na) { /* a truth known in both stays known */
-            pt[3 * np] = a;
-            pt[3 * np + 1] = b;
-            found = pt[3 * np + 2] = (np << 2) | ((a & 3) == (b & 3) ? (a & 3) : 0);
-            np++;
         }
         m[k] = found < 0 ? C_OPAQUE : found;
     }
-    free(pt);
+    free(first);
     return 0;
 }
 
@@ -808,15 +824,17 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
     E->nev = 0;
     int32_t ncls = 0, nval = v->sp[0] + E->s[0].nloc + v->sp[1] + E->s[1].nloc;
     for (int32_t k = 0; k < nval; k++)
-        if ((v->val[k] >> 2) >= ncls)
-            ncls = (v->val[k] >> 2) + 1;
+        if ((v->val[k] >> 4) >= ncls)
+            ncls = (v->val[k] >> 4) + 1;
     int32_t base = E->nt;
     for (int32_t c = 0; c < ncls; c++)
         if (new_term(E, T_VAR, c, 0, 0) < 0)
             return -1;
     for (int32_t k = 0; k < nval; k++)
-        if (v->val[k] >= 0)
-            E->t[base + (v->val[k] >> 2)].c = v->val[k] & 3;
+        if (v->val[k] >= 0) {
+            E->t[base + (v->val[k] >> 4)].b = (v->val[k] >> 2) & 3;
+            E->t[base + (v->val[k] >> 4)].c = v->val[k] & 3;
+        }
     sstate *st[2] = {A, B};
     int32_t k = 0;
     for (int s = 0; s < 2; s++) {
@@ -827,9 +845,8 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
         int32_t n = v->sp[s] + E->s[s].nloc;
         for (int32_t p = 0; p < n; p++, k++) {
             int32_t c = v->val[k], t;
-            if (c >= 0) t = base + (c >> 2);
+            if (c >= 0) t = ((c >> 2) & 3) == 1 ? E->unbound_t : base + (c >> 4);
             else if (c == C_NULL) t = E->null_t;
-            else if (c == C_UNBOUND) t = E->unbound_t;
             else if (c == C_OPAQUE) t = E->opaque_t;
             else if (c <= C_CONST) t = E->const_term[C_CONST - c];
             else t = cons(E, T_RET, C_RET - c, s, 0);
@@ -906,6 +923,11 @@ static int pop_finally(eq *E, int s, sstate *st, const dp_instr *x) {
     return 1;
 }
 
+/* Unbound, or unbound on some path to here (T_VAR with b = 2). */
+static int maybe_unbound(const eq *E, int32_t t) {
+    return t == E->unbound_t || (E->t[t].kind == T_VAR && E->t[t].b == 2);
+}
+
 /* Executes the instruction at st->pc if it is pure: 1 done, 0 it is an
  * observable operation (st unchanged), -1 error. */
 static int pure_step(eq *E, int s, sstate *st) {
@@ -929,7 +951,7 @@ static int pure_step(eq *E, int s, sstate *st) {
                 return -1;
             break;
         }
-        if ((t = st->loc[S->slot[st->pc]]) == E->unbound_t)
+        if (maybe_unbound(E, t = st->loc[S->slot[st->pc]]))
             return 0;
         if (push(E, s, st, t) < 0)
             return -1;
@@ -940,7 +962,7 @@ static int pure_step(eq *E, int s, sstate *st) {
         st->loc[S->slot[st->pc]] = t;
         break;
     case IR_DELETE_FAST:
-        if (st->loc[S->slot[st->pc]] == E->unbound_t)
+        if (maybe_unbound(E, st->loc[S->slot[st->pc]]))
             return 0;
         st->loc[S->slot[st->pc]] = E->unbound_t;
         break;
@@ -1373,6 +1395,38 @@ static void reraised(eq *E, const sstate *st, int32_t *exc) {
         exc[k] = st->stack[st->sp - 1 - k];
 }
 
+static void know(eq *E, int s, sstate *st, int32_t t, int32_t known);
+
+/* LOAD_FAST or DELETE_FAST of a local that is unbound (both raise) or
+ * maybe unbound (both raise, or go on with the local now known bound). */
+static int unbound_access(eq *E, sstate *A, sstate *B, int32_t n) {
+    int32_t ta = A->loc[E->s[0].slot[A->pc]], tb = B->loc[E->s[1].slot[B->pc]], exc[3];
+    if (ta != tb)
+        return NEQ("offsets %d and %d: locals bound on different paths", E->s[0].f.ins[A->pc].offset,
+                   E->s[1].f.ins[B->pc].offset);
+    for (int k = 0; k < 3; k++)
+        if ((exc[k] = ev(E, n, EXC_TYPE + k)) < 0)
+            return -1;
+    if (raise_both(E, A, B, exc, exc, n) < 0)
+        return -1;
+    if (ta == E->unbound_t)
+        return 1;
+    int32_t bound = new_term(E, T_VAR, -1, 0, E->t[ta].c);
+    if (bound < 0)
+        return -1;
+    know(E, 0, A, ta, bound);
+    know(E, 1, B, ta, bound);
+    int del = E->s[0].f.ins[A->pc].op == IR_DELETE_FAST;
+    if (del) {
+        A->loc[E->s[0].slot[A->pc]] = E->unbound_t;
+        B->loc[E->s[1].slot[B->pc]] = E->unbound_t;
+    } else if (push(E, 0, A, bound) < 0 || push(E, 1, B, bound) < 0) {
+        return -1;
+    }
+    A->pc++, B->pc++;
+    return enqueue(E, A, B) < 0 ? -1 : 1;
+}
+
 /* Ends an event whose control flow is special; 1 if handled. */
 static int control(eq *E, sstate *A, sstate *B, int32_t n) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
@@ -1381,7 +1435,9 @@ static int control(eq *E, sstate *A, sstate *B, int32_t n) {
     switch (xa->op) {
     case IR_RETURN_VALUE:
         return 1;
-    case IR_RAISE: case IR_LOAD_FAST: case IR_DELETE_FAST:
+    case IR_LOAD_FAST: case IR_DELETE_FAST:
+        return unbound_access(E, A, B, n);
+    case IR_RAISE:
         for (int k = 0; k < 3; k++)
             if ((ea[k] = eb[k] = ev(E, n, EXC_TYPE + k)) < 0)
                 return -1;
@@ -1593,11 +1649,6 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
         return -1;
     if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0)
         return -1;
-    E->s[1].shared = dp_alloc(&E->ar, (size_t)E->s[1].nloc + 1);
-    if (E->s[1].shared == NULL)
-        return CANT("out of memory");
-    for (int32_t k = 0; k < E->s[1].nloc; k++)
-        E->s[1].shared[k] = name_find(&m[0], E->s[1].slotname[k]) >= 0;
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
             if (state_init(E, s, &E->tmp[s][k]) < 0)
@@ -1674,6 +1725,8 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, char *why, size
         while (E->nwork > 0 && E->verdict == 1)
             if (explore(E, E->work[--E->nwork]) < 0 && E->verdict == 1)
                 CANT("internal error");
+    if (getenv("DEPYF_EQ_DEBUG"))
+        fprintf(stderr, "pairs %d entries %d steps %ld nA %d nB %d locals %d %d\n", E->pairs, E->nv, E->steps, E->s[0].f.n, E->s[1].f.n, E->s[0].nloc, E->s[1].nloc);
     if (E->verdict == 1 && E->ar.failed)
         CANT("out of memory");
     if (E->verdict == 1)
