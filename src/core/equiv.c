@@ -50,7 +50,7 @@
 #define MAX_DEEP 8           /* nesting of lambdas/comprehensions compared in full */
 #define EQ_ARENA_LIMIT ((size_t)1 << 29)
 
-enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_VAR, T_EV, T_IS, T_RET };
+enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_VAR, T_EV, T_IS, T_RET, T_NOT };
 /* shape codes of literal values (class ids are >= 0) */
 enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26) };
 enum { B_SETUP, B_HANDLER };
@@ -1322,7 +1322,11 @@ static int same_op(eq *E, const sstate *A, const sstate *B) {
     int32_t mask = a->op == IR_CALL || a->op == IR_CALL_EX ? ~DP_CALL_PAIR : ~0;
     if (op_class(a->op) != op_class(b->op) || (a->arg2 & mask) != (b->arg2 & mask) || !same_name(a->name, b->name))
         return 0;
-    if (a->target < 0 && a->op != IR_RERAISE && a->op != IR_FOR_ITER && a->arg != b->arg)
+    /* the argument of a named operation is the name's index (co_names,
+     * locals), which differs with the order names are first used */
+    int named = a->name != NULL && a->op != IR_LOAD_SUPER_ATTR;
+    if (a->target < 0 && !named && a->op != IR_RERAISE && a->op != IR_FOR_ITER && a->op != IR_CONTAINS &&
+        a->arg != b->arg)
         return 0;
     return E->s[0].tcst[A->pc] == E->s[1].tcst[B->pc];
 }
@@ -1340,6 +1344,9 @@ static int apply(eq *E, int s, sstate *st, const dp_instr *x, int32_t n) {
         return 0;
     case IR_WITH_EXCEPT_START:
         return push(E, s, st, ev(E, n, 0));
+    case IR_CONTAINS: /* `not in` is the negation of `in` (branches on either agree) */
+        st->sp -= 2;
+        return push(E, s, st, x->arg ? cons(E, T_NOT, ev(E, n, 0), 0, 0) : ev(E, n, 0));
     case IR_LOAD_METHOD: /* [obj] -> [NULL, attr] ([attr, NULL] from 3.13 on) */
         st->sp--;
         if (push(E, s, st, E->minor >= 13 ? ev(E, n, 0) : E->null_t) < 0)
@@ -1367,7 +1374,7 @@ static int apply(eq *E, int s, sstate *st, const dp_instr *x, int32_t n) {
         int32_t *v = st->stack + st->sp - 7;
         memmove(v, v + 1, 3 * sizeof *v);
         v[3] = E->null_t;
-        if (st->nb == 0 || st->blocks[st->nb - 1].type != B_HANDLER)
+        if (st->nb == 0 || st->blocks[st->nb - 1].type != B_HANDLER || st->blocks[st->nb - 1].level < 1)
             return CANT("WITH_CLEANUP_START outside an exception handler");
         st->blocks[st->nb - 1].level--;
         return push(E, s, st, top) < 0 ? -1 : push(E, s, st, ev(E, n, 0));
@@ -1458,6 +1465,8 @@ static int control(eq *E, sstate *A, sstate *B, int32_t n) {
             return -1;
         return (enqueue(E, ya, yb) < 0 || enqueue(E, A, B) < 0) ? -1 : 1;
     case IR_END_ASYNC_FOR:
+        if (need(E, 0, A, E->minor >= 11 ? 2 : 3) < 0 || need(E, 1, B, E->minor >= 11 ? 2 : 3) < 0)
+            return -1;
         reraised(E, A, ea);
         reraised(E, B, eb);
         if (raise_both(E, A, B, ea, eb, n) < 0)
@@ -1467,7 +1476,9 @@ static int control(eq *E, sstate *A, sstate *B, int32_t n) {
             for (int s = 0; s < 2; s++) {
                 if (st[s]->nb == 0 || st[s]->blocks[st[s]->nb - 1].type != B_HANDLER)
                     return CANT("END_ASYNC_FOR outside an exception handler");
-                st[s]->sp = st[s]->blocks[--st[s]->nb].level;
+                if (need(E, s, st[s], st[s]->blocks[--st[s]->nb].level) < 0)
+                    return -1;
+                st[s]->sp = st[s]->blocks[st[s]->nb].level;
                 if (pop(E, s, st[s]) < 0)
                     return -1;
             }
@@ -1491,7 +1502,9 @@ static int control(eq *E, sstate *A, sstate *B, int32_t n) {
             for (int s = 0; s < 2; s++) {
                 if (st[s]->nb == 0 || st[s]->blocks[st[s]->nb - 1].type != B_HANDLER)
                     return CANT("WITH_CLEANUP_FINISH outside an exception handler");
-                st[s]->sp = st[s]->blocks[--st[s]->nb].level;
+                if (need(E, s, st[s], st[s]->blocks[--st[s]->nb].level) < 0)
+                    return -1;
+                st[s]->sp = st[s]->blocks[st[s]->nb].level;
                 if (push(E, s, st[s], E->null_t) < 0)
                     return -1;
             }
@@ -1565,11 +1578,11 @@ static int successors(eq *E, int s, const sstate *st, sstate *yes, sstate *no, i
     no->sp -= !keep_no;
     yes->pc = yes_jumps ? x->target : st->pc + 1;
     no->pc = yes_jumps ? st->pc + 1 : x->target;
-    if (E->t[c].kind == T_IS && E->t[c].c) { /* `is not`: the other way round */
+    if ((E->t[c].kind == T_IS && E->t[c].c) || E->t[c].kind == T_NOT) { /* `is not`, `not in`: the other way round */
         sstate tmp = *yes;
         *yes = *no;
         *no = tmp;
-        c = cons(E, T_IS, E->t[c].a, E->t[c].b, 0);
+        c = E->t[c].kind == T_NOT ? E->t[c].a : cons(E, T_IS, E->t[c].a, E->t[c].b, 0);
     }
     *cond = c;
     return c < 0 ? -1 : 0;
@@ -1658,6 +1671,8 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
     }
     long long nargs = (long long)a->argcount + a->kwonlyargcount + !!(a->flags & DP_CO_VARARGS) +
                       !!(a->flags & DP_CO_VARKEYWORDS);
+    if (nargs > E->s[0].nloc || nargs > E->s[1].nloc)
+        return CANT("repeated names in co_varnames");
     sstate *A = &E->tmp[0][0], *B = &E->tmp[1][0];
     A->pc = B->pc = A->sp = B->sp = A->nb = B->nb = 0;
     for (int s = 0; s < 2; s++)
@@ -1725,8 +1740,6 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, char *why, size
         while (E->nwork > 0 && E->verdict == 1)
             if (explore(E, E->work[--E->nwork]) < 0 && E->verdict == 1)
                 CANT("internal error");
-    if (getenv("DEPYF_EQ_DEBUG"))
-        fprintf(stderr, "pairs %d entries %d steps %ld nA %d nB %d locals %d %d\n", E->pairs, E->nv, E->steps, E->s[0].f.n, E->s[1].f.n, E->s[0].nloc, E->s[1].nloc);
     if (E->verdict == 1 && E->ar.failed)
         CANT("out of memory");
     if (E->verdict == 1)
