@@ -77,6 +77,8 @@ typedef struct dc {
     const char *except_name; /* name bound by the innermost `except ... as` */
     int base;          /* stack depth at the start of the region being walked */
     char why[200];     /* why structuring failed (shown by the fallback), "" if it did not */
+    int used_fallback; /* the body is fallback.c's state machine */
+    int refused;       /* ... because the structured form failed validation (why says how) */
     int finish_stmt;   /* next dc_region may run past its end to complete a statement */
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this
                            value left the stack (a with block ends at __exit__) */
@@ -205,6 +207,14 @@ int dc_fail(dc *d, int at, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)))
 #endif
     ;
+
+/* ---- translation validation (validate.c) ---- */
+/* Is validation asked for, and possible, for this code object? */
+int dc_wants_validation(const dc_shared *sh, const dp_code *code);
+/* Compiles the function statement `def` (of d->code) through the caller's
+ * hook and compares it with d->code: 1 equivalent, 0 not, -1 not checked;
+ * `why` says why not. */
+int dc_validate(dc *d, dp_node *def, char *why, size_t whylen);
 
 /* ---- 3.8-3.10 block-stack try/except/finally and with (try_legacy.c) ---- */
 /* SETUP_FINALLY/SETUP_WITH/SETUP_ASYNC_WITH (a whole statement), POP_BLOCK and

@@ -306,8 +306,10 @@ static int check_coverage(dc *d) {
     return 0;
 }
 
-/* Decompiles a whole code object into statements. */
-static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d) {
+/* Decompiles a whole code object into statements; as the state machine
+ * when `refused` (the reason) is set. */
+static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d,
+                          const char *refused) {
     if (sh->limit_hit || ++sh->depth > DP_MAX_NESTING) {
         sh->depth -= !sh->limit_hit;
         sh->limit_hit = 1;
@@ -321,13 +323,17 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     dc_stack st = {0};
     dc_spec sp;
     dc_spec_begin(d, &sp);
-    int forced = sh->opt && sh->opt->force_fallback && kind == BODY_FUNCTION;
+    int forced = (sh->opt && sh->opt->force_fallback && kind == BODY_FUNCTION) || refused;
     int r = forced ? dc_fail(d, -1, "the state machine was asked for") : dc_block(d, 0, d->n, &st, body);
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
         r = check_tree(d, body);
-    if (d->sh->err->set)
+    if (refused) {
+        snprintf(d->why, sizeof d->why, "%.190s", refused);
+        d->refused = 1;
+    }
+    else if (d->sh->err->set)
         snprintf(d->why, sizeof d->why, "at offset %d: %.150s", d->sh->err->offset, d->sh->err->msg);
     if (!dc_spec_end(d, &sp, r)) {
         /* no structured form: emit an equivalent state machine instead */
@@ -340,6 +346,7 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         for (int h = 0; h < d->nhandlers; h++)
             d->handlers[h].opened = 0;
         d->nopened = 0;
+        d->used_fallback = 1;
         if (dc_fallback(d, body) < 0)
             goto out;
     }
@@ -394,6 +401,37 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
 out:
     sh->depth--;
     return rc;
+}
+
+static dp_node *arguments(dc *d, const dp_code *code, dp_node *fn, dp_node **returns);
+static int is_async(const dp_code *code);
+
+/* Decompiles a whole code object into statements.  A function body
+ * structured from bytecode of the running Python is validated (see
+ * validate.c): when it is not equivalent to its bytecode, the state
+ * machine replaces it. */
+static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d) {
+    if (code_body_once(sh, code, outer, kind, body, d, NULL) < 0)
+        return -1;
+    if (kind != BODY_FUNCTION || d->used_fallback || !dc_wants_validation(sh, code))
+        return 0;
+    dp_node *def = dc_node(d, S_FUNCTIONDEF);
+    if (def == NULL)
+        return -1;
+    def->s = code->name;
+    def->op = is_async(code);
+    def->l1 = *body;
+    if ((def->c = arguments(d, code, NULL, &def->b)) == NULL)
+        return -1;
+    char why[200];
+    int v = dc_validate(d, def, why, sizeof why);
+    dp_validation_stats *stats = sh->opt->stats;
+    if (stats)
+        *(v == 1 ? &stats->validated : v == 0 ? &stats->fallback : &stats->unchecked) += 1;
+    if (v != 0)
+        return 0;
+    *body = (dp_nodes){0};
+    return code_body_once(sh, code, outer, kind, body, d, why);
 }
 
 /* ---- signatures ---- */

@@ -22,6 +22,22 @@ typedef struct dp_linemap {
     size_t n, cap;
 } dp_linemap;
 
+/* Translation validation (issue 11): the caller compiles source text, the
+ * core compares the result with the original bytecode.  The hook compiles
+ * `src` (NUL-terminated module source) with the __future__ bits of `flags`
+ * (co_flags) and stores the module's code object, modelled in `a`, in *out.
+ * Returns 0, 1 when the source does not compile (`why` says why), -1 when
+ * compiling could not be tried. */
+typedef int (*dp_compile_fn)(void *ctx, const char *src, int flags, dp_arena *a, dp_code **out, char *why,
+                             size_t whylen);
+
+/* Counts of one decompilation: functions whose structured form was checked
+ * equivalent to their bytecode, found not equivalent (printed as the state
+ * machine instead), or not checked (a limit of the checker). */
+typedef struct dp_validation_stats {
+    long validated, fallback, unchecked;
+} dp_validation_stats;
+
 typedef struct dp_options {
     int indent;          /* spaces per level; 0 means 4 */
     dp_linemap *linemap; /* optional out: offset -> output line of the top-level code */
@@ -34,6 +50,14 @@ typedef struct dp_options {
     /* For tests: print every function as the state machine of fallback.c,
      * which otherwise runs only where no structure is found. */
     int force_fallback;
+    /* Optional validation: every function body structured from bytecode of
+     * CPython 3.<compile_minor> is printed, compiled by `compile` and compared
+     * with its original (equiv.h); one that is not equivalent is printed as
+     * the state machine instead.  Counts go to `stats` when set. */
+    dp_compile_fn compile;
+    void *compile_ctx;
+    int compile_minor;
+    dp_validation_stats *stats;
 } dp_options;
 
 /* Limits checked on input; past them a clear error, never a crash. */

@@ -3014,9 +3014,11 @@ int dc_fallback(dc *d, dp_nodes *out) {
     if (note == NULL || init == NULL || dc_add(d, &init->l1, state_var(&F)) < 0 || (init->b = int_const(&F, sid(&F, 0))) == NULL)
         return -1;
     char text[400];
-    snprintf(text, sizeof text, "depyf: no structured form was found%s%s%s;\n"
-             "this is an equivalent state machine over the bytecode's blocks%s", d->why[0] ? " (" : "", d->why,
-             d->why[0] ? ")" : "", F.flat ? "\n(exception handlers run outside their except clause)" : "");
+    snprintf(text, sizeof text, "depyf: %s%s%s%s;\n"
+             "this is an equivalent state machine over the bytecode's blocks%s",
+             d->refused ? "the structured form failed validation" : "no structured form was found",
+             d->why[0] ? " (" : "", d->why, d->why[0] ? ")" : "",
+             F.flat ? "\n(exception handlers run outside their except clause)" : "");
     if ((note->s = dp_strdup(d->sh->ar, text)) == NULL)
         return oom(&F);
     dp_nodes loop = {0};

@@ -10,10 +10,12 @@
 
 #include "convert.h"
 #include "depyf.h"
+#include "equiv.h"
 #include "ir.h"
 
 typedef struct modstate {
     PyObject *DecompilationError;
+    dp_validation_stats stats; /* process-wide (per interpreter) validation counts */
 } modstate;
 
 typedef enum job { JOB_DECOMPILE, JOB_DISASM, JOB_IR_DUMP } job;
@@ -25,6 +27,7 @@ typedef struct request {
     PyObject *defaults;   /* decompile of a live function: exact tuple, or NULL */
     PyObject *kwdefaults; /* exact dict of str -> value, or NULL */
     int force_fallback;   /* tests: every function as fallback.c's state machine */
+    int validate;         /* check structured functions against their bytecode */
 } request;
 
 /* Everything one call owns; released by call_free on every path. */
@@ -33,6 +36,8 @@ typedef struct call {
     dp_buf out;
     dp_error err;
     dp_linemap linemap;
+    PyThreadState *ts;          /* saved while the core runs without the GIL */
+    dp_validation_stats stats;  /* this call's validation counts */
 } call;
 
 static void call_init(call *c) {
@@ -40,6 +45,8 @@ static void call_init(call *c) {
     dp_buf_init(&c->out);
     dp_error_init(&c->err);
     memset(&c->linemap, 0, sizeof c->linemap);
+    memset(&c->stats, 0, sizeof c->stats);
+    c->ts = NULL;
 }
 
 static void call_free(call *c) {
@@ -158,12 +165,60 @@ static PyObject *job_result(call *c, int want_linemap) {
     return pair;
 }
 
+/* The validation hook (depyf.h dp_compile_fn): runs with the GIL taken
+ * back from the core's thread for the time of one compile. */
+static int compile_hook(void *ctx, const char *src, int flags, dp_arena *a, dp_code **out, char *why,
+                        size_t whylen) {
+    call *c = ctx;
+    PyEval_RestoreThread(c->ts);
+    PyCompilerFlags cf = _PyCompilerFlags_INIT;
+    cf.cf_flags = flags & PyCF_MASK;
+    int rc = -1;
+    PyObject *co = Py_CompileStringExFlags(src, "<depyf validation>", Py_file_input, &cf, 0);
+    if (co == NULL) {
+        rc = PyErr_ExceptionMatches(PyExc_SyntaxError) ? 1 : -1;
+        PyObject *type, *value, *tb;
+        PyErr_Fetch(&type, &value, &tb);
+        PyObject *text = value ? PyObject_Str(value) : NULL;
+        const char *u = text ? PyUnicode_AsUTF8(text) : NULL;
+        snprintf(why, whylen, "does not compile: %.150s", u ? u : "?");
+        Py_XDECREF(text);
+        Py_XDECREF(type);
+        Py_XDECREF(value);
+        Py_XDECREF(tb);
+        PyErr_Clear();
+    } else {
+        dp_error err;
+        dp_error_init(&err);
+        rc = dpx_code_from_py(co, a, out, &err) < 0 ? -1 : 0;
+        if (rc < 0)
+            snprintf(why, whylen, "could not read the recompiled code");
+        PyErr_Clear();
+        Py_DECREF(co);
+    }
+    c->ts = PyEval_SaveThread();
+    return rc;
+}
+
 static dp_options options_for(call *c, const request *rq) {
     dp_options opt = {0};
     opt.indent = rq->indent;
     opt.linemap = rq->linemap ? &c->linemap : NULL;
     opt.force_fallback = rq->force_fallback;
+    if (rq->validate && rq->what == JOB_DECOMPILE) {
+        opt.compile = compile_hook;
+        opt.compile_ctx = c;
+        opt.compile_minor = PY_MINOR_VERSION;
+        opt.stats = &c->stats;
+    }
     return opt;
+}
+
+static void add_stats(PyObject *module, const call *c) {
+    dp_validation_stats *st = &((modstate *)PyModule_GetState(module))->stats;
+    st->validated += c->stats.validated;
+    st->fallback += c->stats.fallback;
+    st->unchecked += c->stats.unchecked;
 }
 
 /* The live defaults in the core's shape: a tuple, and a tuple of (name,
@@ -208,10 +263,10 @@ static PyObject *run_on_code(PyObject *module, PyObject *code, const request *rq
             raise_core_error(module, &c.err, model != NULL ? model->qualname : "<code>");
         goto done;
     }
-    int rc;
-    Py_BEGIN_ALLOW_THREADS
-    rc = run_job(&c, rq->what, model, &opt);
-    Py_END_ALLOW_THREADS
+    c.ts = PyEval_SaveThread();
+    int rc = run_job(&c, rq->what, model, &opt);
+    PyEval_RestoreThread(c.ts);
+    add_stats(module, &c);
     if (rc < 0)
         raise_job_error(module, &c, model->qualname);
     else
@@ -230,11 +285,12 @@ static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, const reque
     dp_code *model = NULL;
     dp_options opt = options_for(&c, rq);
     int read_rc, rc = -1;
-    Py_BEGIN_ALLOW_THREADS
+    c.ts = PyEval_SaveThread();
     read_rc = dp_read_pyc(&c.arena, data->buf, (size_t)data->len, &model, &c.err);
     if (read_rc == 0)
         rc = run_job(&c, rq->what, model, &opt);
-    Py_END_ALLOW_THREADS
+    PyEval_RestoreThread(c.ts);
+    add_stats(module, &c);
     if (read_rc < 0) {
         if (out_of_memory(&c))
             raise_memory_error(&c);
@@ -266,6 +322,9 @@ PyDoc_STRVAR(decompile_doc,
 "__kwdefaults__, shown in the `def`; a value with no literal form is shown as its repr.\n"
 "force_fallback=True (for tests) prints every function as the equivalent state machine\n"
 "otherwise used only for bytecode that fits no if/while/try shape.\n"
+"validate=True (the default) compiles every structured function of the running Python's\n"
+"version and compares it with its bytecode; one that is not equivalent is printed as the\n"
+"state machine instead (see validation_stats()).\n"
 "Raises DecompilationError when the code cannot be decompiled.");
 
 /* None -> NULL; otherwise `obj` must be exactly of `type`. */
@@ -283,11 +342,11 @@ static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
 }
 
 static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"code", "indent", "linemap", "defaults", "kwdefaults", "force_fallback", NULL};
+    static char *kwlist[] = {"code", "indent", "linemap", "defaults", "kwdefaults", "force_fallback", "validate", NULL};
     PyObject *code;
-    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
-                                     &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback) ||
+    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOpp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
+                                     &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback, &rq.validate) ||
         check_indent(rq.indent) < 0 || optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
         optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0)
         return NULL;
@@ -301,7 +360,7 @@ PyDoc_STRVAR(disasm_doc,
 static PyObject *core_disasm(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -312,20 +371,21 @@ PyDoc_STRVAR(ir_dump_doc,
 static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0};
+    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0};
     return run_on_code(module, code, &rq);
 }
 
 PyDoc_STRVAR(decompile_pyc_doc,
-"decompile_pyc(data, indent=4)\n--\n\n"
+"decompile_pyc(data, indent=4, validate=True)\n--\n\n"
 "Module source of the contents of a .pyc file written by CPython 3.8-3.13.\n"
+"validate: as for decompile(); only a .pyc of the running Python's version is validated.\n"
 "Raises ValueError when `data` is not a valid .pyc file.");
 
 static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"data", "indent", NULL};
+    static char *kwlist[] = {"data", "indent", "validate", NULL};
     Py_buffer data;
-    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|i:decompile_pyc", kwlist, &data, &rq.indent))
+    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|ip:decompile_pyc", kwlist, &data, &rq.indent, &rq.validate))
         return NULL;
     PyObject *result = check_indent(rq.indent) < 0 ? NULL : run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
@@ -341,13 +401,66 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     Py_buffer data;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
         return NULL;
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0};
     PyObject *result = run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;
 }
 
+PyDoc_STRVAR(equivalent_doc,
+"equivalent(orig, cand)\n--\n\n"
+"Translation validation: (True, '') when code object `cand` does what `orig` does\n"
+"(the same observable operations in the same order on the same values, the same\n"
+"exception handling), (False, reason) when not, (None, reason) when the check\n"
+"could not be made.  Both must come from the same Python version.");
+
+static PyObject *core_equivalent(PyObject *module, PyObject *args) {
+    PyObject *a, *b;
+    if (!PyArg_ParseTuple(args, "O!O!:equivalent", &PyCode_Type, &a, &PyCode_Type, &b))
+        return NULL;
+    call c;
+    call_init(&c);
+    dp_code *ma = NULL, *mb = NULL;
+    PyObject *result = NULL;
+    if (dpx_code_from_py(a, &c.arena, &ma, &c.err) < 0 || dpx_code_from_py(b, &c.arena, &mb, &c.err) < 0) {
+        if (!PyErr_Occurred())
+            raise_core_error(module, &c.err, "<code>");
+        goto done;
+    }
+    char why[400];
+    int r;
+    Py_BEGIN_ALLOW_THREADS
+    r = dp_equivalent(ma, mb, why, sizeof why);
+    Py_END_ALLOW_THREADS
+    result = Py_BuildValue("(Os)", r == 1 ? Py_True : r == 0 ? Py_False : Py_None, why);
+done:
+    call_free(&c);
+    return result;
+}
+
+PyDoc_STRVAR(validation_stats_doc,
+"validation_stats(reset=False)\n--\n\n"
+"Counts since the module was loaded (or last reset) of functions whose structured\n"
+"form was checked equivalent to their bytecode ('validated'), was not and was printed\n"
+"as the state machine instead ('fallback'), or could not be checked ('unchecked').");
+
+static PyObject *core_validation_stats(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"reset", NULL};
+    int reset = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "|p:validation_stats", kwlist, &reset))
+        return NULL;
+    dp_validation_stats *st = &((modstate *)PyModule_GetState(module))->stats;
+    PyObject *d = Py_BuildValue("{slslsl}", "validated", st->validated, "fallback", st->fallback, "unchecked",
+                                st->unchecked);
+    if (d && reset)
+        memset(st, 0, sizeof *st);
+    return d;
+}
+
 static PyMethodDef core_methods[] = {
+    {"validation_stats", (PyCFunction)(void (*)(void))core_validation_stats, METH_VARARGS | METH_KEYWORDS,
+     validation_stats_doc},
+    {"equivalent", core_equivalent, METH_VARARGS, equivalent_doc},
     {"decompile", (PyCFunction)(void (*)(void))core_decompile, METH_VARARGS | METH_KEYWORDS, decompile_doc},
     {"disasm", core_disasm, METH_O, disasm_doc},
     {"ir_dump", core_ir_dump, METH_O, ir_dump_doc},

@@ -1,0 +1,19 @@
+/* Translation validation: is a recompiled decompilation equivalent to the
+ * original bytecode?  See equiv.c for the method and its limits. */
+#ifndef DEPYF_EQUIV_H
+#define DEPYF_EQUIV_H
+
+#include <stddef.h>
+
+#include "code.h"
+
+/* Compares two code objects of the same CPython version: 1 when `cand`
+ * does what `orig` does (same observable operations in the same order, on
+ * the same values, with the same exception handling), 0 when not (`why`
+ * names the offsets), -1 when the check could not be made (a limit, bytecode
+ * the checker does not model, an error; `why` says which).  Nested code
+ * objects are compared by name and signature, except lambdas and
+ * comprehensions (names in angle brackets), which are compared in full. */
+int dp_equivalent(const dp_code *orig, const dp_code *cand, char *why, size_t whylen);
+
+#endif

@@ -1,0 +1,114 @@
+/* Translation validation of one decompiled function (issue 11): its `def`
+ * is printed alone, wrapped so that it compiles to a code object of the
+ * same kind (free variables bound by an enclosing function, a class around
+ * it when it uses `__class__`), compiled by the caller's hook and compared
+ * with the original bytecode by dp_equivalent. */
+#include <stdio.h>
+#include <string.h>
+
+#include "dc.h"
+#include "equiv.h"
+#include "print.h"
+
+#define WRAPPER "__depyf_validate"
+
+static int is_identifier(const char *s) {
+    if (s == NULL || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s & 0x80)))
+        return 0;
+    for (; *s; s++)
+        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              (*s & 0x80)))
+            return 0;
+    return 1;
+}
+
+int dc_wants_validation(const dc_shared *sh, const dp_code *code) {
+    const dp_options *o = sh->opt;
+    return o && o->compile && o->compile_minor == code->py_minor && is_identifier(code->name) &&
+           strcmp(code->name, WRAPPER) != 0;
+}
+
+/* The function code object named `name` exactly `depth` levels of
+ * constants below `c`. */
+static const dp_code *find_at(const dp_code *c, const char *name, int depth) {
+    for (size_t k = 0; k < c->nconsts; k++) {
+        const dp_const *x = c->consts[k];
+        if (x->kind != DP_CONST_CODE)
+            continue;
+        if (depth == 1 && strcmp(x->code->name, name) == 0 && (x->code->flags & DP_CO_OPTIMIZED))
+            return x->code;
+        const dp_code *r = depth > 1 ? find_at(x->code, name, depth - 1) : NULL;
+        if (r)
+            return r;
+    }
+    return NULL;
+}
+
+static void indent(dp_buf *b, int level) {
+    for (int k = 0; k < level; k++)
+        dp_buf_puts(b, "    ");
+}
+
+/* Source that compiles `def` (the function of `code`) in a context like its
+ * own; returns the nesting level of the def. */
+static int wrap(dp_buf *b, const dp_code *code) {
+    int level = 0, cls = 0, nfree = 0;
+    for (size_t k = 0; k < code->freevars.n; k++) {
+        if (strcmp(code->freevars.v[k], "__class__") == 0)
+            cls = 1;
+        else
+            nfree++;
+    }
+    if (nfree) {
+        dp_buf_puts(b, "def " WRAPPER "():\n    ");
+        for (size_t k = 0; k < code->freevars.n; k++)
+            if (strcmp(code->freevars.v[k], "__class__") != 0) {
+                dp_buf_puts(b, code->freevars.v[k]);
+                dp_buf_puts(b, " = ");
+            }
+        dp_buf_puts(b, "None\n");
+        level = 1;
+    }
+    if (cls) { /* a class named `_` mangles no name */
+        indent(b, level);
+        dp_buf_puts(b, "class _:\n");
+        level++;
+    }
+    return level;
+}
+
+int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
+    const dp_code *code = d->code;
+    const dp_options *o = d->sh->opt;
+    dp_buf src;
+    dp_buf_init(&src);
+    dp_error err;
+    dp_error_init(&err);
+    int level = wrap(&src, code);
+    dp_printer p;
+    dp_printer_init(&p, &src, 4, &err);
+    p.py_minor = code->py_minor;
+    dp_nodes one = {&def, 1, 1};
+    int r = -1;
+    if (dp_print_block(&p, &one, level) < 0 || !dp_buf_ok(&src)) {
+        snprintf(why, whylen, "could not print: %s", err.msg);
+        goto out;
+    }
+    dp_arena ar;
+    dp_arena_init(&ar);
+    dp_code *mod = NULL;
+    int c = o->compile(o->compile_ctx, src.data, code->flags, &ar, &mod, why, whylen);
+    if (c == 1) {
+        r = 0; /* printed source that does not compile is wrong too */
+    } else if (c == 0 && mod) {
+        const dp_code *cand = find_at(mod, code->name, level + 1);
+        if (cand == NULL)
+            snprintf(why, whylen, "recompiled function not found");
+        else
+            r = dp_equivalent(code, cand, why, whylen);
+    }
+    dp_arena_free(&ar);
+out:
+    dp_buf_free(&src);
+    return r;
+}
