@@ -538,8 +538,10 @@
   function notFound(what) { return '<div class="card"><h2>No such ' + what + ' in this dump</h2>' + link("Back to the overview", href("overview")) + "</div>"; }
 
   // ------------------------------------------------------------ routing
+  var renders = 0;
   function route() {
-    var parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+    var hash = location.hash;
+    var parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
     var r = parseInt(parts[0], 10);
     if (!isNaN(r) && r !== runIndex && r < DATA.runs.length) { selectRun(r); renderFrame(); }
     var view = parts[1] || "overview", arg = parts[2], arg2 = parts[3], arg3 = parts[4];
@@ -561,6 +563,10 @@
     var target = main.querySelector(".ln.target");
     if (target) target.scrollIntoView({ block: "center" });
     else window.scrollTo(0, 0);
+    // The view of `hash` is complete: whoever drives the page (the tests) waits for these,
+    // since a hash change is rendered later, by the hashchange event.
+    main.setAttribute("data-route", hash);
+    window.depyfReportRenders = ++renders;
   }
 
   function renderSideActive(view, arg) {
