@@ -538,12 +538,16 @@
   function notFound(what) { return '<div class="card"><h2>No such ' + what + ' in this dump</h2>' + link("Back to the overview", href("overview")) + "</div>"; }
 
   // ------------------------------------------------------------ routing
-  var renders = 0;
+  var renders = 0, shown = null;
   function route() {
     var hash = location.hash;
     var parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
     var r = parseInt(parts[0], 10);
     if (!isNaN(r) && r !== runIndex && r < DATA.runs.length) { selectRun(r); renderFrame(); }
+    // The hash can change again before its first hashchange event is handled (the search
+    // box sets it as one types): the later events find their view already shown.
+    if (hash === shown) return;
+    shown = hash;
     var view = parts[1] || "overview", arg = parts[2], arg2 = parts[3], arg3 = parts[4];
     var html;
     if (view === "fn") html = viewFunction(arg);
