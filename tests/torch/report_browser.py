@@ -64,17 +64,52 @@ def chromium(width=1440, height=1000):
         driver.quit()
 
 
-def open_report(driver, index_html, fragment=""):
-    """Load a report page from file:// and wait until it has rendered."""
+# The report renders a view when the URL's hash changes, in the hashchange event: after
+# a click or history step the old view is still shown for a while.  The page marks the
+# view it has completed (#main[data-route] is the hash it shows) and counts its renders
+# (window.depyfReportRenders); the helpers below wait for those before a test reads.
+_RENDERED = ("return window.depyfReportRenders !== undefined && "
+             "document.getElementById('main').getAttribute('data-route') === location.hash ? "
+             "window.depyfReportRenders : null")
+
+
+def _wait_rendered(driver, after=0, timeout=20):
+    """Wait until the view of the current URL is on screen, rendered after render number `after`."""
     from selenium.webdriver.support.ui import WebDriverWait
 
+    def rendered(d):
+        n = d.execute_script(_RENDERED)
+        return n is not None and n > after
+    WebDriverWait(driver, timeout).until(rendered, "the report did not render %s" % driver.current_url)
+
+
+def open_report(driver, index_html, fragment="", timeout=30):
+    """Load a report page from file:// as a new document and wait until it has rendered."""
+    # A page that differs from the current one only in its fragment would not be reloaded.
+    driver.get("about:blank")
     driver.get("file://" + os.path.abspath(index_html) + fragment)
-    WebDriverWait(driver, 30).until(
-        lambda d: d.execute_script("return window.depyfReportRenderedAt !== undefined"))
+    _wait_rendered(driver, timeout=timeout)
+
+
+def _navigate(driver, action, timeout):
+    before = driver.execute_script("return window.depyfReportRenders") or 0
+    action()
+    _wait_rendered(driver, before, timeout)
+
+
+def follow(driver, element, timeout=20):
+    """Click `element`, which leads to another view of the report, and wait until that view is shown."""
+    _navigate(driver, element.click, timeout)
+
+
+def back(driver, timeout=20):
+    """The browser's back button, then wait until the previous view is shown again."""
+    _navigate(driver, driver.back, timeout)
 
 
 def wait_for(driver, css, text=None, timeout=20):
     """The first element matching `css` (containing `text`, when given) once it is shown."""
+    from selenium.common.exceptions import StaleElementReferenceException
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import WebDriverWait
 
@@ -83,7 +118,9 @@ def wait_for(driver, css, text=None, timeout=20):
             if el.is_displayed() and (text is None or text in el.text):
                 return el
         return False
-    return WebDriverWait(driver, timeout).until(found, "no %s%s" % (css, " with %r" % text if text else ""))
+    # A view being replaced meanwhile (the search box renders as one types) leaves stale elements: look again.
+    return WebDriverWait(driver, timeout, ignored_exceptions=[StaleElementReferenceException]).until(
+        found, "no %s%s" % (css, " with %r" % text if text else ""))
 
 
 def console_errors(driver):

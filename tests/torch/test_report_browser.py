@@ -66,7 +66,7 @@ def test_counts_at_the_top_match_the_dump(dump, browser):
 def test_from_a_function_to_its_forward_graph_and_kernel(dump, browser):
     path, _ = dump
     rb.open_report(browser, path / "index.html")
-    rb.wait_for(browser, "nav.side a", "toy_example").click()
+    rb.follow(browser, rb.wait_for(browser, "nav.side a", "toy_example"))
     rb.wait_for(browser, "main h1", "toy_example")
     original = rb.wait_for(browser, ".entry .pane", "Original source")
     assert "def toy_example(a, b):" in original.text
@@ -75,26 +75,26 @@ def test_from_a_function_to_its_forward_graph_and_kernel(dump, browser):
     assert "def __transformed_code_0_for_toy_example(a, b):" in transformed.text
     assert "b.sum() < 0" in rb.wait_for(browser, ".entry .graph-break").text
 
-    rb.wait_for(browser, ".entry a.graph-link").click()
+    rb.follow(browser, rb.wait_for(browser, ".entry a.graph-link"))
     pipeline = rb.wait_for(browser, "#pipeline")
     graph = rb.wait_for(browser, "main h1").text.split()[0]
     assert re.fullmatch(r"__compiled_fn_\d+", graph)
 
-    pipeline.find_element("css selector", '[data-stage="Forward_graph"]').click()
+    rb.follow(browser, pipeline.find_element("css selector", '[data-stage="Forward_graph"]'))
     shown = rb.wait_for(browser, "#stage-view", "Forward").text
     forward_file = read(path, "%s.Forward_graph.0.py" % graph)
     assert forward_file.splitlines()[0] in shown, "the forward graph file's own text"
     assert "def forward(self" in shown
 
-    rb.wait_for(browser, '#pipeline [data-stage="kernel"]').click()
+    rb.follow(browser, rb.wait_for(browser, '#pipeline [data-stage="kernel"]'))
     shown = rb.wait_for(browser, "#stage-view", "Kernels").text
     kernel_file = read(path, "%s.kernel_0.py" % graph)
     assert kernel_file.splitlines()[0] in shown
     assert "def call(" in shown and "async_compile" in shown
     assert browser.find_elements("css selector", "#stage-view .hk"), "highlighted"
     rb.screenshot(browser, "report_kernel")
-    browser.back()
-    browser.back()
+    rb.back(browser)
+    rb.back(browser)
     rb.wait_for(browser, "#stage-view", "Captured graph")
     assert rb.console_errors(browser) == []
 
@@ -102,11 +102,11 @@ def test_from_a_function_to_its_forward_graph_and_kernel(dump, browser):
 def test_graph_breaks_and_recompilations_have_their_reasons(dump, browser):
     path, _ = dump
     rb.open_report(browser, path / "index.html")
-    rb.wait_for(browser, "#count-graph_breaks").click()
+    rb.follow(browser, rb.wait_for(browser, "#count-graph_breaks"))
     breaks = rb.wait_for(browser, "main .card", "Graph breaks").text
     assert "torch_workloads.py:78" in breaks and 'print("depyf workload' in breaks
     assert "torch_workloads.py:79" in breaks and "item()" in breaks
-    rb.wait_for(browser, "#count-recompilations").click()
+    rb.follow(browser, rb.wait_for(browser, "#count-recompilations"))
     recompiles = rb.wait_for(browser, "main .card", "Recompilations").text
     assert "toy_example \u2014 entry 2" in recompiles
     assert "tensor 'a' size mismatch at index 0. expected 10, actual 8" in recompiles
@@ -117,7 +117,7 @@ def test_graph_breaks_and_recompilations_have_their_reasons(dump, browser):
 def test_function_page_shows_stack_guards_and_dispatch_order(dump, browser):
     path, _ = dump
     rb.open_report(browser, path / "index.html")
-    rb.wait_for(browser, "nav.side a", "toy_example").click()
+    rb.follow(browser, rb.wait_for(browser, "nav.side a", "toy_example"))
     entries = browser.find_elements("css selector", ".entry")
     assert len(entries) == 2, "size 10, then size 8"
     assert "recompilation" in entries[1].text
@@ -134,20 +134,20 @@ def test_search_box_searches_every_file(dump, browser):
     rb.open_report(browser, path / "index.html")
     box = rb.wait_for(browser, "#search")
     box.send_keys("cpp_fused")
-    rb.wait_for(browser, "main h2", "Search")
+    rb.wait_for(browser, "main h2", "Search: cpp_fused")  # not the view of a prefix typed so far
     first_hit = rb.wait_for(browser, ".hit")
     assert "cpp_fused" in first_hit.text
-    first_hit.click()
+    rb.follow(browser, first_hit)
     assert "cpp_fused" in rb.wait_for(browser, "pre.code .ln.target").text
     browser.execute_script("window.scrollTo(0, 0)")  # the hit's line was scrolled into view
-    rb.wait_for(browser, ".crumbs a", "__compiled_fn_").click()
+    rb.follow(browser, rb.wait_for(browser, ".crumbs a", "__compiled_fn_"))
     assert "Kernels" in rb.wait_for(browser, "#pipeline .step.on").text, "back to the kernel's graph"
 
 
 def test_paths_are_shown_for_editors_and_breakpoints(dump, browser):
     path, _ = dump
     rb.open_report(browser, path / "index.html")
-    rb.wait_for(browser, "nav.side a", "graph_breaks").click()
+    rb.follow(browser, rb.wait_for(browser, "nav.side a", "graph_breaks"))
     paths = [el.text for el in browser.find_elements("css selector", ".path .p")]
     assert any(p.endswith("torch_workloads.py:%d" % wl.graph_breaks.__code__.co_firstlineno) for p in paths)
     assert str(path / "__transformed_code_0_for_graph_breaks.py") in paths

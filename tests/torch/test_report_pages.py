@@ -60,14 +60,14 @@ def test_ranks_each_have_their_tab(tmp_path, browser):
     tabs = browser.find_elements("css selector", "#ranks button")
     assert [t.text for t in tabs] == ["rank 0", "rank 1"]
     assert rb.wait_for(browser, "#count-graphs .num").text == "2"
-    tabs[1].click()
+    rb.follow(browser, tabs[1])
     rb.wait_for(browser, "#where", "rank_1")
     assert rb.wait_for(browser, "#count-graphs .num").text == "6"
     assert rb.wait_for(browser, "#count-recompilations .num").text == "3"
     rb.screenshot(browser, "report_ranks")
     rows = browser.find_elements("css selector", "main tr[data-run]")
     assert [r.text.split()[:3] for r in rows] == [["rank", "0", "2"], ["rank", "1", "3"]], "functions per rank"
-    rows[0].click()
+    rb.follow(browser, rows[0])
     rb.wait_for(browser, "#where", "rank_0")
 
 
@@ -81,7 +81,7 @@ def test_a_dump_without_a_usable_manifest_still_shows_its_files(tmp_path, browse
     rb.open_report(browser, write_report(str(dump)))
     assert rb.wait_for(browser, "#count-graphs .num").text == "4"
     assert "no depyf_manifest.json this depyf can read" in rb.wait_for(browser, "main").text
-    rb.wait_for(browser, "nav.side a", "layer_1").click()
+    rb.follow(browser, rb.wait_for(browser, "nav.side a", "layer_1"))
     assert "__compiled_fn_3" in rb.wait_for(browser, ".entry a.graph-link").text
 
 

@@ -538,10 +538,16 @@
   function notFound(what) { return '<div class="card"><h2>No such ' + what + ' in this dump</h2>' + link("Back to the overview", href("overview")) + "</div>"; }
 
   // ------------------------------------------------------------ routing
+  var renders = 0, shown = null;
   function route() {
-    var parts = location.hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
+    var hash = location.hash;
+    var parts = hash.replace(/^#\/?/, "").split("/").map(decodeURIComponent);
     var r = parseInt(parts[0], 10);
     if (!isNaN(r) && r !== runIndex && r < DATA.runs.length) { selectRun(r); renderFrame(); }
+    // The hash can change again before its first hashchange event is handled (the search
+    // box sets it as one types): the later events find their view already shown.
+    if (hash === shown) return;
+    shown = hash;
     var view = parts[1] || "overview", arg = parts[2], arg2 = parts[3], arg3 = parts[4];
     var html;
     if (view === "fn") html = viewFunction(arg);
@@ -561,6 +567,10 @@
     var target = main.querySelector(".ln.target");
     if (target) target.scrollIntoView({ block: "center" });
     else window.scrollTo(0, 0);
+    // The view of `hash` is complete: whoever drives the page (the tests) waits for these,
+    // since a hash change is rendered later, by the hashchange event.
+    main.setAttribute("data-route", hash);
+    window.depyfReportRenders = ++renders;
   }
 
   function renderSideActive(view, arg) {
