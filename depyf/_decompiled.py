@@ -23,10 +23,16 @@ class Decompiled:
 
 
 def decompile(code):
-    """Decompile `code` with its offset -> line map; failures become Decompiled(error=...)."""
+    """Decompile `code` with its offset -> line map; failures become Decompiled(error=...).
+
+    The output is validated against the bytecode taking global reads as
+    stable: the globals of Dynamo's code are the graphs, resume functions and
+    modules Dynamo binds before it runs, so the printed code may read them
+    where the user's function did (`__compiled_fn_1(a, b)`) rather than
+    where Dynamo's bytecode pushes them."""
     try:
         from depyf import _core
-        source, linemap = _core.decompile(code, indent=4, linemap=True)
+        source, linemap = _core.decompile(code, indent=4, linemap=True, stable_globals=True)
     except Exception as exc:  # the decompiler's failure is reported, never raised
         return Decompiled(error="%s: %s" % (type(exc).__name__, exc))
     if not isinstance(source, str):

@@ -58,6 +58,10 @@ typedef struct dp_options {
     void *compile_ctx;
     int compile_minor;
     dp_validation_stats *stats;
+    /* Validation may take global reads as stable (DP_EQ_STABLE_GLOBALS in
+     * equiv.h): set for Dynamo's transformed code, whose globals are the
+     * graphs and helpers Dynamo itself binds. */
+    int stable_globals;
 } dp_options;
 
 /* Limits checked on input; past them a clear error, never a crash. */

@@ -50,9 +50,9 @@
 #define MAX_DEEP 8           /* nesting of lambdas/comprehensions compared in full */
 #define EQ_ARENA_LIMIT ((size_t)1 << 29)
 
-enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_VAR, T_EV, T_IS, T_RET, T_NOT };
+enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_GLOBAL, T_VAR, T_EV, T_IS, T_RET, T_NOT };
 /* shape codes of literal values (class ids are >= 0) */
-enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26) };
+enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26), C_GLOBAL = -(1 << 28) };
 enum { B_SETUP, B_HANDLER };
 enum { EXC_TYPE = 100, EXC_VALUE, EXC_TB, PREV_TYPE, PREV_VALUE, PREV_TB };
 
@@ -100,13 +100,14 @@ typedef struct eq {
     dp_arena ar;
     side s[2];
     int minor;
+    int stable_globals; /* DP_EQ_STABLE_GLOBALS */
     term *t;
     int32_t nt, capt, persist;
     int32_t *ht;        /* hash-cons table: term ids, -1 empty */
     uint32_t *hgen;     /* generation of each entry (0 = persistent) */
     int32_t hcap, hused;
     uint32_t gen;
-    int32_t null_t, unbound_t, opaque_t, lasti_t, none_t;
+    int32_t null_t, unbound_t, opaque_t, lasti_t, none_t, empty_tuple_t;
     cent *ct;
     int32_t ccap, nconst;
     int32_t *const_term; /* const id -> term */
@@ -363,14 +364,15 @@ static int32_t const_term(eq *E, const dp_const *c) {
 }
 
 /* The cell named `name`: a persistent term keyed by the name's text. */
-static int32_t cell_term(eq *E, const char *name) {
+/* A term of `kind` (T_CELL, T_GLOBAL) for the variable `name`. */
+static int32_t named_term(eq *E, int kind, const char *name) {
     dp_const *c = dp_const_new(&E->ar, DP_CONST_STR);
     if (c == NULL)
         return CANT("out of memory");
     c->text = name ? name : "";
     c->len = strlen(c->text);
     int32_t ct = const_term(E, c);
-    return ct < 0 ? -1 : cons(E, T_CELL, E->t[ct].a, 0, 0);
+    return ct < 0 ? -1 : cons(E, kind, E->t[ct].a, 0, 0);
 }
 
 /* Truth of a constant, -1 when not known without running code. */
@@ -493,7 +495,9 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
         if (x->target < -1 || x->target >= n)
             return CANT("jump target out of range");
         if (x->op == IR_LOAD_CLOSURE || (x->op == IR_LOAD_FAST && S->slot[i] < 0))
-            S->tcst[i] = cell_term(E, x->name);
+            S->tcst[i] = named_term(E, T_CELL, x->name);
+        else if (x->op == IR_LOAD_GLOBAL && E->stable_globals)
+            S->tcst[i] = named_term(E, T_GLOBAL, x->name);
         else if (x->cst)
             S->tcst[i] = const_term(E, x->cst);
         if (E->verdict != 1)
@@ -509,8 +513,8 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
     return 0;
 }
 
-/* Same parameters, kinds, cells and free variables; the candidate keeps
- * every local of the original (it may add temporaries). */
+/* Same parameters, kinds, cells and free variables.  Other locals are
+ * compared by the values they hold (see used_locals_kept). */
 static int same_signature(eq *E, const dp_code *a, const dp_code *b) {
     if (!code_sig_same(a, b))
         return NEQ("signature or kind (generator, coroutine) differs");
@@ -521,9 +525,6 @@ static int same_signature(eq *E, const dp_code *a, const dp_code *b) {
     for (long long k = 0; k < nargs; k++)
         if (strcmp(a->varnames.v[k], b->varnames.v[k]) != 0)
             return NEQ("parameter %lld is %s, not %s", k, b->varnames.v[k], a->varnames.v[k]);
-    for (size_t k = 0; k < a->varnames.n; k++)
-        if (!in_strs(&b->varnames, a->varnames.v[k]))
-            return NEQ("local %s is missing", a->varnames.v[k]);
     const dp_strs *la[2] = {&a->cellvars, &a->freevars}, *lb[2] = {&b->cellvars, &b->freevars};
     for (int l = 0; l < 2; l++) {
         if (la[l]->n != lb[l]->n)
@@ -576,7 +577,8 @@ static int need(eq *E, int s, const sstate *st, long long k) {
 /* Literal shape code of a term, or 1 when it generalizes to a class.
  * Constants stay literal on the stack only (3.8 with blocks test for None
  * there); in locals they generalize, or every constant a loop or a try body
- * stores would make a shape of its own. */
+ * stores would make a shape of its own.  A stable global (one value per
+ * name) stays literal everywhere. */
 static int32_t literal(eq *E, int32_t t, int is_loc) {
     const term *x = &E->t[t];
     switch (x->kind) {
@@ -584,6 +586,7 @@ static int32_t literal(eq *E, int32_t t, int is_loc) {
     case T_OPAQUE: return C_OPAQUE;
     case T_RET: return C_RET - x->a;
     case T_CONST: return is_loc ? 1 : C_CONST - x->a;
+    case T_GLOBAL: return C_GLOBAL - x->a; /* one value per name: never generalized */
     default: return 1;
     }
 }
@@ -848,6 +851,7 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
             if (c >= 0) t = ((c >> 2) & 3) == 1 ? E->unbound_t : base + (c >> 4);
             else if (c == C_NULL) t = E->null_t;
             else if (c == C_OPAQUE) t = E->opaque_t;
+            else if (c <= C_GLOBAL) t = cons(E, T_GLOBAL, C_GLOBAL - c, 0, 0);
             else if (c <= C_CONST) t = E->const_term[C_CONST - c];
             else t = cons(E, T_RET, C_RET - c, s, 0);
             if (t < 0)
@@ -941,8 +945,20 @@ static int pure_step(eq *E, int s, sstate *st) {
         break;
     case IR_RETURN_GENERATOR:
         break;
+    case IR_LOAD_GLOBAL: /* with stable globals, one term for the whole run */
+        if (!E->stable_globals)
+            return 0;
+        if (push(E, s, st, S->tcst[st->pc]) < 0)
+            return -1;
+        break;
     case IR_LOAD_CONST: case IR_LOAD_CLOSURE:
         if (push(E, s, st, S->tcst[st->pc]) < 0)
+            return -1;
+        break;
+    case IR_BUILD_TUPLE: /* `()` is the constant the compiler folds it to */
+        if (x->arg != 0)
+            return 0;
+        if (push(E, s, st, E->empty_tuple_t) < 0)
             return -1;
         break;
     case IR_LOAD_FAST:
@@ -1646,6 +1662,18 @@ static int explore(eq *E, int32_t vi) {
     return event(E, A, B);
 }
 
+/* Every local the original's instructions use is a local of the candidate
+ * too, so that a reader of the output finds the variables of the bytecode.
+ * Locals the original never touches (Dynamo keeps the user function's
+ * co_varnames in its transformed code) may be missing. */
+static int used_locals_kept(eq *E, const dp_code *b) {
+    const side *S = &E->s[0];
+    for (int32_t i = 0; i < S->f.n; i++)
+        if (S->slot[i] >= 0 && !in_strs(&b->varnames, S->slotname[S->slot[i]]))
+            return NEQ("local %s is missing", S->slotname[S->slot[i]]);
+    return 0;
+}
+
 static int setup(eq *E, const dp_code *a, const dp_code *b) {
     namemap m[2];
     if (a->py_minor != b->py_minor)
@@ -1653,14 +1681,14 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
     E->minor = a->py_minor;
     if (same_signature(E, a, b) < 0 || rehash(E, 0) < 0)
         return -1;
-    dp_const *none = dp_const_new(&E->ar, DP_CONST_NONE);
-    if (none == NULL)
+    dp_const *none = dp_const_new(&E->ar, DP_CONST_NONE), *empty = dp_const_new(&E->ar, DP_CONST_TUPLE);
+    if (none == NULL || empty == NULL)
         return CANT("out of memory");
     if ((E->null_t = cons(E, T_NULL, 0, 0, 0)) < 0 || (E->unbound_t = cons(E, T_UNBOUND, 0, 0, 0)) < 0 ||
         (E->opaque_t = cons(E, T_OPAQUE, 0, 0, 0)) < 0 || (E->lasti_t = cons(E, T_LASTI, 0, 0, 0)) < 0 ||
-        (E->none_t = const_term(E, none)) < 0)
+        (E->none_t = const_term(E, none)) < 0 || (E->empty_tuple_t = const_term(E, empty)) < 0)
         return -1;
-    if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0)
+    if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0 || used_locals_kept(E, b) < 0)
         return -1;
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
@@ -1692,7 +1720,7 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
     return enqueue(E, A, B);
 }
 
-static int equiv_depth(const dp_code *orig, const dp_code *cand, char *why, size_t whylen, int depth);
+static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char *why, size_t whylen, int depth);
 
 /* Lambdas and comprehensions are compared in full (they are never
  * validated on their own); other nested code objects by name. */
@@ -1714,14 +1742,14 @@ static int deep_nested(eq *E, const dp_code *a, const dp_code *b) {
         if (other == NULL)
             return NEQ("%s is missing", c->code->name);
         char sub[300];
-        int r = equiv_depth(c->code, other, sub, sizeof sub, E->depth + 1);
+        int r = equiv_depth(c->code, other, E->stable_globals, sub, sizeof sub, E->depth + 1);
         if (r != 1)
             return verdict(E, r, "in %s: %s", c->code->name, sub);
     }
     return 0;
 }
 
-static int equiv_depth(const dp_code *orig, const dp_code *cand, char *why, size_t whylen, int depth) {
+static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char *why, size_t whylen, int depth) {
     eq *E = calloc(1, sizeof *E);
     if (E == NULL) {
         if (why && whylen)
@@ -1734,6 +1762,7 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, char *why, size
     E->why = why;
     E->whylen = whylen;
     E->depth = depth;
+    E->stable_globals = flags & DP_EQ_STABLE_GLOBALS;
     if (why && whylen)
         why[0] = '\0';
     if (setup(E, orig, cand) == 0)
@@ -1763,11 +1792,11 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, char *why, size
     return r;
 }
 
-int dp_equivalent(const dp_code *orig, const dp_code *cand, char *why, size_t whylen) {
+int dp_equivalent(const dp_code *orig, const dp_code *cand, int flags, char *why, size_t whylen) {
     if (orig == NULL || cand == NULL) {
         if (why && whylen)
             snprintf(why, whylen, "no code");
         return -1;
     }
-    return equiv_depth(orig, cand, why, whylen, 0);
+    return equiv_depth(orig, cand, flags, why, whylen, 0);
 }

@@ -14,6 +14,13 @@
  * the checker does not model, an error; `why` says which).  Nested code
  * objects are compared by name and signature, except lambdas and
  * comprehensions (names in angle brackets), which are compared in full. */
-int dp_equivalent(const dp_code *orig, const dp_code *cand, char *why, size_t whylen);
+int dp_equivalent(const dp_code *orig, const dp_code *cand, int flags, char *why, size_t whylen);
+
+/* flags of dp_equivalent.  DP_EQ_STABLE_GLOBALS: reading a global is taken
+ * to give the same value wherever it happens in one run, so global reads
+ * may move past other operations.  True of the names Dynamo binds for its
+ * transformed code (compiled graphs, resume functions, imported modules),
+ * not of arbitrary code, where a call may rebind a global. */
+enum { DP_EQ_STABLE_GLOBALS = 1 };
 
 #endif

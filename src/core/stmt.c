@@ -201,6 +201,16 @@ static int protect_name(dc *d, dc_stack *st, const char *name, const dp_node *va
     return 0;
 }
 
+/* Slot k goes into a temporary: so do the values below it that are still
+ * pending, first, since the bytecode evaluated them earlier (a temporary
+ * for k alone would move k's evaluation before theirs). */
+static int temps_through(dc *d, dc_stack *st, int k, dp_nodes *out, int at) {
+    for (int q = d->base; q <= k && q < st->n; q++)
+        if (needs_temp(d, st->v[q]) && st->v[q]->kind != E_NAME && to_temp(d, st, q, out, at) < 0)
+            return -1;
+    return 0;
+}
+
 /* Storing to or deleting a plain local cannot change a pending value (only
  * protect_name's case) nor be observed by one: no other code sees it. */
 static int is_private_local(const dc *d, const dp_node *target, int op) {
@@ -1116,18 +1126,16 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += 3;
             continue;
         }
-        if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n) {
-            for (int k = st->n - ins->arg; k < st->n - 1; k++)
-                if (needs_temp(d, st->v[k]) && st->v[k]->kind != E_NAME && to_temp(d, st, k, out, stmt_start) < 0)
-                    goto fail;
-        }
+        if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n &&
+            temps_through(d, st, st->n - 2, out, stmt_start) < 0)
+            goto fail;
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
         if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0)
             dc_seen(d, i, next); /* match.c consumes the whole statement */
         if (r == 0) /* (before the COPY that starts a 3.8-3.10 link) */
             r = dc_chain_compare(d, i, st, &next);
         if (r == 0 && ins->op == IR_COPY && copy_needs_temp(d, i, st) &&
-            to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
+            temps_through(d, st, st->n - ins->arg, out, stmt_start) < 0)
             goto fail;
         if (r == 0)
             r = swap_assign(d, i, base, st, out, stmt_start, &next);

@@ -105,7 +105,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
         if (cand == NULL)
             snprintf(why, whylen, "recompiled function not found");
         else
-            r = dp_equivalent(code, cand, why, whylen);
+            r = dp_equivalent(code, cand, o->stable_globals ? DP_EQ_STABLE_GLOBALS : 0, why, whylen);
     }
     dp_arena_free(&ar);
 out:

@@ -28,6 +28,7 @@ typedef struct request {
     PyObject *kwdefaults; /* exact dict of str -> value, or NULL */
     int force_fallback;   /* tests: every function as fallback.c's state machine */
     int validate;         /* check structured functions against their bytecode */
+    int stable_globals;   /* ... taking global reads as stable (Dynamo's code) */
 } request;
 
 /* Everything one call owns; released by call_free on every path. */
@@ -210,6 +211,7 @@ static dp_options options_for(call *c, const request *rq) {
         opt.compile_ctx = c;
         opt.compile_minor = PY_MINOR_VERSION;
         opt.stats = &c->stats;
+        opt.stable_globals = rq->stable_globals;
     }
     return opt;
 }
@@ -324,7 +326,9 @@ PyDoc_STRVAR(decompile_doc,
 "otherwise used only for bytecode that fits no if/while/try shape.\n"
 "validate=True (the default) compiles every structured function of the running Python's\n"
 "version and compares it with its bytecode; one that is not equivalent is printed as the\n"
-"state machine instead (see validation_stats()).\n"
+"state machine instead (see validation_stats()).  stable_globals=True lets validation\n"
+"take every read of a global as giving one value throughout (true of the names Dynamo\n"
+"binds for its transformed code), so that such reads may move in the output.\n"
 "Raises DecompilationError when the code cannot be decompiled.");
 
 /* None -> NULL; otherwise `obj` must be exactly of `type`. */
@@ -342,11 +346,13 @@ static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
 }
 
 static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"code", "indent", "linemap", "defaults", "kwdefaults", "force_fallback", "validate", NULL};
+    static char *kwlist[] = {"code",           "indent",   "linemap",        "defaults", "kwdefaults",
+                             "force_fallback", "validate", "stable_globals", NULL};
     PyObject *code;
-    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOpp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
-                                     &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback, &rq.validate) ||
+    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOppp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
+                                     &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback, &rq.validate,
+                                     &rq.stable_globals) ||
         check_indent(rq.indent) < 0 || optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
         optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0)
         return NULL;
@@ -360,7 +366,7 @@ PyDoc_STRVAR(disasm_doc,
 static PyObject *core_disasm(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -371,7 +377,7 @@ PyDoc_STRVAR(ir_dump_doc,
 static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0};
+    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -384,7 +390,7 @@ PyDoc_STRVAR(decompile_pyc_doc,
 static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"data", "indent", "validate", NULL};
     Py_buffer data;
-    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1};
+    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1, 0};
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|ip:decompile_pyc", kwlist, &data, &rq.indent, &rq.validate))
         return NULL;
     PyObject *result = check_indent(rq.indent) < 0 ? NULL : run_on_pyc(module, &data, &rq);
@@ -401,22 +407,26 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     Py_buffer data;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
         return NULL;
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0};
     PyObject *result = run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;
 }
 
 PyDoc_STRVAR(equivalent_doc,
-"equivalent(orig, cand)\n--\n\n"
+"equivalent(orig, cand, stable_globals=False)\n--\n\n"
 "Translation validation: (True, '') when code object `cand` does what `orig` does\n"
 "(the same observable operations in the same order on the same values, the same\n"
 "exception handling), (False, reason) when not, (None, reason) when the check\n"
-"could not be made.  Both must come from the same Python version.");
+"could not be made.  Both must come from the same Python version.  stable_globals:\n"
+"as for decompile().");
 
-static PyObject *core_equivalent(PyObject *module, PyObject *args) {
+static PyObject *core_equivalent(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"orig", "cand", "stable_globals", NULL};
     PyObject *a, *b;
-    if (!PyArg_ParseTuple(args, "O!O!:equivalent", &PyCode_Type, &a, &PyCode_Type, &b))
+    int stable_globals = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|p:equivalent", kwlist, &PyCode_Type, &a, &PyCode_Type, &b,
+                                     &stable_globals))
         return NULL;
     call c;
     call_init(&c);
@@ -430,7 +440,7 @@ static PyObject *core_equivalent(PyObject *module, PyObject *args) {
     char why[400];
     int r;
     Py_BEGIN_ALLOW_THREADS
-    r = dp_equivalent(ma, mb, why, sizeof why);
+    r = dp_equivalent(ma, mb, stable_globals ? DP_EQ_STABLE_GLOBALS : 0, why, sizeof why);
     Py_END_ALLOW_THREADS
     result = Py_BuildValue("(Os)", r == 1 ? Py_True : r == 0 ? Py_False : Py_None, why);
 done:
@@ -460,7 +470,7 @@ static PyObject *core_validation_stats(PyObject *module, PyObject *args, PyObjec
 static PyMethodDef core_methods[] = {
     {"validation_stats", (PyCFunction)(void (*)(void))core_validation_stats, METH_VARARGS | METH_KEYWORDS,
      validation_stats_doc},
-    {"equivalent", core_equivalent, METH_VARARGS, equivalent_doc},
+    {"equivalent", (PyCFunction)(void (*)(void))core_equivalent, METH_VARARGS | METH_KEYWORDS, equivalent_doc},
     {"decompile", (PyCFunction)(void (*)(void))core_decompile, METH_VARARGS | METH_KEYWORDS, decompile_doc},
     {"disasm", core_disasm, METH_O, disasm_doc},
     {"ir_dump", core_ir_dump, METH_O, ir_dump_doc},
