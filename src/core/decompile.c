@@ -284,6 +284,31 @@ static int valid_tree(const dp_node *n, int depth) {
     return valid_tree(n->a, depth + 1) && valid_tree(n->b, depth + 1) && valid_tree(n->c, depth + 1);
 }
 
+/* 3.13 sets a function's defaults after MAKE_FUNCTION, so a lambda stays an
+ * X_FUNC on the stack; once the structure is built, those still in it are
+ * complete: each becomes its `lambda` expression (in place, as the node may
+ * be shared). */
+static int finish_lambdas(dc *d, dp_node *n, int depth) {
+    if (n == NULL)
+        return 0;
+    if (depth > 2000)
+        return dc_fail(d, -1, "expression nested too deeply");
+    if (n->kind == X_FUNC && n->cst && n->cst->code && strcmp(n->cst->code->name, "<lambda>") == 0) {
+        dp_node *lam = dc_lambda(d, n, -1);
+        if (lam == NULL)
+            return -1;
+        *n = *lam;
+    }
+    dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++)
+            if (finish_lambdas(d, ls[l]->v[k], depth + 1) < 0)
+                return -1;
+    if (finish_lambdas(d, n->a, depth + 1) < 0 || finish_lambdas(d, n->b, depth + 1) < 0)
+        return -1;
+    return finish_lambdas(d, n->c, depth + 1);
+}
+
 static int check_tree(dc *d, const dp_nodes *body) {
     for (int k = 0; k < body->n; k++)
         if (!valid_tree(body->v[k], 0))
@@ -325,6 +350,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     int r = forced ? dc_fail(d, -1, "the state machine was asked for") : dc_block(d, 0, d->n, &st, body);
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
+    for (int k = 0; r >= 0 && !d->sh->err->set && code->py_minor >= 13 && k < body->n; k++)
+        r = finish_lambdas(d, body->v[k], 0);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
         r = check_tree(d, body);
     if (d->sh->err->set)
