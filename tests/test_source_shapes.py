@@ -96,3 +96,58 @@ def test_docstrings_keep_their_value_and_indentation():
     # indented with the body, as written (3.13 stores them dedented)
     assert '    """Doc\n    string.\n\n      indented more\n    """\n' in source, source
     assert '            """Inner\n            doc\n            """\n' in source, source
+
+
+# --- assert: printed as `assert`, recompiling to the same bytecode ----------------------
+
+ASSERTS = {
+    "plain": "def f(x):\n    assert x is not None\n    return x",
+    "message": "def f(x):\n    assert x > 0, f'bad {x!r}'\n    return x",
+    "and, or, not": "def f(x, y):\n    assert x and y, 'both'\n    assert x or y\n    assert not x or y\n    return 1",
+    "chained comparison": "def f(x, y, z):\n    assert x < y < z, 'chain'\n    assert 0.0 <= x <= 1.0\n    return 2",
+    "in a for loop": "def f(xs):\n    for x in xs:\n        assert x > 0, x\n    return xs",
+    "in a while loop": "def f(xs):\n    while xs:\n        xs = xs[1:]\n        assert xs != [3]\n    return xs",
+    "ending both branches": "def f(x):\n    if x:\n        assert x > 1\n    else:\n        assert x is None, 'n'\n    g(x)",
+    "inside an if in a loop": "def f(xs):\n    for x in xs:\n        g(x)\n        if x:\n            assert x > 2",
+    "in a try body": "def f(x):\n    try:\n        assert x, 't'\n        y = 1\n    except KeyError:\n        y = 2\n    return y",
+    "in a with body": "def f(x):\n    with x:\n        assert x.ok, 'm'",
+    "with a walrus": "def f(x):\n    assert (x := x + 1) > 2\n    return x",
+}
+# the same bytecode up to the line table, on which these decompile as
+# written but recompile (all on one line, see roundtrip.compile_in_context)
+# to other code: their source is checked on code with its lines
+WITH_LINES = {
+    "false": ("def f(x):\n    if x:\n        assert False, 'never'\n    return x",
+              "    if x:\n        assert False, 'never'\n"),
+    "raise of its own": ("def f(x):\n    if x is None:\n        raise AssertionError('none')\n    return x",
+                         "    if x is None:\n        raise AssertionError('none')\n"),
+}
+
+
+def _compiled(source):
+    import ast
+    import roundtrip
+    return roundtrip.find_function(roundtrip.compile_in_context(ast.parse(source).body, roundtrip.Context()), (), "f")
+
+
+@pytest.mark.parametrize("name", sorted(ASSERTS))
+def test_assert_prints_as_assert(name):
+    import roundtrip
+    code = _compiled(ASSERTS[name])
+    source = depyf.decompile(code)
+    assert "__state" not in source, source
+    assert "AssertionError" not in source, source
+    assert source.count("assert ") == ASSERTS[name].count("assert "), source
+    if name == "in a try body" and sys.version_info >= (3, 12):
+        return  # the return after the try is copied into it (try.c's part)
+    outcome, detail = roundtrip.roundtrip_one(depyf.decompile, code, code, roundtrip.Context())
+    assert outcome == "identical", "%s\n%s" % (detail, source)
+
+
+@pytest.mark.parametrize("name", sorted(WITH_LINES))
+def test_assert_or_raise_told_by_lines(name):
+    text, want = WITH_LINES[name]
+    namespace = {}
+    exec(compile(text, "<with lines>", "exec"), namespace)
+    source = depyf.decompile(namespace["f"])
+    assert want in source, source
