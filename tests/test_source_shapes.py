@@ -32,8 +32,15 @@ def _code_objects(code):
 
 
 def _run_module(source):
-    namespace = {"__name__": "shapes_module"}
-    exec(compile(source, "<shapes module>", "exec"), namespace)
+    # a module of its own in sys.modules (dataclasses looks its globals up there)
+    import types
+    module = types.ModuleType("shapes_module")
+    sys.modules["shapes_module"] = module
+    try:
+        exec(compile(source, "<shapes module>", "exec"), module.__dict__)
+    finally:
+        del sys.modules["shapes_module"]
+    namespace = dict(module.__dict__)
     namespace.pop("__builtins__", None)
     return namespace
 
@@ -151,3 +158,46 @@ def test_assert_or_raise_told_by_lines(name):
     exec(compile(text, "<with lines>", "exec"), namespace)
     source = depyf.decompile(namespace["f"])
     assert want in source, source
+
+
+# --- annotated assignments of module and class bodies -----------------------------------
+
+ANNOTATED = '''\
+import dataclasses
+import typing
+x: int = 3
+y: str
+z: "list[int]" = [1]
+if x:
+    w: typing.Optional[int] = None
+else:
+    w: float = 1.0
+class Box:
+    pass
+box = Box()
+box.attr: int = 5
+@dataclasses.dataclass
+class Point:
+    a: int
+    b: typing.List[int] = dataclasses.field(default_factory=list)
+    c: "typing.Dict[str, int]" = None
+    __private: int = 1
+    def norm(self, scale: "float" = 1.0) -> int:
+        return self.a
+'''
+
+
+def _namespace_view(ns):
+    point = ns["Point"]
+    return (ns["__annotations__"], ns["x"], ns["z"], ns["w"], ns["box"].attr, point.__annotations__,
+            repr(point(1)), point.__dict__.get("_Point__private"), point.norm.__annotations__)
+
+
+@pytest.mark.parametrize("future", [False, True], ids=["plain", "future annotations"])
+def test_annotated_assignments(future):
+    text = ("from __future__ import annotations\n" if future else "") + ANNOTATED
+    source = depyf.decompile(compile(text, "<annotated>", "exec"))
+    assert "__annotations__" not in source, source
+    for line in ("x: int = 3\n", "y: str\n", "    a: int\n", "    w: float = 1.0\n"):
+        assert line in source, source
+    assert _namespace_view(_run_module(source)) == _namespace_view(_run_module(text))

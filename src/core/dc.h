@@ -156,6 +156,14 @@ void dc_inline_comp_cleanups(dc *d);
  * function body to `out`; returns -1 only when the bytecode is invalid. */
 int dc_fallback(dc *d, dp_nodes *out);
 
+/* `__annotations__['x'] = T` stores of a module or class body (after an
+ * `x = v`) back to `x: T (= v)` (annassign.c). */
+int dc_annotated_assigns(dc *d, dp_nodes *body);
+/* An annotation value as printed: under `from __future__ import
+ * annotations` (of the code evaluating it), the expression its text spells
+ * when it can be printed as one; else the value (annassign.c). */
+dp_node *dc_annotation(dc *d, dp_node *value);
+
 /* ---- statements (stmt.c) ---- */
 /* Structures instructions [start, end) into statements appended to `out`,
  * with the symbolic stack `st` (updated in place). */

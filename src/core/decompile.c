@@ -398,6 +398,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     }
     if (kind == BODY_MODULE)
         docstring_from_assign(body, 0);
+    if ((kind == BODY_MODULE || kind == BODY_CLASS) && dc_annotated_assigns(d, body) < 0)
+        goto out;
     if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
         if (rebuild_tail_else(d, body, 0) < 0)
             goto out;
@@ -479,14 +481,17 @@ static int apply_annotations(dc *d, dp_node *args, dp_node *ann, dp_node **retur
         if (!dc_is_const_kind(keys.v[k], DP_CONST_STR))
             return dc_fail(d, -1, "annotation key is not a name");
         const char *name = keys.v[k]->cst->text;
+        dp_node *v = dc_annotation(d, vals.v[k]);
+        if (v == NULL)
+            return -1;
         if (strcmp(name, "return") == 0) {
-            *returns = vals.v[k];
+            *returns = v;
             continue;
         }
         dp_node *a = find_arg(args, name);
         if (a == NULL)
             return dc_fail(d, -1, "annotation for unknown parameter %s", name);
-        a->a = vals.v[k];
+        a->a = v;
     }
     return 0;
 }
