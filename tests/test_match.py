@@ -642,13 +642,11 @@ ELSEWHERE_FROM_3_12 = {
 # before it, and threads jumps to returns differently: these come out
 # different, or as the state machine (FALLBACK_3_10), and behave the same.
 DIFFERENT_IN_3_10 = {
-    "default_before_else": "a chained comparison in a guard, followed by a copied `case _` body",
-    "guards": "a chained comparison in a guard, followed by a copied `case _` body",
     "in_for_loop": "`break` to a copied `return`",
     "in_if_else": "`return` copied into the if",
     "or_keyword_orders": "an or-pattern of class patterns that capture in different orders",
 }
-FALLBACK_3_10 = {"default_before_else", "guards", "or_keyword_orders"}
+FALLBACK_3_10 = {"or_keyword_orders"}
 
 # cases whose bytecode is also that of plain statements, which they become
 PLAIN_IF = {"guarded_capture_then_default"}

@@ -91,6 +91,7 @@ typedef struct dc {
                           read as a jump there, -1 */
     int region_stop;   /* where the last dc_region stopped */
     int region_live;   /* whether its end is reachable (falls through) */
+    int cond_finishes; /* the region calling dc_cond may complete its last statement past its end */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;
     struct { const dp_instr *ops; int len; } fin_outer[8]; /* enclosing finally bodies */

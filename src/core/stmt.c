@@ -1242,6 +1242,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE:
         case IR_POP_JUMP_IF_NOT_NONE: case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
+            d->cond_finishes = finish;
             if ((r = dc_cond(d, stmt_start, i, end, exit, st, out, &next)) < 0)
                 goto fail;
             if (r == REST_OF_REGION)
@@ -1887,6 +1888,8 @@ static int assert_stmt(dc *d, const seg *s, int k, int stmt_start, int fail, int
 }
 
 int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
+    int finishes = d->cond_finishes;
+    d->cond_finishes = 0;
     seg s[MAX_SEGS];
     int k = 1;
     dp_node *x = dc_pop(d, st, i);
@@ -1983,6 +1986,15 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     }
     if (F > d->n)
         return dc_fail(d, i, "jump out of range");
+    /* the last statement of a try body can end past the protected range
+     * (its RETURN_VALUE cannot raise): `if c: return x` falls to F there */
+    if (finishes && F > end && F < d->n && B < end && (d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE)) {
+        int inside = 1;
+        for (int j = end; j < F && inside; j++)
+            inside = d->in[j].op != IR_PUSH_EXC_INFO && !(d->nref[j] > 0 && j > B);
+        if (inside)
+            end = F;
+    }
     if (F > end) {
         int handled;
         dp_nodes body = {0};
