@@ -288,7 +288,7 @@ def membership(x, container):
 
 @case((1, 2, 3), (3, 2, 1), (2, 2, 2), (0, 5, 5), (1, 'a', 2))
 def chained_comparisons(a, b, c):
-    # depyf: no structured form was found (at offset 12: expected one value from this expression);
+    # depyf: no structured form was found (at offset 146: unrecognized end of a chained comparison);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -408,7 +408,7 @@ def chained_comparisons(a, b, c):
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 16: condition jumps to neither exit);
+    # depyf: no structured form was found (at offset 118: unrecognized chained comparison);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -2024,3 +2024,6 @@ def finally_with_a_branch_at_the_end(n):
         if n:
             log.append('cleanup')
     return log
+
+
+import behaviour_cases_shapes

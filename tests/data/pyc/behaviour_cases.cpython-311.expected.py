@@ -1513,3 +1513,6 @@ def finally_with_a_branch_at_the_end(n):
                             raise
                         else:
                             raise
+
+
+import behaviour_cases_shapes

@@ -439,7 +439,7 @@ def chained_comparisons(a, b, c):
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 94: unrecognized chained comparison);
+    # depyf: no structured form was found (at offset 138: unrecognized chained comparison);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -2350,3 +2350,6 @@ def finally_with_a_branch_at_the_end(n):
                             raise
                         else:
                             raise
+
+
+import behaviour_cases_shapes

@@ -16,7 +16,7 @@ CASES = []
 
 def case(*inputs):
     """Registers the decorated function with `inputs`, each a tuple of
-positional arguments."""
+    positional arguments."""
 
     def register(fn):
         CASES.append((fn, [tuple(args) for args in inputs]))
@@ -40,7 +40,7 @@ class Box:
 
 class Ctx:
     """A context manager that logs enter/exit (with the exception type seen)
-and suppresses exceptions when asked to."""
+    and suppresses exceptions when asked to."""
 
     def __init__(self, log, name, suppress=False):
         self.log, self.name, self.suppress = log, name, suppress
@@ -439,7 +439,7 @@ def chained_comparisons(a, b, c):
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 104: unrecognized chained comparison);
+    # depyf: no structured form was found (at offset 150: unrecognized chained comparison);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -1130,7 +1130,7 @@ def closure_cells_in_loops(n):
 
 @case(([3, 1, 2],), (['bb', 'a', 'ccc'],))
 def lambdas(items):
-    # depyf: no structured form was found (at offset 34: lambda body is not a single expression);
+    # depyf: no structured form was found (at offset -1: lambda body is not a single expression);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -1145,16 +1145,7 @@ def lambdas(items):
 
             by_neg = __t1(__t2, key=__fn3)
             pick = lambda seq, i=0, *rest, **kw: (seq[i], rest, sorted(kw))
-
-            def __fn4(a):
-                # depyf: no structured form was found (at offset -1: the structure kept an interpreter-only value);
-                # this is an equivalent state machine over the bytecode's blocks
-                __state = 0
-                while True:
-                    if __state == 0:
-                        return lambda b: (a, b)
-
-            nested = __fn4
+            nested = lambda a: lambda b: (a, b)
             return by_neg, pick(items), pick(items, 1, 2, z=3), nested(1)(2), (lambda: None)()
 
 
@@ -1962,148 +1953,11 @@ def yield_as_expression_value(n):
 
 @case((2,), (0,))
 def lambda_defaults_and_closures(n):
-    # depyf: no structured form was found (at offset 72: lambda body is not a single expression);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                scale = 3
-                __t1 = __builtins.iter(range(n))
-                try:
-                    __t2 = (k,)
-                except __builtins.NameError:
-                    __t2 = ()
-                __stack_0, __stack_1 = __t2, __t1
-                __t1 = __t2 = None
-                __state = 1
-            if __state == 1:
-                __t3 = []
-                __stack_1, __stack_2 = __t3, __stack_1
-                __t3 = None
-                __state = 2
-            if __state == 2:
-                try:
-                    __stack_3 = __builtins.next(__stack_2)
-                    __state = 3
-                except __builtins.StopIteration:
-                    __stack_2 = None
-                    __state = 4
-            if __state == 3:
-                k = __stack_3
-                __stack_1.append(lambda x, k=k: x * k + scale)
-                __stack_3 = None
-                __state = 2
-            if __state == 4:
-                fns = __stack_1
-                if __stack_0:
-                    k = __stack_0[0]
-                else:
-                    try:
-                        del k
-                    except __builtins.NameError:
-                        pass
-
-                def __fn4(f, g):
-                    # depyf: no structured form was found (at offset -1: the structure kept an interpreter-only value);
-                    # this is an equivalent state machine over the bytecode's blocks
-                    __state = 0
-                    while True:
-                        if __state == 0:
-                            return lambda x: f(g(x))
-
-                compose = __fn4
-                inc = lambda x: x + 1
-                __t5 = __builtins.iter(fns)
-                try:
-                    __t6 = (f,)
-                except __builtins.NameError:
-                    __t6 = ()
-                __stack_0, __stack_1 = __t6, __t5
-                __t5 = __t6 = None
-                __state = 5
-            if __state == 5:
-                __t7 = []
-                __stack_1, __stack_2 = __t7, __stack_1
-                __t7 = None
-                __state = 6
-            if __state == 6:
-                try:
-                    __stack_3 = __builtins.next(__stack_2)
-                    __state = 7
-                except __builtins.StopIteration:
-                    __stack_2 = None
-                    __state = 8
-            if __state == 7:
-                f = __stack_3
-                __stack_1.append(f(2))
-                __stack_3 = None
-                __state = 6
-            if __state == 8:
-                if __stack_0:
-                    f = __stack_0[0]
-                else:
-                    try:
-                        del f
-                    except __builtins.NameError:
-                        pass
-                return __stack_1, compose(inc, inc)(n), (lambda *a, **k: (a, k))(1, b=2)
-            if __state == 9:
-                __stack_1 = None
-                if __stack_0:
-                    k = __stack_0[0]
-                else:
-                    try:
-                        del k
-                    except __builtins.NameError:
-                        pass
-                __stack_0 = None
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-            if __state == 10:
-                __stack_1 = None
-                if __stack_0:
-                    f = __stack_0[0]
-                else:
-                    try:
-                        del f
-                    except __builtins.NameError:
-                        pass
-                __stack_0 = None
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-        except __builtins.BaseException as __exc0:
-            if __state in (6, 7):
-                __stack_2 = None
-                __stack_1 = None
-                if __stack_0:
-                    f = __stack_0[0]
-                else:
-                    try:
-                        del f
-                    except __builtins.NameError:
-                        pass
-                __stack_0 = None
-                raise
-            elif __state in (2, 3):
-                __stack_2 = None
-                __stack_1 = None
-                if __stack_0:
-                    k = __stack_0[0]
-                else:
-                    try:
-                        del k
-                    except __builtins.NameError:
-                        pass
-                __stack_0 = None
-                raise
-            else:
-                raise
+    scale = 3
+    fns = [(lambda x, k=k: x * k + scale) for k in range(n)]
+    compose = lambda f, g: lambda x: f(g(x))
+    inc = lambda x: x + 1
+    return [f(2) for f in fns], compose(inc, inc)(n), (lambda *a, **k: (a, k))(1, b=2)
 
 
 @case((1,), (2,), (3,))
@@ -2464,3 +2318,6 @@ def finally_with_a_branch_at_the_end(n):
                             raise
                         else:
                             raise
+
+
+import behaviour_cases_shapes

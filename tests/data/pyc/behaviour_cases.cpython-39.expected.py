@@ -288,206 +288,20 @@ def membership(x, container):
 
 @case((1, 2, 3), (3, 2, 1), (2, 2, 2), (0, 5, 5), (1, 'a', 2))
 def chained_comparisons(a, b, c):
-    # depyf: no structured form was found (at offset 12: expected one value from this expression);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = a
-            __t2 = b
-            __stack_0, __stack_1 = __t2, __t1 < __t2
-            __t1 = __t2 = None
-            if __stack_1:
-                __state = 1
-            else:
-                __state = 2
-        if __state == 1:
-            __stack_0 = __stack_0 < c
-            __state = 3
-        if __state == 2:
-            __stack_0 = None
-            __stack_0 = __stack_1
-            __stack_1 = None
-            __state = 3
-        if __state == 3:
-            __t3 = a
-            __t4 = b
-            __stack_1, __stack_2 = __t4, __t3 < __t4
-            __t3 = __t4 = None
-            if __stack_2:
-                __state = 4
-            else:
-                __state = 5
-        if __state == 4:
-            __stack_1 = __stack_1 > c
-            __state = 6
-        if __state == 5:
-            __stack_1 = None
-            __stack_1 = __stack_2
-            __stack_2 = None
-            __state = 6
-        if __state == 6:
-            __t5 = a
-            __t6 = b
-            __stack_2, __stack_3 = __t6, __t5 == __t6
-            __t5 = __t6 = None
-            if __stack_3:
-                __state = 7
-            else:
-                __state = 8
-        if __state == 7:
-            __stack_2 = __stack_2 == c
-            __state = 9
-        if __state == 8:
-            __stack_2 = None
-            __stack_2 = __stack_3
-            __stack_3 = None
-            __state = 9
-        if __state == 9:
-            __t7 = a
-            __stack_3, __stack_4 = __t7, 0 <= __t7
-            __t7 = None
-            if __stack_4:
-                __state = 10
-            else:
-                __state = 12
-        if __state == 10:
-            __stack_3, __stack_4 = 10, __stack_3 < 10
-            if __stack_4:
-                __state = 11
-            else:
-                __state = 12
-        if __state == 11:
-            __stack_3 = __stack_3 != b
-            __state = 13
-        if __state == 12:
-            __stack_3 = None
-            __stack_3 = __stack_4
-            __stack_4 = None
-            __state = 13
-        if __state == 13:
-            __t8 = a
-            __t9 = b
-            __stack_4, __stack_5 = __t9, __t8 is not __t9
-            __t8 = __t9 = None
-            if __stack_5:
-                __state = 14
-            else:
-                __state = 15
-        if __state == 14:
-            __stack_4 = __stack_4 is not c
-            __state = 16
-        if __state == 15:
-            __stack_4 = None
-            __stack_4 = __stack_5
-            __stack_5 = None
-            __state = 16
-        if __state == 16:
-            __t10 = a
-            __t11 = b
-            __stack_5, __stack_6 = __t11, __t10 < __t11
-            __t10 = __t11 = None
-            if __stack_6:
-                __state = 17
-            else:
-                __state = 19
-        if __state == 17:
-            __t12 = c
-            __stack_5, __stack_6 = __t12, __stack_5 <= __t12
-            __t12 = None
-            if __stack_6:
-                __state = 18
-            else:
-                __state = 19
-        if __state == 18:
-            __stack_5 = __stack_5 < 10
-            __state = 20
-        if __state == 19:
-            __stack_5 = None
-            __stack_5 = __stack_6
-            __stack_6 = None
-            __state = 20
-        if __state == 20:
-            return __stack_0, __stack_1, __stack_2, __stack_3, __stack_4, __stack_5
+    return a < b < c, a < b > c, a == b == c, 0 <= a < 10 != b, a is not b is not c, a < b <= c < 10
 
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 16: condition jumps to neither exit);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = x
-            __stack_0 = __t1
-            if 0 < __t1:
-                __t1 = None
-                __state = 1
-            else:
-                __t1 = None
-                __state = 2
-        if __state == 1:
-            if __stack_0 < 10:
-                __stack_0 = None
-                __state = 3
-            else:
-                __stack_0 = None
-                __state = 4
-        if __state == 2:
-            __stack_0 = None
-            __state = 4
-        if __state == 3:
-            kind = 'small'
-            __state = 9
-        if __state == 4:
-            __t2 = x
-            __stack_0 = __t2
-            if 10 <= __t2:
-                __t2 = None
-                __state = 5
-            else:
-                __t2 = None
-                __state = 6
-        if __state == 5:
-            if __stack_0 <= 50:
-                __stack_0 = None
-                __state = 7
-            else:
-                __stack_0 = None
-                __state = 8
-        if __state == 6:
-            __stack_0 = None
-            __state = 8
-        if __state == 7:
-            kind = 'medium'
-            __state = 9
-        if __state == 8:
-            kind = 'other'
-            __state = 9
-        if __state == 9:
-            __t3 = x
-            __stack_0 = __t3
-            if 0 < __t3:
-                __t3 = None
-                __state = 10
-            else:
-                __t3 = None
-                __state = 11
-        if __state == 10:
-            if __stack_0 < 5:
-                __stack_0 = None
-                __state = 12
-            else:
-                __stack_0 = None
-                __state = 13
-        if __state == 11:
-            __stack_0 = None
-            __state = 13
-        if __state == 12:
-            x += 2
-            __state = 9
-        if __state == 13:
-            return kind, x
+    if 0 < x < 10:
+        kind = 'small'
+    elif 10 <= x <= 50:
+        kind = 'medium'
+    else:
+        kind = 'other'
+    while 0 < x < 5:
+        x += 2
+    return kind, x
 
 
 @case((0, 0, 0), (1, 0, 2), (0, 'b', None), ('a', '', [1]), ([], [2], 0))
@@ -575,7 +389,7 @@ def bytes_literals(i):
 
 @case((1,), ('b',), (4,), (None,))
 def container_literals(x):
-    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'b', 'a'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
+    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
 
 
 @case(([1, 2], {'a': 1}), ((), {}))
@@ -2019,3 +1833,6 @@ def finally_with_a_branch_at_the_end(n):
         if n:
             log.append('cleanup')
     return log
+
+
+import behaviour_cases_shapes

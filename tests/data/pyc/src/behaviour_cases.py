@@ -1512,3 +1512,6 @@ def finally_with_a_branch_at_the_end(n):
         if n:
             log.append("cleanup")
     return log
+
+
+import behaviour_cases_shapes  # noqa: E402,F401  (registers its cases in CASES)
