@@ -70,6 +70,25 @@ def assert_in_with_and_for_else(xs):
     return log
 
 
+# --- chained comparisons as conditions (3.8-3.10 DUP_TOP/ROT_THREE, 3.12+ copies) ---------
+
+@case((1, 2, 3), (3, 2, 1), (0, 5, 5), (2, 2, 9))
+def chained_comparison_conditions(x, y, z):
+    out = []
+    if x < y < z:
+        out.append("up")
+    if not (x <= y <= z):
+        out.append("not up")
+    for t in (x, y, z):
+        if x < t < z:
+            continue
+        out.append(t)
+    out.append([t for t in (x, y, z, 4) if z > t >= x])
+    if 0 < x < 3:
+        return out, "small"
+    return out, "other"
+
+
 # --- lambdas as arguments (3.13 keeps the function on the stack for its defaults) -------
 
 @case(([3, 1, 2], 0), ([], 1), ([(1, 2), (0, 5)], 1))

@@ -69,6 +69,19 @@ static int exit_copy_len(const dc *d, int c, int at) {
     return 0;
 }
 
+/* Does control at t go on to `to`: t is `to`, or jumps there (a JUMP
+ * forward to a JUMP back to a loop head is not threaded)? */
+static int goes_to(const dc *d, int t, int to) {
+    for (int hops = 0; hops < 3 && t >= 0 && t < d->n; hops++) {
+        if (t == to)
+            return 1;
+        if (d->in[t].op != IR_JUMP)
+            return 0;
+        t = d->in[t].target;
+    }
+    return t == to;
+}
+
 static void to_nop(dc *d, int at) {
     d->f.ins[at].op = IR_NOP;
     d->f.ins[at].target = -1;
@@ -77,8 +90,8 @@ static void to_nop(dc *d, int at) {
 /* A chain ending in the conditional jump at q, used as a condition: the
  * early exits jump to `cleanup`, which pops the saved operand and then
  * joins the false path FP (x's target when x jumps if false, else the code
- * after x): by `JUMP FP`, by falling into it, or by a copy of it when FP is
- * a small exit block (3.12+).  The true path after x starts with `JUMP B`
+ * after x): by a JUMP that leads there, by falling into it, or by a copy of
+ * it when FP is a small exit block (3.12+).  The true path after x starts with `JUMP B`
  * (up to 3.11) or is the code at q + 1.  Rewritten to NOPs (the cleanup,
  * and the JUMP when it only skips the cleanup) the final jump reads as a
  * plain condition with the same two exits. */
@@ -92,8 +105,8 @@ static int as_condition(dc *d, int q, int cleanup) {
     int after_skip = skip->op == IR_JUMP ? skip->target : q + 1;
     int fp = x->op == IR_POP_JUMP_IF_FALSE ? x->target : after_skip;
     int c = cleanup + 1, cleanup_end = c, len;
-    if (d->in[c].op == IR_JUMP && d->in[c].target == fp) {
-        d->nref[fp]--;
+    if (d->in[c].op == IR_JUMP && goes_to(d, d->in[c].target, fp)) {
+        d->nref[d->in[c].target]--;
         to_nop(d, c);
         cleanup_end = c + 1;
     } else if (c != fp) {
