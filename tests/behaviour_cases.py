@@ -1745,3 +1745,6 @@ def async_for_with_nested_if_else(n):
                 out.append(3)
         return out
     return run()
+
+
+import behaviour_cases_shapes  # noqa: E402,F401  (registers its cases in CASES)

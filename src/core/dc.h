@@ -93,6 +93,7 @@ typedef struct dc {
                           read as a jump there, -1 */
     int region_stop;   /* where the last dc_region stopped */
     int region_live;   /* whether its end is reachable (falls through) */
+    int cond_finishes; /* the region calling dc_cond may complete its last statement past its end */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;
     struct { const dp_instr *ops; int len; } fin_outer[8]; /* enclosing finally bodies */
@@ -157,6 +158,14 @@ void dc_inline_comp_cleanups(dc *d);
  * state machine over its basic blocks when structuring failed.  Appends the
  * function body to `out`; returns -1 only when the bytecode is invalid. */
 int dc_fallback(dc *d, dp_nodes *out);
+
+/* `__annotations__['x'] = T` stores of a module or class body (after an
+ * `x = v`) back to `x: T (= v)` (annassign.c). */
+int dc_annotated_assigns(dc *d, dp_nodes *body);
+/* An annotation value as printed: under `from __future__ import
+ * annotations` (of the code evaluating it), the expression its text spells
+ * when it can be printed as one; else the value (annassign.c). */
+dp_node *dc_annotation(dc *d, dp_node *value);
 
 /* ---- statements (stmt.c) ---- */
 /* Structures instructions [start, end) into statements appended to `out`,

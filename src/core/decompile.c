@@ -284,6 +284,31 @@ static int valid_tree(const dp_node *n, int depth) {
     return valid_tree(n->a, depth + 1) && valid_tree(n->b, depth + 1) && valid_tree(n->c, depth + 1);
 }
 
+/* 3.13 sets a function's defaults after MAKE_FUNCTION, so a lambda stays an
+ * X_FUNC on the stack; once the structure is built, those still in it are
+ * complete: each becomes its `lambda` expression (in place, as the node may
+ * be shared). */
+static int finish_lambdas(dc *d, dp_node *n, int depth) {
+    if (n == NULL)
+        return 0;
+    if (depth > 2000)
+        return dc_fail(d, -1, "expression nested too deeply");
+    if (n->kind == X_FUNC && n->cst && n->cst->code && strcmp(n->cst->code->name, "<lambda>") == 0) {
+        dp_node *lam = dc_lambda(d, n, -1);
+        if (lam == NULL)
+            return -1;
+        *n = *lam;
+    }
+    dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++)
+            if (finish_lambdas(d, ls[l]->v[k], depth + 1) < 0)
+                return -1;
+    if (finish_lambdas(d, n->a, depth + 1) < 0 || finish_lambdas(d, n->b, depth + 1) < 0)
+        return -1;
+    return finish_lambdas(d, n->c, depth + 1);
+}
+
 static int check_tree(dc *d, const dp_nodes *body) {
     for (int k = 0; k < body->n; k++)
         if (!valid_tree(body->v[k], 0))
@@ -327,6 +352,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     int r = forced ? dc_fail(d, -1, "the state machine was asked for") : dc_block(d, 0, d->n, &st, body);
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
+    for (int k = 0; r >= 0 && !d->sh->err->set && code->py_minor >= 13 && k < body->n; k++)
+        r = finish_lambdas(d, body->v[k], 0);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
         r = check_tree(d, body);
     if (refused) {
@@ -378,6 +405,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     }
     if (kind == BODY_MODULE)
         docstring_from_assign(body, 0);
+    if ((kind == BODY_MODULE || kind == BODY_CLASS) && dc_annotated_assigns(d, body) < 0)
+        goto out;
     if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
         if (rebuild_tail_else(d, body, 0) < 0)
             goto out;
@@ -490,14 +519,17 @@ static int apply_annotations(dc *d, dp_node *args, dp_node *ann, dp_node **retur
         if (!dc_is_const_kind(keys.v[k], DP_CONST_STR))
             return dc_fail(d, -1, "annotation key is not a name");
         const char *name = keys.v[k]->cst->text;
+        dp_node *v = dc_annotation(d, vals.v[k]);
+        if (v == NULL)
+            return -1;
         if (strcmp(name, "return") == 0) {
-            *returns = vals.v[k];
+            *returns = v;
             continue;
         }
         dp_node *a = find_arg(args, name);
         if (a == NULL)
             return dc_fail(d, -1, "annotation for unknown parameter %s", name);
-        a->a = vals.v[k];
+        a->a = v;
     }
     return 0;
 }

@@ -1661,6 +1661,39 @@ static int docstring_ok(const dp_const *c) {
     return 1;
 }
 
+/* 3.13 strips the common indentation of a docstring's lines after the
+ * first (whitespace-only lines aside) at compile time, so its constant is
+ * already dedented: indenting every non-empty line after the first with the
+ * body (the closing quotes too) gives the same constant back.  Text with no
+ * other line that has content is printed as is (there is no common
+ * indentation to strip), and so is text with a tab (3.13 would expand it:
+ * its own docstrings never have one). */
+static void put_docstring(pr *r, const dp_const *c, int level) {
+    const char *s = c->text, *end = s + c->len;
+    const char *nl = memchr(s, '\n', c->len);
+    int indent = 0;
+    for (const char *p = nl; r->p->py_minor >= 13 && p && p < end && !indent; p++)
+        indent = *p != '\n' && *p != ' ';
+    if (memchr(s, '\t', c->len))
+        indent = 0;
+    put(r, "\"\"\"");
+    if (!indent) {
+        dp_buf_putn(r->out, s, c->len);
+    } else {
+        for (const char *p = s; p < end;) {
+            const char *e = memchr(p, '\n', (size_t)(end - p));
+            e = e ? e + 1 : end;
+            if (p > s && *p != '\n')
+                put_indent(r, level);
+            dp_buf_putn(r->out, p, (size_t)(e - p));
+            p = e;
+        }
+        if (end[-1] == '\n') /* the closing quotes go with the body too */
+            put_indent(r, level);
+    }
+    put(r, "\"\"\"");
+}
+
 /* One statement, starting with its indentation and ending with a newline. */
 static int stmt(pr *r, const dp_node *st, int level) {
     dp_error *err = r->p->err;
@@ -1670,9 +1703,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
         if (need(r, st->a, "expression") < 0)
             return -1;
         if (st->a->kind == E_CONST && st->a->cst && docstring_ok(st->a->cst)) {
-            put(r, "\"\"\"");
-            dp_buf_putn(r->out, st->a->cst->text, st->a->cst->len);
-            put(r, "\"\"\"");
+            put_docstring(r, st->a->cst, level);
         } else if (expr(r, st->a, PR_YIELD) < 0) {
             return -1;
         }

@@ -927,6 +927,7 @@ static int skippable(const dc *d, int from, int to) {
  * region, whose end is then reachable only as that statement's is. */
 enum { REST_OF_REGION = 2 };
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+static int is_assert_false(const dc *d, int start, const dp_node *s);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 /* Is i the head of a 3.8-3.10 async for: `SETUP_FINALLY stop; GET_ANEXT`
  * with END_ASYNC_FOR at stop? */
@@ -1325,6 +1326,15 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             if (ins->arg >= 1 && (s->a = dc_pop(d, st, i)) == NULL)
                 goto fail;
+            if (ins->arg == 1 && st->n == base && is_assert_false(d, stmt_start, s)) {
+                /* `assert False, m`: the test is folded away */
+                static const dp_const false_const = {DP_CONST_FALSE, NULL, 0, 0, 0, NULL, 0, NULL};
+                dp_node *m = s->a->kind == E_CALL ? s->a->l1.v[0] : NULL;
+                s->kind = S_ASSERT;
+                if ((s->a = dc_const(d, &false_const)) == NULL)
+                    goto fail;
+                s->b = m;
+            }
             if (dc_add(d, out, s) < 0)
                 goto fail;
             break;
@@ -1379,6 +1389,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE:
         case IR_POP_JUMP_IF_NOT_NONE: case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
+            d->cond_finishes = finish;
             if ((r = dc_cond(d, stmt_start, i, end, exit, st, out, &next)) < 0)
                 goto fail;
             if (r == REST_OF_REGION)
@@ -1872,9 +1883,65 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     return dc_add(d, out, w) < 0 ? -1 : 1;
 }
 
-static int is_assert_fail(const dc *d, int B, int F) {
-    return B < F && d->in[B].op == IR_LOAD_ASSERTION_ERROR && d->in[F - 1].op == IR_RAISE && d->in[F - 1].arg == 1;
+/* The failing side of `assert c, m` starting at i (after NOPs):
+ * `LOAD_ASSERTION_ERROR; [m; CALL]; RAISE_VARARGS 1`, which only an assert
+ * compiles to, on the assert's line: not on a later line than the test's
+ * first instruction `first` (a later line is an `if c:` around an `assert
+ * False`, whose test is folded away).  3.8 loads AssertionError with
+ * LOAD_GLOBAL, as `raise AssertionError` does: the line tells them apart
+ * too (a raise statement of its own starts a new line; on one line both
+ * forms compile alike).  Returns the index of the RAISE, or -1. */
+static int assert_fail(const dc *d, int i, int first) {
+    while (i < d->n && d->in[i].op == IR_NOP && d->nref[i] == 0)
+        i++;
+    if (i >= d->n)
+        return -1;
+    const dp_instr *x = &d->in[i];
+    int line = d->in[first].line, known = x->line >= 0 && line >= 0;
+    if (known && x->line > line)
+        return -1;
+    if (x->op != IR_LOAD_ASSERTION_ERROR &&
+        !(d->code->py_minor <= 8 && x->op == IR_LOAD_GLOBAL && x->name && strcmp(x->name, "AssertionError") == 0 &&
+          known))
+        return -1;
+    for (int j = i + 1; j < d->n && d->nref[j] == 0; j++) {
+        int op = d->in[j].op;
+        if (op == IR_RAISE)
+            return d->in[j].arg == 1 ? j : -1;
+        if (dc_is_jump(op) || is_terminator(op) || op == IR_FOR_ITER || dc_is_block_setup(op))
+            return -1;
+    }
+    return -1;
 }
+
+/* Is `raise` statement s, which starts at `start`, the failing side of an
+ * assert with no test (3.9+: it loads AssertionError with
+ * LOAD_ASSERTION_ERROR)? */
+static int is_assert_false(const dc *d, int start, const dp_node *s) {
+    while (start < d->n && d->in[start].op == IR_NOP)
+        start++;
+    if (start >= d->n || d->in[start].op != IR_LOAD_ASSERTION_ERROR)
+        return 0;
+    const dp_node *e = s->a;
+    if (e->kind == E_CALL && e->l1.n == 1 && e->l2.n == 0)
+        e = e->a;
+    return e->kind == E_NAME && strcmp(e->s, "AssertionError") == 0;
+}
+
+/* Nothing runs in [from, to): NOPs nothing jumps to, or unreachable code
+ * (3.8 leaves the jump that followed a raise)? */
+static int nothing_runs(const dc *d, int from, int to) {
+    for (int j = from; j < to; j++)
+        if ((d->in[j].op != IR_NOP || d->nref[j] > 0) && d->reach[j])
+            return 0;
+    return 1;
+}
+
+/* `assert c(, m)` whose failing side runs [fail, raise]; c holds when the
+ * chain `s` goes to `pass` (else it goes to `other`).  The message is evaluated on a copy of the stack (the
+ * side has no effect on the code that follows). */
+static int assert_stmt(dc *d, const seg *s, int k, int stmt_start, int fail, int raise, int pass, int other,
+                       dc_stack *st, dp_nodes *out);
 
 /* Gathers the operands after s[0] that are tests too, and returns how many
  * of them form the longest complete condition. */
@@ -1975,7 +2042,50 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *
     return dc_add(d, out, w) < 0 ? -1 : 1;
 }
 
+/* `if a: assert b` compiles to one chain of tests `a and not b` jumping
+ * over the assert's failing side: the if's test ends where the assert's
+ * starts, on the assert's line.  Returns how many segments of `s` to keep. */
+static int assert_split(const dc *d, const seg *s, int k) {
+    int B = s[k - 1].jump + 1, F = s[k - 1].target, at = B;
+    for (int side = 0; side < 2; side++, at = F) {
+        while (at < d->n && d->in[at].op == IR_NOP && d->nref[at] == 0)
+            at++;
+        int line = at < d->n ? d->in[at].line : -1;
+        if (line < 0 || (d->in[at].op != IR_LOAD_ASSERTION_ERROR && d->in[at].op != IR_LOAD_GLOBAL))
+            continue;
+        for (int m = 1; m < k; m++)
+            if (d->in[s[m - 1].jump].line >= 0 && d->in[s[m - 1].jump].line < line &&
+                d->in[s[m].start].line == line && assert_fail(d, at, s[m].start) >= 0 && chain_valid(d, s, m))
+                return m;
+    }
+    return k;
+}
+
+static int assert_stmt(dc *d, const seg *s, int k, int stmt_start, int fail, int raise, int pass, int other,
+                       dc_stack *st, dp_nodes *out) {
+    dp_node *a = dc_stmt(d, S_ASSERT, stmt_start);
+    if (a == NULL || (a->a = parse_cond(d, s, 0, k - 1, pass, other)) == NULL)
+        return -1;
+    dc_stack tmp = {0};
+    if (dc_stack_copy(d, &tmp, st) < 0)
+        return -1;
+    for (int q = fail; q < raise;)
+        if (value_step(d, q, &tmp, &q) <= 0)
+            return dc_fail(d, q, "unexpected code in assert");
+    dp_node *exc = dc_top(d, &tmp, 0, raise);
+    if (exc == NULL)
+        return -1;
+    dc_seen(d, fail, raise + 1);
+    if (exc->kind == E_CALL && exc->l1.n == 1 && exc->l2.n == 0)
+        a->b = exc->l1.v[0];
+    else if (exc->kind == E_CALL)
+        return dc_fail(d, raise, "unexpected exception in assert");
+    return dc_add(d, out, a);
+}
+
 int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
+    int finishes = d->cond_finishes;
+    d->cond_finishes = 0;
     seg s[MAX_SEGS];
     int k = 1;
     dp_node *x = dc_pop(d, st, i);
@@ -1989,7 +2099,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         return -1;
     if ((k = extend_chain(d, s, end, st)) < 0)
         return -1;
-    if ((k = cut_at_loop_test(d, s, k)) < 1 || consume_chain(d, s, 1, k, st) < 0)
+    if ((k = cut_at_loop_test(d, s, k)) < 1 || (k = assert_split(d, s, k)) < 0 || consume_chain(d, s, 1, k, st) < 0)
         return -1;
     int B = s[k - 1].jump + 1, F = unify_exits(d, s, k);
     /* the chosen operands are consumed: re-run them on the real stack */
@@ -2011,11 +2121,38 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         *next = F;
         return dc_push(d, st, dc_boolop(d, is_or, left, right));
     }
+    /* the failing side of an assert: after the jump, the assert being the
+     * last statement before F; or at F, which nothing else reaches, the code
+     * after the assert coming next (3.12+ loops: the jump back to the head) */
+    int fail = -1, raise = assert_fail(d, B, stmt_start), pass = F, cont = F;
+    if (raise >= 0 && raise < F && F <= end && nothing_runs(d, raise + 1, F)) {
+        fail = B;
+    } else if (raise >= 0 && (F < i || F > end) && F == exit && nothing_runs(d, raise + 1, end)) {
+        fail = B; /* passing goes where the region flows: the loop head, the if's end */
+        cont = end;
+    } else if (F > B && F < d->n && (raise = assert_fail(d, F, stmt_start)) >= 0 &&
+               (is_terminator(d->in[F - 1].op) || d->in[F - 1].op == IR_JUMP)) {
+        int refs = 0;
+        for (int m = 0; m < k; m++)
+            refs += s[m].target == F;
+        if (refs == d->nref[F]) {
+            fail = F;
+            pass = cont = B;
+        }
+    }
     /* from here on the jump makes a statement: values left below it go to
      * temporaries first (see flush_leftovers) */
-    if (F < i || is_assert_fail(d, B, F) || F > end) {
+    if (F < i || fail >= 0 || F > end) {
         if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
             return -1;
+    }
+    if (fail >= 0) {
+        if (assert_stmt(d, s, k, stmt_start, fail, raise, pass, pass == F ? B : F, st, out) < 0)
+            return -1;
+        if (fail == F) /* the walk steps over the failing side when it gets there */
+            d->skip_to[F] = raise + 1;
+        *next = cont;
+        return 1;
     }
     if (F < i) {
         /* a backward conditional jump: `if cond: continue` in a loop */
@@ -2044,27 +2181,17 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         *next = B;
         return dc_add(d, out, ifs);
     }
-    if (is_assert_fail(d, B, F)) {
-        dp_node *a = dc_stmt(d, S_ASSERT, stmt_start);
-        if (a == NULL || (a->a = parse_cond(d, s, 0, k - 1, F, B)) == NULL)
-            return -1;
-        dc_stack tmp = {0};
-        if (dc_stack_copy(d, &tmp, st) < 0)
-            return -1;
-        for (int q = B; q < F - 1;)
-            if (value_step(d, q, &tmp, &q) <= 0)
-                return dc_fail(d, q, "unexpected code in assert");
-        dp_node *exc = dc_top(d, &tmp, 0, F - 1);
-        if (exc == NULL)
-            return -1;
-        d->seen[F - 1] = 1;
-        if (exc->kind == E_CALL && exc->l1.n == 1)
-            a->b = exc->l1.v[0];
-        *next = F;
-        return dc_add(d, out, a);
-    }
     if (F > d->n)
         return dc_fail(d, i, "jump out of range");
+    /* the last statement of a try body can end past the protected range
+     * (its RETURN_VALUE cannot raise): `if c: return x` falls to F there */
+    if (finishes && F > end && F < d->n && B < end && (d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE)) {
+        int inside = 1;
+        for (int j = end; j < F && inside; j++)
+            inside = d->in[j].op != IR_PUSH_EXC_INFO && !(d->nref[j] > 0 && j > B);
+        if (inside)
+            end = F;
+    }
     if (F > end) {
         int handled;
         dp_nodes body = {0};
@@ -2155,9 +2282,12 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     } else if (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE || d->in[F - 1].op == IR_RETURN_VALUE ||
                               d->in[F - 1].op == IR_RAISE)) {
         /* the then-part ends in code that never falls through (a try's
-         * cleanup block, a return): if it jumps past F, [F, J) is the else */
+         * cleanup block, a return, an assert's failing side): if it jumps
+         * past F, [F, J) is the else */
         for (int j = B; j < F; j++) {
-            int t = d->in[j].op == IR_JUMP ? d->in[j].target : -1;
+            int op = d->in[j].op;
+            int t = op == IR_JUMP || (is_cond_jump(op) && op != IR_JUMP_IF_FALSE_OR_POP && op != IR_JUMP_IF_TRUE_OR_POP)
+                        ? d->in[j].target : -1;
             if (t > F && t <= end && t > J && !(d->loop && (t == d->loop->brk || t == d->loop->head)))
                 J = t;
         }
