@@ -577,6 +577,12 @@ static int emit_def(fb *F, dp_node *v, const char *name) {
         return dc_fail(F->d, F->at, "cannot define a function named %s", name);
     dp_node *def;
     if (v->kind == X_GENERIC) {
+        /* 3.12.0-3.12.3 mangle every name compiled after a generic class in
+         * the same scope (CPython gh-119395): the state machine's own names
+         * (__state, __builtins, ...) would no longer be the ones set before */
+        if (v->op == DC_GEN_CLASS && F->d->code->py_minor == 12)
+            return dc_fail(F->d, F->at, "generic class %s in a state machine: 3.12 mangles the names after it "
+                                        "(CPython gh-119395)", name);
         /* only a function's defaults come from outside its type parameter scope */
         dp_node *fn = v->op == DC_GEN_DEF ? v->a : NULL;
         if (fn && ((fn->a && (fn->a = lower(F, fn->a, 0)) == NULL) || (fn->b && (fn->b = lower(F, fn->b, 0)) == NULL)))

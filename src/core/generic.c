@@ -91,17 +91,55 @@ static int set_hidden(gen *g, const char *name, dp_node *v, int at) {
     return 0;
 }
 
-/* The value of a lazily evaluated bound, constraint tuple, default or alias
+/* The code of a lazily evaluated bound, constraint tuple, default or alias
  * value: a function named `name` without parameters returning it. */
-static dp_node *lazy_value(dc *d, dp_node *fn, const char *name, int at) {
+static const dp_code *lazy_code(dc *d, dp_node *fn, const char *name, int at) {
     const dp_code *code = fn && fn->kind == X_FUNC && fn->cst ? fn->cst->code : NULL;
     if (code == NULL || fn->a || fn->b || fn->c || strcmp(code->name, name) != 0 || code->argcount != 0 ||
         code->kwonlyargcount != 0 || (code->flags & (DP_CO_VARARGS | DP_CO_VARKEYWORDS))) {
         dc_fail(d, at, "the lazily evaluated part of %s is not a function of its own", name);
         return NULL;
     }
+    return code;
+}
+
+static dp_node *lazy_value(dc *d, dp_node *fn, const char *name, int at) {
+    if (lazy_code(d, fn, name, at) == NULL)
+        return NULL;
     dp_node *lam = dc_lambda(d, fn, at);
     return lam ? lam->b : NULL;
+}
+
+/* A TypeVarTuple's default: `*v` is computed as v unpacked into one item
+ * (`v; UNPACK_SEQUENCE 1; RETURN_VALUE`), anything else as a plain value. */
+static dp_node *star_default(dc *d, dp_node *fn, const char *name, int at) {
+    const dp_code *code = lazy_code(d, fn, name, at);
+    dc sub;
+    if (code == NULL || dc_setup(&sub, d->sh, code, d) < 0)
+        return NULL;
+    int end = sub.n;
+    while (end > 0 && sub.in[end - 1].op == IR_NOP)
+        end--;
+    if (end < 2 || sub.in[end - 1].op != IR_RETURN_VALUE || sub.in[end - 2].op != IR_UNPACK_SEQUENCE ||
+        sub.in[end - 2].arg != 1)
+        return lazy_value(d, fn, name, at);
+    dc_stack st = {0};
+    for (int i = 0; i < end - 2; i++) {
+        int r = dc_expr_step(&sub, i, &st);
+        if (r <= 0) {
+            if (r == 0)
+                dc_fail(&sub, i, "%s in the default of %s", dp_irop_name(sub.in[i].op), name);
+            return NULL;
+        }
+    }
+    dp_node *star = st.n == 1 ? dc_node(d, E_STARRED) : NULL;
+    if (star == NULL) {
+        if (st.n != 1)
+            dc_fail(&sub, end - 2, "the default of %s is not one value", name);
+        return NULL;
+    }
+    star->a = st.v[0];
+    return star;
 }
 
 /* Is `t` the tuple of all the type parameters bound, in order? */
@@ -170,8 +208,10 @@ static int intrinsic_2(gen *g, int i) {
         break;
     }
     case I2_SET_TYPEPARAM_DEFAULT:
-        if (a->kind != E_TYPEPARAM || a->b != NULL || (a->b = lazy_value(d, b, a->s, i)) == NULL)
-            return a->kind != E_TYPEPARAM || a->b ? dc_fail(d, i, "default of something other than a type parameter") : -1;
+        if (a->kind != E_TYPEPARAM || a->b != NULL)
+            return dc_fail(d, i, "default of something other than a type parameter");
+        if ((a->b = a->op == 1 ? star_default(d, b, a->s, i) : lazy_value(d, b, a->s, i)) == NULL)
+            return -1;
         r = a;
         break;
     case I2_SET_FUNCTION_TYPE_PARAMS:
