@@ -64,6 +64,16 @@ CASES = {
     "async and generator": (
         "async def af[T](x: T) -> T:\n    return x\n\ndef gen[T](x: T):\n    yield x\n",
         ["list(gen(3))", "af.__type_params__"], ["async def af[T](x: T) -> T:", "def gen[T](x: T):"]),
+    "starred bases": (
+        "bases = (dict,)\nclass St[T](*bases, metaclass=type):\n    pass\n",
+        ["St.__orig_bases__", "St.__mro__"], ["class St[T](*bases, metaclass=type):"]),
+    "type aliases in a function": (
+        "def clos(a):\n    type L = list[a]\n    type M[K] = dict[K, a]\n    return L, M\n",
+        ["clos(int)[0].__value__", "clos(int)[1].__value__", "clos(int)[1].__type_params__"],
+        ["    type L = list[a]", "    type M[K] = dict[K, a]"]),
+    "docstring and closure": (
+        "def doc[T](x: T) -> T:\n    'docstring'\n    f = lambda: x\n    return f()\n",
+        ["doc(3)", "doc.__doc__"], ["def doc[T](x: T) -> T:"]),
 }
 if sys.version_info >= (3, 13):
     CASES["type parameter defaults"] = (

@@ -293,6 +293,12 @@ static int step(gen *g, int i, dp_node **result) {
         if ((v = hidden(g, in->name)) == NULL)
             return dc_fail(d, i, "%s read before it is bound", in->name);
         return dc_push(d, &g->st, v);
+    case IR_LIST_APPEND: /* the Generic base after starred bases: `(*bases, base)` */
+        if (in->arg != 1 || g->st.n < 2 || g->st.v[g->st.n - 1]->kind != X_GENERIC_BASE ||
+            g->st.v[g->st.n - 2]->kind != E_LIST)
+            break;
+        v = dc_pop(d, &g->st, i);
+        return dc_add(d, &g->st.v[g->st.n - 1]->l1, v);
     case IR_RETURN_VALUE:
         if ((v = dc_pop(d, &g->st, i)) == NULL)
             return -1;
