@@ -43,6 +43,8 @@ typedef enum dp_node_kind {
     E_YIELD_FROM, /* yield from a */
     E_AWAIT,      /* await a */
     E_RAW,        /* s = verbatim text (used for things with no Python spelling, always commented) */
+    E_TYPEPARAM,  /* PEP 695 type parameter s; op = 0 (T), 1 (*Ts) or 2 (**P); a = bound, or with
+                     op2 = 1 the E_TUPLE of constraints; b = default (3.13) */
 
     /* ---- statements (`line` = source line of the first instruction, or -1) ---- */
     S_EXPR,       /* a */
@@ -64,13 +66,14 @@ typedef enum dp_node_kind {
     S_EXCEPT,     /* except a as s: l1 (a NULL = bare except) */
     S_WITH,       /* with l1 (E_WITHITEM): l2; op = 1 for async */
     E_WITHITEM,   /* a as b (b may be NULL) */
-    S_FUNCTIONDEF,/* def s(c): l1; l2 = decorators; b = return annotation; op = 1 for async;
-                     c = E_ARGUMENTS */
+    S_FUNCTIONDEF,/* def s[l4](c): l1; l2 = decorators; b = return annotation; op = 1 for async;
+                     c = E_ARGUMENTS; l4 = E_TYPEPARAM nodes (PEP 695) */
     E_ARGUMENTS,  /* l1 = E_ARG positional (first `op` are positional-only), l2 = E_ARG kw-only,
                      a = E_ARG *vararg or NULL, b = E_ARG **kwarg or NULL.
                      op2 = 1 when a bare `*` is needed (kw-only without vararg) */
     E_ARG,        /* s = name, a = annotation, b = default */
-    S_CLASSDEF,   /* class s(l3 bases and E_KEYWORD): l1; l2 = decorators */
+    S_CLASSDEF,   /* class s[l4](l3 bases and E_KEYWORD): l1; l2 = decorators; l4 as for S_FUNCTIONDEF */
+    S_TYPEALIAS,  /* type s[l4] = a */
     S_ASSERT,     /* assert a, b */
     S_MATCH,      /* match a: l1 (S_CASE) */
     S_CASE,       /* case a if b: l1 */

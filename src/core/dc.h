@@ -26,7 +26,13 @@ enum {
     X_OPAQUE,     /* a value with no source form (interpreter internals) */
     X_APPEND,     /* comprehension body: LIST_APPEND/SET_ADD (a = value) or
                      MAP_ADD (a = key, b = value) */
+    X_GENERIC,    /* a PEP 695 definition (generic.c): s = name, l4 = E_TYPEPARAM nodes,
+                     op = DC_GEN_*; a = the X_FUNC (def), the __build_class__ call (class)
+                     or the value (type alias) */
+    X_GENERIC_BASE, /* the Generic[*params] base a generic class gets from the compiler */
 };
+
+enum { DC_GEN_DEF, DC_GEN_CLASS, DC_GEN_ALIAS };
 
 typedef struct dc_stack {
     dp_node **v;
@@ -202,7 +208,26 @@ int dc_spec_end(dc *d, dc_spec *s, int result);
 /* Marks handler h as being structured (until a failed speculation undoes it). */
 int dc_open_handler(dc *d, dc_handler *h);
 
+/* ---- PEP 695 generics (generic.c) ---- */
+/* The value of calling `<generic parameters of NAME>` (X_FUNC `fn`) with
+ * `args` (its .defaults and .kwdefaults): an X_GENERIC, or NULL (error set)
+ * when the scope is not in a form the compiler makes. */
+dp_node *dc_generic(dc *d, dp_node *fn, const dp_nodes *args, int at);
+/* Is `fn` (any node) the function of a `<generic parameters of ...>` scope? */
+int dc_is_generic_scope(const dp_node *fn);
+/* The X_GENERIC of INTRINSIC_TYPEALIAS applied to `t`, the tuple (name,
+ * type parameters or None, function computing the value). */
+dp_node *dc_typealias(dc *d, dp_node *t, const dp_nodes *params, int at);
+/* Is the SWAP at i one of those that order the arguments of a call of a
+ * type parameter scope (they keep the order in which they were computed)? */
+int dc_generic_call_swap(const dc *d, int i);
+/* The statement defining X_GENERIC `g` under `name` (decorators aside), or
+ * NULL (error set) when `name` is not the name it defines. */
+dp_node *dc_generic_stmt(dc *d, dp_node *g, const char *name, int at);
+
 /* ---- nested code (decompile.c) ---- */
+/* Prepares `d` to walk `code` (lifted, reachability and handlers known). */
+int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer);
 /* Builds the statement for a function definition from X_FUNC `fn`, stored
  * under `name` (decorators applied by the caller). */
 dp_node *dc_funcdef(dc *d, dp_node *fn, const char *name, int at);

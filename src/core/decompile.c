@@ -71,7 +71,7 @@ static void skip_generator_epilogue(dc *d) {
     }
 }
 
-static int setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
+int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     memset(d, 0, sizeof *d);
     d->sh = sh;
     d->code = code;
@@ -342,7 +342,7 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         return dp_fail(sh->err, -1, "code objects nested too deeply");
     }
     int rc = -1;
-    if (setup(d, sh, code, outer) < 0)
+    if (dc_setup(d, sh, code, outer) < 0)
         goto out;
     d->is_class_body = kind == BODY_CLASS;
     dc_stack st = {0};

@@ -288,6 +288,18 @@ static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
         return dc_comprehension(d, fn, vals[0]->kind == X_ITER ? vals[0]->a : vals[0], at);
     if (fn->kind == X_WITH_EXIT)
         return dc_node(d, X_OPAQUE); /* the __exit__ call closing a with block */
+    if (dc_is_generic_scope(fn)) {
+        /* PEP 695: called with the .defaults and .kwdefaults of the function it makes */
+        dp_nodes args = {0};
+        if (nkw > 0)
+            return dc_fail(d, at, "keyword arguments to a type parameter scope"), NULL;
+        if (first && dc_add(d, &args, first) < 0)
+            return NULL;
+        for (int k = 0; k < nargs; k++)
+            if (dc_add(d, &args, vals[k]) < 0)
+                return NULL;
+        return dc_generic(d, fn, &args, at);
+    }
     dp_node *call = dc_node(d, E_CALL);
     if (call == NULL)
         return NULL;
@@ -780,7 +792,14 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         n->op = (dc_is_const_kind(a, DP_CONST_INT) && a->cst->text) ? small_int(a->cst->text) : 0;
         n->cst = b->kind == E_CONST ? b->cst : NULL;
         return dc_push(d, st, n) < 0 ? -1 : 1;
-    case IR_CALL_INTRINSIC_1: case IR_CALL_INTRINSIC_2:
+    case IR_CALL_INTRINSIC_1:
+        if (ins->arg == 11) { /* INTRINSIC_TYPEALIAS: `type X = v` (no type parameters) */
+            if ((a = dc_pop(d, st, i)) == NULL)
+                return -1;
+            return dc_push(d, st, dc_typealias(d, a, NULL, i)) < 0 ? -1 : 1;
+        }
+        return dc_fail(d, i, "unsupported instruction %s", dp_irop_name(ins->op));
+    case IR_CALL_INTRINSIC_2:
     case IR_LOAD_LOCALS:
         return dc_fail(d, i, "unsupported instruction %s", dp_irop_name(ins->op));
     default:

@@ -271,6 +271,8 @@ static int is_canon(const dp_node *e, int k) { return (mark_of(e) & M_KIND) == M
 static int is_atom(const dp_node *e) {
     if (e->kind == E_CONST || no_var(e) || mark_of(e))
         return 1;
+    if (dc_is_generic_scope(e)) /* made of a constant and cells; called right away (generic.c) */
+        return 1;
     if (e->kind == E_TUPLE) { /* a closure tuple of cells */
         for (int k = 0; k < e->l1.n; k++)
             if ((mark_of(e->l1.v[k]) & M_KIND) != M_CELL)
@@ -556,6 +558,8 @@ static const char *def_name(const dp_node *v) {
         v = v->l1.v[0];
     if (v->kind == X_FUNC && v->cst && v->cst->code)
         return v->cst->code->name;
+    if (v->kind == X_GENERIC) /* PEP 695 (generic.c) */
+        return v->s;
     if (is_class_call(v))
         return v->l1.v[1]->cst->text;
     return NULL;
@@ -572,7 +576,19 @@ static int emit_def(fb *F, dp_node *v, const char *name) {
     if (!is_identifier(name))
         return dc_fail(F->d, F->at, "cannot define a function named %s", name);
     dp_node *def;
-    if (v->kind == X_FUNC) {
+    if (v->kind == X_GENERIC) {
+        /* 3.12.0-3.12.3 mangle every name compiled after a generic class in
+         * the same scope (CPython gh-119395): the state machine's own names
+         * (__state, __builtins, ...) would no longer be the ones set before */
+        if (v->op == DC_GEN_CLASS && F->d->code->py_minor == 12)
+            return dc_fail(F->d, F->at, "generic class %s in a state machine: 3.12 mangles the names after it "
+                                        "(CPython gh-119395)", name);
+        /* only a function's defaults come from outside its type parameter scope */
+        dp_node *fn = v->op == DC_GEN_DEF ? v->a : NULL;
+        if (fn && ((fn->a && (fn->a = lower(F, fn->a, 0)) == NULL) || (fn->b && (fn->b = lower(F, fn->b, 0)) == NULL)))
+            return -1;
+        def = dc_generic_stmt(F->d, v, name, F->at);
+    } else if (v->kind == X_FUNC) {
         if ((v->a && (v->a = lower(F, v->a, 0)) == NULL) || (v->b && (v->b = lower(F, v->b, 0)) == NULL) ||
             (v->c && (v->c = lower(F, v->c, 0)) == NULL))
             return -1;
@@ -1030,6 +1046,7 @@ static int npop(const dp_instr *in) {
     case IR_NOP:
         return in->arg2 == DP_NOP_TO_BOOL;
     case IR_LOAD_ATTR: case IR_LOAD_METHOD: case IR_UNARY: case IR_CONVERT_VALUE: case IR_LIST_TO_TUPLE:
+    case IR_CALL_INTRINSIC_1:
     case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER: case IR_GET_AWAITABLE: case IR_YIELD_FROM: case IR_YIELD_VALUE:
         return 1;
     case IR_BINARY_OP: case IR_COMPARE: case IR_IS: case IR_CONTAINS: case IR_BINARY_SUBSCR:
@@ -1082,8 +1099,11 @@ static int settle_function(fb *F, int next) {
     if (fn == NULL || fn->kind != X_FUNC)
         return 0;
     const dp_code *code = fn->cst->code;
-    if (is_comprehension_code(code))
-        return 0;
+    if (is_comprehension_code(code) || dc_is_generic_scope(fn))
+        return 0; /* called right away */
+    if (next + 1 < F->cur->end && F->d->in[next].op == IR_BUILD_TUPLE && F->d->in[next + 1].op == IR_CALL_INTRINSIC_1 &&
+        F->d->in[next + 1].arg == 11)
+        return 0; /* the value of `type X = ...` (INTRINSIC_TYPEALIAS) */
     const dp_node *below = F->st.n >= 2 ? F->st.v[F->st.n - 2] : NULL;
     if (below && below->kind == X_NULL && F->st.n >= 3) /* 3.13: [__build_class__, NULL, body] */
         below = F->st.v[F->st.n - 3];
@@ -1232,7 +1252,9 @@ static int shuffle(fb *F, int i) {
     if (k < 1 || k > F->st.n || (ins->op == IR_SWAP && k < 2))
         return dc_fail(F->d, i, "bad %s %d", dp_irop_name(ins->op), k);
     int lo = F->st.n - k, need = 0;
-    for (int p = lo; p < F->st.n && !need; p++)
+    /* (the SWAPs around a call of a type parameter scope keep the order in
+     * which its arguments were computed) */
+    for (int p = lo; p < F->st.n && !need && !(ins->op == IR_SWAP && dc_generic_call_swap(F->d, i)); p++)
         need = !is_atom(F->st.v[p]);
     if (need && flush(F, ins->op == IR_COPY ? lo + 1 : F->st.n) < 0)
         return -1;

@@ -912,15 +912,17 @@ static int lift_load_from_dict_or_globals(lifter *L, int32_t i) {
     return emit_name(L, di, IR_LOAD_NAME, di->arg);
 }
 
-/* LOAD_DEREF of the class namespace that LOAD_FROM_DICT_OR_GLOBALS reads. */
+/* LOAD_DEREF of the class namespace that LOAD_FROM_DICT_OR_GLOBALS (or, in
+ * a type parameter scope inside a class, LOAD_FROM_DICT_OR_DEREF) reads. */
 static int folds_into_dict_or_globals(const lifter *L, int32_t i) {
-    return L->d[i].op == DPO_LOAD_DEREF && next_instr(L, i, DPO_LOAD_FROM_DICT_OR_GLOBALS) != NULL;
+    return L->d[i].op == DPO_LOAD_DEREF && (next_instr(L, i, DPO_LOAD_FROM_DICT_OR_GLOBALS) != NULL ||
+                                            next_instr(L, i, DPO_LOAD_FROM_DICT_OR_DEREF) != NULL);
 }
 
 static int lift_load_from_dict_or_deref(lifter *L, int32_t i) {
     const dinstr *di = &L->d[i];
-    if (prev_instr(L, i, DPO_LOAD_LOCALS) == NULL)
-        return dp_fail(L->err, di->start, "LOAD_FROM_DICT_OR_DEREF without LOAD_LOCALS before it");
+    if (prev_instr(L, i, DPO_LOAD_LOCALS) == NULL && prev_instr(L, i, DPO_LOAD_DEREF) == NULL)
+        return dp_fail(L->err, di->start, "LOAD_FROM_DICT_OR_DEREF without the class namespace loaded before it");
     return emit_cell(L, di, IR_LOAD_CLASSDEREF, di->arg);
 }
 
@@ -1066,9 +1068,39 @@ static int lift_return_const(lifter *L, const dinstr *di) {
     return emit_arg(L, di, IR_RETURN_VALUE, 0);
 }
 
+static int is_named(const char *name, const char *want) { return name != NULL && strcmp(name, want) == 0; }
+
+/* Class-body bookkeeping of 3.12+ with no source form: the namespace kept in
+ * the __classdict__ cell for the type parameter scopes inside (`LOAD_LOCALS;
+ * STORE_DEREF __classdict__`, then `LOAD_CLOSURE __classdict__; STORE_NAME
+ * __classdictcell__`, LOAD_FAST on 3.13), and a generic class's
+ * `__type_params__ = .type_params`.  Folds the instructions after i. */
+static int class_bookkeeping(lifter *L, int32_t i) {
+    const dinstr *di = &L->d[i];
+    if (L->minor < 12 || di->fold)
+        return 0;
+    const dinstr *n = &L->d[i + 1];
+    if (di->op == DPO_LOAD_LOCALS && next_instr(L, i, DPO_STORE_DEREF) && is_named(cell_name(L, n->arg), "__classdict__")) {
+        L->d[i + 1].fold = 1;
+        return 1;
+    }
+    if ((di->op == DPO_LOAD_CLOSURE || di->op == DPO_LOAD_FAST) && is_named(cell_name(L, di->arg), "__classdict__") &&
+        next_instr(L, i, DPO_STORE_NAME) && is_named(co_name(L, n->arg), "__classdictcell__")) {
+        L->d[i + 1].fold = 1;
+        return 1;
+    }
+    if (di->op == DPO_LOAD_LOCALS && next_instr(L, i, DPO_LOAD_FROM_DICT_OR_DEREF) &&
+        is_named(cell_name(L, n->arg), ".type_params") && next_instr(L, i + 1, DPO_STORE_NAME) &&
+        is_named(co_name(L, L->d[i + 2].arg), "__type_params__")) {
+        L->d[i + 1].fold = L->d[i + 2].fold = 1;
+        return 1;
+    }
+    return 0;
+}
+
 static int lift_one(lifter *L, int32_t i) {
     const dinstr *di = &L->d[i];
-    if (di->fold || folds_into_dict_or_globals(L, i))
+    if (di->fold || folds_into_dict_or_globals(L, i) || class_bookkeeping(L, i))
         return emit_arg(L, di, IR_NOP, 0);
     const op_map *m = &SIMPLE[di->op];
     if (m->kind != K_NONE)

@@ -1515,6 +1515,41 @@ static int stmt_with(pr *r, const dp_node *st, int level) {
     return block(r, &st->l2, level + 1);
 }
 
+/* PEP 695 `[T: bound, U: (A, B), *Ts, **P, V = default]`; nothing when empty. */
+static int type_params(pr *r, const dp_nodes *l) {
+    if (l->n == 0)
+        return 0;
+    putch(r, '[');
+    for (int i = 0; i < l->n; i++) {
+        const dp_node *p = l->v[i];
+        if (p == NULL || p->kind != E_TYPEPARAM || p->s == NULL || p->op < 0 || p->op > 2)
+            return dp_fail(r->p->err, -1, "type parameter is not an E_TYPEPARAM with a name");
+        if (i)
+            put(r, ", ");
+        put(r, p->op == 1 ? "*" : p->op == 2 ? "**" : "");
+        put(r, p->s);
+        if (p->a != NULL) {
+            put(r, ": ");
+            /* constraints are always a parenthesized tuple; a bound never is one */
+            if (p->op2 && p->a->kind == E_TUPLE) {
+                putch(r, '(');
+                if (list(r, &p->a->l1, PR_LAMBDA) < 0)
+                    return -1;
+                putch(r, ')');
+            } else if (expr(r, p->a, PR_LAMBDA) < 0) {
+                return -1;
+            }
+        }
+        if (p->b != NULL) {
+            put(r, " = ");
+            if (expr(r, p->b, PR_LAMBDA) < 0)
+                return -1;
+        }
+    }
+    putch(r, ']');
+    return 0;
+}
+
 static int stmt_def(pr *r, const dp_node *st, int level) {
     if (st->s == NULL || st->c == NULL)
         return dp_fail(r->p->err, st->offset, "function without a name or parameters");
@@ -1522,6 +1557,8 @@ static int stmt_def(pr *r, const dp_node *st, int level) {
         return -1;
     put(r, st->op ? "async def " : "def ");
     put(r, st->s);
+    if (type_params(r, &st->l4) < 0)
+        return -1;
     putch(r, '(');
     if (args(r, st->c, 0) < 0)
         return -1;
@@ -1542,6 +1579,8 @@ static int stmt_class(pr *r, const dp_node *st, int level) {
         return -1;
     put(r, "class ");
     put(r, st->s);
+    if (type_params(r, &st->l4) < 0)
+        return -1;
     if (st->l3.n > 0) {
         putch(r, '(');
         for (int i = 0; i < st->l3.n; i++) {
@@ -1834,6 +1873,17 @@ static int stmt(pr *r, const dp_node *st, int level) {
         return stmt_def(r, st, level);
     case S_CLASSDEF:
         return stmt_class(r, st, level);
+    case S_TYPEALIAS:
+        if (st->s == NULL || need(r, st->a, "type alias value") < 0)
+            return dp_fail(err, st->offset, "type alias without a name");
+        put(r, "type ");
+        put(r, st->s);
+        if (type_params(r, &st->l4) < 0)
+            return -1;
+        put(r, " = ");
+        if (expr(r, st->a, PR_LAMBDA) < 0)
+            return -1;
+        break;
     case S_ASSERT:
         if (need(r, st->a, "assert condition") < 0)
             return -1;

@@ -283,7 +283,7 @@ static int same_stack(const dc_stack *a, const dc_stack *b) {
  * impure values go to temporaries first.  The compiler's own SWAPs feed
  * stores (tuple and augmented assignments) or unwind around a return. */
 static int swap_needs_temps(const dc *d, int i) {
-    if (d->in[i].op != IR_SWAP || i + 1 >= d->n)
+    if (d->in[i].op != IR_SWAP || i + 1 >= d->n || dc_generic_call_swap(d, i))
         return 0;
     int j = i + 1;
     while (j < d->n && j < i + 4 && (d->in[j].op == IR_LOAD_FAST || d->in[j].op == IR_LOAD_NAME ||
@@ -326,13 +326,15 @@ static int is_freevar(const dc *d, const char *name) {
 /* Peels decorator calls `deco(inner)` around a function or class value. */
 static dp_node *peel_decorators(dc *d, dp_node *v, dp_nodes *decos) {
     while (v->kind == E_CALL && v->l1.n == 1 && v->l2.n == 0 &&
-           (v->l1.v[0]->kind == X_FUNC || v->l1.v[0]->kind == E_CALL)) {
+           (v->l1.v[0]->kind == X_FUNC || v->l1.v[0]->kind == E_CALL || v->l1.v[0]->kind == X_GENERIC)) {
         dp_node *inner = v->l1.v[0];
         dp_node *probe = inner;
         while (probe->kind == E_CALL && probe->l1.n == 1 && probe->l2.n == 0)
             probe = probe->l1.v[0];
         int is_class_call = probe->kind == E_CALL && probe->a && probe->a->kind == X_BUILD_CLASS;
-        if (probe->kind != X_FUNC && !is_class_call && !(inner->kind == E_CALL && inner->a->kind == X_BUILD_CLASS))
+        int is_generic_def = probe->kind == X_GENERIC && probe->op != DC_GEN_ALIAS;
+        if (probe->kind != X_FUNC && !is_class_call && !is_generic_def &&
+            !(inner->kind == E_CALL && inner->a->kind == X_BUILD_CLASS))
             break;
         if (dc_add(d, decos, v->a) < 0)
             return NULL;
@@ -479,6 +481,13 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
     dp_node *core = v;
     if (v->kind == E_CALL && (core = peel_decorators(d, v, &decos)) == NULL)
         return -1;
+    if (core->kind == X_GENERIC && (decos.n == 0 || core->op != DC_GEN_ALIAS)) {
+        dp_node *def = target->kind == E_NAME ? dc_generic_stmt(d, core, target->s, at) : NULL;
+        if (def == NULL)
+            return target->kind == E_NAME ? -1 : dc_fail(d, at, "%s stored into something other than a name", core->s);
+        def->l2 = decos;
+        return dc_add(d, out, def);
+    }
     if (is_plain_def(core, target) || (core->kind == E_CALL && core->a && core->a->kind == X_BUILD_CLASS)) {
         dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, target->s, at) : dc_classdef(d, core, target->s, at);
         if (def == NULL)
