@@ -368,10 +368,25 @@ def calls_with_star_arguments(args, kwargs):
     ]
 
 
-@case(({"k": 3},), ({},), ({"a": 0, "z": 1},))
+@case(({"k": 3},), ({},), ({"a": 0, "z": 1},), ({"b": 5},))
 def dict_displays_inside_dict_displays(extra):
     # (3.8 builds the inner display with BUILD_MAP_UNPACK, then merges it)
     return {**{"a": 1, **extra}}, record(**{"b": 2, **extra}), {**extra, **{"c": 3}}
+
+
+@case(("k", 1), ("if", 2), ("a", 3))
+def calls_with_dict_displays_as_keywords(key, value):
+    # keys that are no names, repeated keys and keys a keyword repeats must
+    # stay in their `**{...}`; the first of each pair raises TypeError
+    tries = (lambda: record(a=1, **{"a": 2}), lambda: record(**{"a": 1, "a": 2}),
+             lambda: record(a=0, **{key: value}), lambda: record(*[key], **{"x y": value, key: 0}))
+    out = [record(**{key: value}), record(b=1, **{key: value}, c=2), record(**{"if": value, "b": 1})]
+    for call in tries:
+        try:
+            out.append(call())
+        except TypeError:
+            out.append("TypeError")
+    return out
 
 
 @case(("a b c",), ("",), (42,))
@@ -955,6 +970,17 @@ def generator_with_try_finally(items):
         yield "cleanup"
 
 
+@case(([], False), ([], True))
+def generator_whose_yield_is_unreachable(log, early):
+    # still a generator: calling it runs nothing until it is drained
+    log.append("ran")
+    if early:
+        return
+    log.append("late")
+    return
+    yield
+
+
 # --- async ---------------------------------------------------------------------------------
 
 @case((1,), (5,), ("x",))
@@ -1000,6 +1026,15 @@ async def async_comprehensions(n):
     filtered = [i async for i in ticks(n) if i % 2 == 0]
     awaited = [await double_later(i) for i in range(n)]
     return values, filtered, awaited
+
+
+@case((0,), (1,))
+async def async_generator_whose_yield_is_unreachable(x):
+    # still an async generator, not a coroutine
+    if x:
+        raise KeyError(x)
+    raise NotImplementedError("abstract")
+    yield b""
 
 
 # --- imports ---------------------------------------------------------------------------------

@@ -206,6 +206,41 @@ static void drop_trailing_continues(dp_nodes *body, int in_loop, int depth) {
     }
 }
 
+/* Whether a yield of this scope is in the tree (nested scopes skipped;
+ * missing one only costs a redundant `yield` below). */
+static int has_yield(const dp_node *n, int depth) {
+    if (n == NULL || depth > 2000)
+        return 0;
+    if (n->kind == E_YIELD || n->kind == E_YIELD_FROM)
+        return 1;
+    if (n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF || n->kind == E_LAMBDA || n->kind == E_LISTCOMP ||
+        n->kind == E_SETCOMP || n->kind == E_GENEXP || n->kind == E_DICTCOMP)
+        return 0;
+    const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++)
+            if (has_yield(ls[l]->v[k], depth + 1))
+                return 1;
+    return has_yield(n->a, depth + 1) || has_yield(n->b, depth + 1) || has_yield(n->c, depth + 1);
+}
+
+/* A generator whose every yield is unreachable compiles without them, but
+ * the flag stays: end the body with `return` then a dead `yield` so that
+ * it is still a generator (an async one still an async generator). */
+static int keep_generator_kind(dc *d, dp_nodes *body) {
+    if (!(d->code->flags & (DP_CO_GENERATOR | DP_CO_ASYNC_GENERATOR)))
+        return 0;
+    for (int k = 0; k < body->n; k++)
+        if (has_yield(body->v[k], 0))
+            return 0;
+    int ends = body->n > 0 && (body->v[body->n - 1]->kind == S_RETURN || body->v[body->n - 1]->kind == S_RAISE);
+    dp_node *ret = ends ? NULL : dc_stmt(d, S_RETURN, -1);
+    dp_node *y = dc_stmt(d, S_EXPR, -1);
+    if ((!ends && (ret == NULL || dc_add(d, body, ret) < 0)) || y == NULL || (y->a = dc_node(d, E_YIELD)) == NULL)
+        return -1;
+    return dc_add(d, body, y);
+}
+
 static int is_assign_to(const dp_node *s, const char *name) {
     return s->kind == S_ASSIGN && s->l1.n == 1 && s->l1.v[0]->kind == E_NAME && strcmp(s->l1.v[0]->s, name) == 0;
 }
@@ -378,6 +413,8 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         if (code->py_minor >= 10)
             drop_trailing_continues(body, 0, 0);
     }
+    if (kind == BODY_FUNCTION && keep_generator_kind(d, body) < 0)
+        goto out;
     if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
         dp_node *doc = dc_node(d, S_EXPR);
         dp_nodes withdoc = {0};
