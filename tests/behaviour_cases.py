@@ -1012,6 +1012,47 @@ async def async_with(fail):
     return log
 
 
+@case((0,), (1,), (4,))
+async def async_with_plain_and_nested(n):
+    log = []
+    async with AsyncCtx(log, "plain"):
+        log.append(n)
+    async with AsyncCtx(log, "outer") as a:
+        async with AsyncCtx(log, "inner", suppress=True) as b:
+            log.append((a, b))
+            if n == 1:
+                raise KeyError(n)
+    async with AsyncCtx(log, "ret"):
+        if n > 3:
+            return log
+    log.append("end")
+    return log
+
+
+@case((0,), (2,), (4,))
+async def async_with_in_async_for(n):
+    log = []
+    async for i in ticks(n):
+        async with AsyncCtx(log, "loop %d" % i) as x:
+            if i == 0:
+                continue
+            if i == 3:
+                break
+            log.append(x)
+    return log
+
+
+@case((0,), (3,))
+async def async_with_in_async_generator(n):
+    log = []
+    async with AsyncCtx(log, "gen") as x:
+        yield x
+        async for i in ticks(n):
+            async with AsyncCtx(log, "item"):
+                yield i
+    yield log
+
+
 @case((3,), (0,))
 async def async_generator(n):
     async for i in ticks(n):
