@@ -464,6 +464,23 @@ def if_elif_else(x):
     return result
 
 
+@case(([1], 0), ([1], 1), ([0], 0), ([2], 0), ([5], 7))
+def nested_ifs_ending_the_function(cell, value):
+    # 3.10/3.11 copy the implicit `return None` into the inner if's jump
+    if cell[0] != value:
+        cell[0] = value
+        if not value:
+            cell.append("cleared")
+
+
+@case(([], 0, 0), ([], 1, 0), ([], 0, 1), ([9], 0, 0))
+def nested_ifs_with_and_ending_the_function(log, b, c):
+    if not log:
+        log.append(0)
+        if not b and not c:
+            log.append(1)
+
+
 @case((0, 0), (1, 0), (0, 1), (1, 1), (2, 2))
 def nested_ifs(a, b):
     out = []

@@ -164,9 +164,12 @@ static void drop_implicit_returns(dp_nodes *body) {
     if (body->n == 0)
         return;
     dp_node *last = body->v[body->n - 1];
-    if (is_return_none(last)) {
-        body->n--;
-        return;
+    /* (what comes before falls off the end then: a branch of it ending in
+     * a `return None` copy too; a copy after the return is dead code) */
+    while (is_return_none(last)) {
+        if (--body->n == 0)
+            return;
+        last = body->v[body->n - 1];
     }
     if (last->kind == S_IF) {
         drop_implicit_returns(&last->l1);

@@ -1870,7 +1870,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (F > end) {
         int handled;
         dp_nodes body = {0};
-        if (jump_stmt(d, i, F, exit, &body, &handled) < 0)
+        /* (a copy of the `return <const>` the region exits to is that exit) */
+        if (jump_stmt(d, i, same_exit(d, F, exit) ? exit : F, exit, &body, &handled) < 0)
             return -1;
         if (handled && body.n > 0) {
             dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
