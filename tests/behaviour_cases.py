@@ -1538,6 +1538,16 @@ def while_true_with_break_in_except(n):
     return log
 
 
+@case((["x", "y", "z", "x"],), ([],), (["x"],), (["z", "y", "x"],))
+def while_loops_ending_the_function(a):
+    # 3.12+ copies the `return None` after the second loop into each of
+    # the exits of its test at the bottom
+    while a and a[0] in ("x", "y"):
+        del a[0]
+    while a and a[-1] in ("x", "y"):
+        del a[-1]
+
+
 @case((0, 0), (3, 1), (5, 9), (8, 2))
 def while_with_compound_test_and_else(a, b):
     steps = []

@@ -1914,8 +1914,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     /* while loop whose test is repeated at the bottom (a chained comparison
      * there leaves its cleanup between the test and the loop exit) */
     int last = F - 1;
-    if (last - 1 > B && same_exit(d, last - 1, F) && last - 1 != F)
-        last -= 2; /* the loop exit `return` duplicated after the bottom test */
+    while (last - 1 > B && same_exit(d, last - 1, F) && last - 1 != F)
+        last -= 2; /* the loop exit `return` duplicated after the bottom test (a copy per jump) */
     while (last > B && (d->in[last].op == IR_NOP || d->in[last].op == IR_POP_TOP ||
                         (d->in[last].op == IR_JUMP && d->in[last].target == F)))
         last--;
