@@ -1070,6 +1070,18 @@ async def async_with_in_async_generator(n):
     yield log
 
 
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+async def async_generator_while_true_with_else_break(items):
+    # 3.8/3.9 leave a dead `JUMP head` after the if/else
+    while True:
+        item = items.pop()
+        if item:
+            yield item
+        else:
+            break
+    yield "end"
+
+
 @case((3,), (0,))
 async def async_generator(n):
     async for i in ticks(n):
@@ -1536,6 +1548,18 @@ def while_true_with_break_in_except(n):
             log.append("neg")
             break
     return log
+
+
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+def while_true_with_else_break(items):
+    out = []
+    while True:
+        item = items.pop()
+        if item:
+            out.append(item)
+        else:
+            break
+    return out
 
 
 @case((["x", "y", "z", "x"],), ([],), (["x"],), (["z", "y", "x"],))

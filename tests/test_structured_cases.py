@@ -20,6 +20,9 @@ STRUCTURED = [
     "nested_ifs_with_and_ending_the_function",
     # 3.12/3.13: a while test at the bottom whose exits are copies of `return None`
     "while_loops_ending_the_function",
+    # 3.8/3.9: the dead `JUMP head` after an if/else whose branches both jump
+    "while_true_with_else_break",
+    "async_generator_while_true_with_else_break",
 ]
 
 BY_NAME = {fn.__name__: fn for fn, _ in behaviour_cases.CASES}

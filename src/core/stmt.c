@@ -807,7 +807,8 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
     return 0;
 }
 
-/* The last backward jump to `head` inside [head, end), or -1. */
+/* The last backward jump to `head` inside [head, end), or -1 (a dead one,
+ * like 3.8/3.9 leave after an if/else whose branches both jump, is none). */
 static int back_edge(dc *d, int head, int end) {
     /* the jumps back to each instruction, chained in one pass (a scan per
      * jump target made the structurer quadratic): last_back[t] is the last
@@ -826,13 +827,13 @@ static int back_edge(dc *d, int head, int end) {
      * statement continues) */
     if (d->last_back != NULL) {
         for (int j = d->last_back[head]; j >= 0; j = d->last_back[d->n + 1 + j])
-            if (j < end && !d->seen[j])
+            if (j < end && !d->seen[j] && d->reach[j])
                 return j;
         return -1;
     }
     int found = -1; /* no memory for the chains: look inside */
     for (int j = head; j < end; j++)
-        if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j])
+        if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j] && d->reach[j])
             found = j;
     return found;
 }
