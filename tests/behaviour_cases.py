@@ -421,10 +421,25 @@ def calls_with_star_arguments(args, kwargs):
     ]
 
 
-@case(({"k": 3},), ({},), ({"a": 0, "z": 1},))
+@case(({"k": 3},), ({},), ({"a": 0, "z": 1},), ({"b": 5},))
 def dict_displays_inside_dict_displays(extra):
     # (3.8 builds the inner display with BUILD_MAP_UNPACK, then merges it)
     return {**{"a": 1, **extra}}, record(**{"b": 2, **extra}), {**extra, **{"c": 3}}
+
+
+@case(("k", 1), ("if", 2), ("a", 3))
+def calls_with_dict_displays_as_keywords(key, value):
+    # keys that are no names, repeated keys and keys a keyword repeats must
+    # stay in their `**{...}`; the first of each pair raises TypeError
+    tries = (lambda: record(a=1, **{"a": 2}), lambda: record(**{"a": 1, "a": 2}),
+             lambda: record(a=0, **{key: value}), lambda: record(*[key], **{"x y": value, key: 0}))
+    out = [record(**{key: value}), record(b=1, **{key: value}, c=2), record(**{"if": value, "b": 1})]
+    for call in tries:
+        try:
+            out.append(call())
+        except TypeError:
+            out.append("TypeError")
+    return out
 
 
 @case(("a b c",), ("",), (42,))
@@ -508,6 +523,23 @@ def if_elif_else(x):
     if x % 2:
         result += " odd"
     return result
+
+
+@case(([1], 0), ([1], 1), ([0], 0), ([2], 0), ([5], 7))
+def nested_ifs_ending_the_function(cell, value):
+    # 3.10/3.11 copy the implicit `return None` into the inner if's jump
+    if cell[0] != value:
+        cell[0] = value
+        if not value:
+            cell.append("cleared")
+
+
+@case(([], 0, 0), ([], 1, 0), ([], 0, 1), ([9], 0, 0))
+def nested_ifs_with_and_ending_the_function(log, b, c):
+    if not log:
+        log.append(0)
+        if not b and not c:
+            log.append(1)
 
 
 @case((0, 0), (1, 0), (0, 1), (1, 1), (2, 2))
@@ -1016,6 +1048,17 @@ def generator_with_try_finally(items):
         yield "cleanup"
 
 
+@case(([], False), ([], True))
+def generator_whose_yield_is_unreachable(log, early):
+    # still a generator: calling it runs nothing until it is drained
+    log.append("ran")
+    if early:
+        return
+    log.append("late")
+    return
+    yield
+
+
 # --- async ---------------------------------------------------------------------------------
 
 @case((1,), (5,), ("x",))
@@ -1047,6 +1090,59 @@ async def async_with(fail):
     return log
 
 
+@case((0,), (1,), (4,))
+async def async_with_plain_and_nested(n):
+    log = []
+    async with AsyncCtx(log, "plain"):
+        log.append(n)
+    async with AsyncCtx(log, "outer") as a:
+        async with AsyncCtx(log, "inner", suppress=True) as b:
+            log.append((a, b))
+            if n == 1:
+                raise KeyError(n)
+    async with AsyncCtx(log, "ret"):
+        if n > 3:
+            return log
+    log.append("end")
+    return log
+
+
+@case((0,), (2,), (4,))
+async def async_with_in_async_for(n):
+    log = []
+    async for i in ticks(n):
+        async with AsyncCtx(log, "loop %d" % i) as x:
+            if i == 0:
+                continue
+            if i == 3:
+                break
+            log.append(x)
+    return log
+
+
+@case((0,), (3,))
+async def async_with_in_async_generator(n):
+    log = []
+    async with AsyncCtx(log, "gen") as x:
+        yield x
+        async for i in ticks(n):
+            async with AsyncCtx(log, "item"):
+                yield i
+    yield log
+
+
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+async def async_generator_while_true_with_else_break(items):
+    # 3.8/3.9 leave a dead `JUMP head` after the if/else
+    while True:
+        item = items.pop()
+        if item:
+            yield item
+        else:
+            break
+    yield "end"
+
+
 @case((3,), (0,))
 async def async_generator(n):
     async for i in ticks(n):
@@ -1073,6 +1169,15 @@ async def async_comprehensions(n):
     filtered = [i async for i in ticks(n) if i % 2 == 0]
     awaited = [await double_later(i) for i in range(n)]
     return values, filtered, awaited
+
+
+@case((0,), (1,))
+async def async_generator_whose_yield_is_unreachable(x):
+    # still an async generator, not a coroutine
+    if x:
+        raise KeyError(x)
+    raise NotImplementedError("abstract")
+    yield b""
 
 
 # --- imports ---------------------------------------------------------------------------------
@@ -1529,6 +1634,28 @@ def while_true_with_break_in_except(n):
             log.append("neg")
             break
     return log
+
+
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+def while_true_with_else_break(items):
+    out = []
+    while True:
+        item = items.pop()
+        if item:
+            out.append(item)
+        else:
+            break
+    return out
+
+
+@case((["x", "y", "z", "x"],), ([],), (["x"],), (["z", "y", "x"],))
+def while_loops_ending_the_function(a):
+    # 3.12+ copies the `return None` after the second loop into each of
+    # the exits of its test at the bottom
+    while a and a[0] in ("x", "y"):
+        del a[0]
+    while a and a[-1] in ("x", "y"):
+        del a[-1]
 
 
 @case((0, 0), (3, 1), (5, 9), (8, 2))

@@ -32,7 +32,8 @@ typedef enum dp_node_kind {
     E_NAMED,      /* (s := a) */
     E_LAMBDA,     /* lambda <args>: body; a = E_ARGUMENTS node, b = body expression */
     E_TUPLE, E_LIST, E_SET, /* l1 = elements (E_STARRED for *x) */
-    E_DICT,       /* l1 = keys (NULL entry for **value), l2 = values */
+    E_DICT,       /* l1 = keys (NULL entry for **value), l2 = values; op = 1: a call's keyword
+                     arguments (DICT_MERGE / BUILD_MAP_UNPACK_WITH_CALL) */
     E_STARRED,    /* *a */
     E_JOINEDSTR,  /* f-string; l1 = parts: E_CONST str or E_FORMATTED */
     E_FORMATTED,  /* {a!conv:spec}; op = conversion (0, 's', 'r', 'a'); b = spec (E_JOINEDSTR) or NULL */

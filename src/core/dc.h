@@ -130,6 +130,8 @@ dp_node *dc_not(dc *d, dp_node *e);
 dp_node *dc_boolop(dc *d, int is_or, dp_node *a, dp_node *b);
 int dc_add(dc *d, dp_nodes *l, dp_node *n);
 int dc_is_const_kind(const dp_node *e, int kind);
+/* s can be written as a name (an identifier that is not a keyword). */
+int dc_is_identifier(const char *s);
 
 /* Executes instruction i when it is a pure expression/stack operation.
  * Returns 1 if handled, 0 if i is not one, -1 on error. */

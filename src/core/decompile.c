@@ -164,9 +164,12 @@ static void drop_implicit_returns(dp_nodes *body) {
     if (body->n == 0)
         return;
     dp_node *last = body->v[body->n - 1];
-    if (is_return_none(last)) {
-        body->n--;
-        return;
+    /* (what comes before falls off the end then: a branch of it ending in
+     * a `return None` copy too; a copy after the return is dead code) */
+    while (is_return_none(last)) {
+        if (--body->n == 0)
+            return;
+        last = body->v[body->n - 1];
     }
     if (last->kind == S_IF) {
         drop_implicit_returns(&last->l1);
@@ -204,6 +207,41 @@ static void drop_trailing_continues(dp_nodes *body, int in_loop, int depth) {
         drop_trailing_continues(&s->l3, 0, depth + 1);
         drop_trailing_continues(&s->l4, 0, depth + 1);
     }
+}
+
+/* Whether a yield of this scope is in the tree (nested scopes skipped;
+ * missing one only costs a redundant `yield` below). */
+static int has_yield(const dp_node *n, int depth) {
+    if (n == NULL || depth > 2000)
+        return 0;
+    if (n->kind == E_YIELD || n->kind == E_YIELD_FROM)
+        return 1;
+    if (n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF || n->kind == E_LAMBDA || n->kind == E_LISTCOMP ||
+        n->kind == E_SETCOMP || n->kind == E_GENEXP || n->kind == E_DICTCOMP)
+        return 0;
+    const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++)
+            if (has_yield(ls[l]->v[k], depth + 1))
+                return 1;
+    return has_yield(n->a, depth + 1) || has_yield(n->b, depth + 1) || has_yield(n->c, depth + 1);
+}
+
+/* A generator whose every yield is unreachable compiles without them, but
+ * the flag stays: end the body with `return` then a dead `yield` so that
+ * it is still a generator (an async one still an async generator). */
+static int keep_generator_kind(dc *d, dp_nodes *body) {
+    if (!(d->code->flags & (DP_CO_GENERATOR | DP_CO_ASYNC_GENERATOR)))
+        return 0;
+    for (int k = 0; k < body->n; k++)
+        if (has_yield(body->v[k], 0))
+            return 0;
+    int ends = body->n > 0 && (body->v[body->n - 1]->kind == S_RETURN || body->v[body->n - 1]->kind == S_RAISE);
+    dp_node *ret = ends ? NULL : dc_stmt(d, S_RETURN, -1);
+    dp_node *y = dc_stmt(d, S_EXPR, -1);
+    if ((!ends && (ret == NULL || dc_add(d, body, ret) < 0)) || y == NULL || (y->a = dc_node(d, E_YIELD)) == NULL)
+        return -1;
+    return dc_add(d, body, y);
 }
 
 static int is_assign_to(const dp_node *s, const char *name) {
@@ -414,6 +452,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         if (code->py_minor >= 10)
             drop_trailing_continues(body, 0, 0);
     }
+    if (kind == BODY_FUNCTION && keep_generator_kind(d, body) < 0)
+        goto out;
     if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
         dp_node *doc = dc_node(d, S_EXPR);
         dp_nodes withdoc = {0};

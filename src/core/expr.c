@@ -55,6 +55,24 @@ int dc_is_const_kind(const dp_node *e, int kind) {
     return e != NULL && e->kind == E_CONST && e->cst != NULL && (int)e->cst->kind == kind;
 }
 
+int dc_is_identifier(const char *s) {
+    static const char *const keywords[] = {
+        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
+        "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
+        "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
+        "with", "yield"};
+    if (s == NULL || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (unsigned char)*s >= 0x80))
+        return 0;
+    for (const char *c = s; *c; c++)
+        if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+              (unsigned char)*c >= 0x80))
+            return 0;
+    for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++)
+        if (strcmp(s, keywords[k]) == 0)
+            return 0;
+    return 1;
+}
+
 dp_node *dc_not(dc *d, dp_node *e) {
     if (e == NULL)
         return NULL;
@@ -185,9 +203,43 @@ static int extend_display(dc *d, dp_node *coll, dp_node *it) {
     return dc_add(d, &coll->l1, s);
 }
 
-/* DICT_UPDATE / DICT_MERGE: literal dicts merge, anything else is **it. */
-static int update_dict(dc *d, dp_node *dict, dp_node *it) {
-    if (it->kind == E_DICT && it->op2 == 0) {
+/* Whether key, a string, is among the first n keys of dict. */
+static int has_key(const dp_node *dict, int n, const dp_node *key) {
+    for (int k = 0; k < n; k++) {
+        const dp_node *o = dict->l1.v[k];
+        if (o && dc_is_const_kind(o, DP_CONST_STR) && strcmp(o->cst->text, key->cst->text) == 0)
+            return 1;
+    }
+    return 0;
+}
+
+/* Whether the entries of a dict display read the same as keyword arguments
+ * after those of `into` (NULL: none): every key a name, none repeated, and
+ * `**x` entries only if `allow_star` (a literal's `**x` would override a
+ * key where keywords raise).  Past a size, no: `**{...}` is right anyway. */
+static int as_keywords(const dp_node *dict, const dp_node *into, int allow_star) {
+    if (dict->l1.n > 256 || (into && into->l1.n > 256))
+        return 0;
+    for (int k = 0; k < dict->l1.n; k++) {
+        const dp_node *key = dict->l1.v[k];
+        if (key == NULL) {
+            if (!allow_star)
+                return 0;
+            continue;
+        }
+        if (!dc_is_const_kind(key, DP_CONST_STR) || !dc_is_identifier(key->cst->text) || has_key(dict, k, key) ||
+            (into && has_key(into, into->l1.n, key)))
+            return 0;
+    }
+    return 1;
+}
+
+/* DICT_UPDATE / DICT_MERGE: literal dicts merge, anything else is **it.
+ * Into a call's keyword arguments (`call`; the dict's op records it) only
+ * a literal that reads as keywords merges: g(**{k: v}) stays so. */
+static int update_dict(dc *d, dp_node *dict, dp_node *it, int call) {
+    dict->op |= call;
+    if (it->kind == E_DICT && it->op2 == 0 && (!call || as_keywords(it, dict, 0))) {
         for (int k = 0; k < it->l1.n; k++) /* (a NULL key is a `**x` entry) */
             if (dp_nodes_push(d->sh->ar, &dict->l1, it->l1.v[k]) < 0 || dc_add(d, &dict->l2, it->l2.v[k]) < 0)
                 return oom(d);
@@ -234,8 +286,11 @@ static int add_ex_args(dc *d, dp_node *call, dp_node *args) {
     return dc_add(d, &call->l1, s);
 }
 
+/* The mapping operand of CALL_FUNCTION_EX: a dict merged for the call
+ * (op set) lists keywords and `**x`; a dict display passed whole (3.8
+ * `g(**{...})`) is flattened only when that reads the same. */
 static int add_ex_kwargs(dc *d, dp_node *call, dp_node *kw) {
-    if (kw->kind == E_DICT) {
+    if (kw->kind == E_DICT && as_keywords(kw, NULL, kw->op)) {
         for (int k = 0; k < kw->l1.n; k++) {
             dp_node *key = kw->l1.v[k];
             dp_node *e = dc_node(d, E_KEYWORD);
@@ -244,10 +299,8 @@ static int add_ex_kwargs(dc *d, dp_node *call, dp_node *kw) {
             e->a = kw->l2.v[k];
             if (key == NULL) {
                 e->s = NULL;
-            } else if (dc_is_const_kind(key, DP_CONST_STR)) {
-                e->s = key->cst->text;
             } else {
-                return dc_fail(d, -1, "non-string keyword in call");
+                e->s = key->cst->text;
             }
             if (dc_add(d, &call->l2, e) < 0)
                 return -1;
@@ -708,7 +761,7 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
             return a == NULL ? -1 : 0;
         if ((b = dc_pop(d, st, i)) == NULL)
             return -1;
-        return update_dict(d, a, b) < 0 ? -1 : 1;
+        return update_dict(d, a, b, ins->op == IR_DICT_MERGE) < 0 ? -1 : 1;
     case IR_LIST_TO_TUPLE:
         if ((a = dc_pop(d, st, i)) == NULL)
             return -1;
@@ -728,7 +781,7 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         int base = st->n - ins->arg;
         for (int k = 0; k < ins->arg; k++) {
             dp_node *it = st->v[base + k];
-            int r = (nk == E_DICT) ? update_dict(d, n, it) : extend_display(d, n, it);
+            int r = (nk == E_DICT) ? update_dict(d, n, it, kind == 'K') : extend_display(d, n, it);
             if (r < 0)
                 return -1;
         }

@@ -536,16 +536,6 @@ static dp_node *name_target(fb *F, const dp_instr *ins) {
 
 /* ------------------------------------------------------------------ functions and classes */
 
-static int is_identifier(const char *s) {
-    if (s == NULL || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (unsigned char)*s >= 0x80))
-        return 0;
-    for (; *s; s++)
-        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              (unsigned char)*s >= 0x80))
-            return 0;
-    return 1;
-}
-
 static int is_class_call(const dp_node *v) {
     return v->kind == E_CALL && v->a && v->a->kind == X_BUILD_CLASS && v->l1.n >= 2 && v->l1.v[0]->kind == X_FUNC &&
            dc_is_const_kind(v->l1.v[1], DP_CONST_STR);
@@ -573,7 +563,7 @@ static int emit_def(fb *F, dp_node *v, const char *name) {
             return -1;
         v = v->l1.v[0];
     }
-    if (!is_identifier(name))
+    if (!dc_is_identifier(name))
         return dc_fail(F->d, F->at, "cannot define a function named %s", name);
     dp_node *def;
     if (v->kind == X_GENERIC) {
@@ -1631,7 +1621,7 @@ static int match_op(fb *F, const dp_instr *ins) {
             }
             dp_node *kw = node(F, E_KEYWORD);
             const dp_const *nm = names->cst->items[k - ins->arg];
-            if (kw == NULL || nm->kind != DP_CONST_STR || !is_identifier(nm->text))
+            if (kw == NULL || nm->kind != DP_CONST_STR || !dc_is_identifier(nm->text))
                 return kw == NULL ? -1 : fail(F, F->at, "MATCH_CLASS attribute name is not an identifier");
             kw->s = nm->text;
             kw->a = p;

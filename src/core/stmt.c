@@ -958,7 +958,8 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
     return 0;
 }
 
-/* The last backward jump to `head` inside [head, end), or -1. */
+/* The last backward jump to `head` inside [head, end), or -1 (a dead one,
+ * like 3.8/3.9 leave after an if/else whose branches both jump, is none). */
 static int back_edge(dc *d, int head, int end) {
     /* the jumps back to each instruction, chained in one pass (a scan per
      * jump target made the structurer quadratic): last_back[t] is the last
@@ -977,13 +978,13 @@ static int back_edge(dc *d, int head, int end) {
      * statement continues) */
     if (d->last_back != NULL) {
         for (int j = d->last_back[head]; j >= 0; j = d->last_back[d->n + 1 + j])
-            if (j < end && !d->seen[j])
+            if (j < end && !d->seen[j] && d->reach[j])
                 return j;
         return -1;
     }
     int found = -1; /* no memory for the chains: look inside */
     for (int j = head; j < end; j++)
-        if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j])
+        if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j] && d->reach[j])
             found = j;
     return found;
 }
@@ -2204,7 +2205,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (F > end) {
         int handled;
         dp_nodes body = {0};
-        if (jump_stmt(d, i, F, exit, &body, &handled) < 0)
+        /* (a copy of the `return <const>` the region exits to is that exit) */
+        if (jump_stmt(d, i, same_exit(d, F, exit) ? exit : F, exit, &body, &handled) < 0)
             return -1;
         if (!handled) {
             int r = far_jump_stmt(d, i, F, end, exit, &body);
@@ -2255,8 +2257,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     /* while loop whose test is repeated at the bottom (a chained comparison
      * there leaves its cleanup between the test and the loop exit) */
     int last = F - 1;
-    if (last - 1 > B && same_exit(d, last - 1, F) && last - 1 != F)
-        last -= 2; /* the loop exit `return` duplicated after the bottom test */
+    while (last - 1 > B && same_exit(d, last - 1, F) && last - 1 != F)
+        last -= 2; /* the loop exit `return` duplicated after the bottom test (a copy per jump) */
     while (last > B && (d->in[last].op == IR_NOP || d->in[last].op == IR_POP_TOP ||
                         (d->in[last].op == IR_JUMP && d->in[last].target == F)))
         last--;

@@ -586,8 +586,10 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
             H = c;
     }
     dc_handler *h = handler_at(d, H);
-    int test = H + 2; /* after WITH_EXCEPT_START (and the await of __aexit__) */
-    while (is_async && test < d->n && d->in[test].op != IR_POP_JUMP_IF_TRUE && test < H + 8)
+    /* after WITH_EXCEPT_START (and the await of __aexit__: 3.12 adds
+     * CLEANUP_THROW and END_SEND to its SEND loop) */
+    int test = H + 2;
+    while (is_async && test < d->n && d->in[test].op != IR_POP_JUMP_IF_TRUE && test < H + 16)
         test++;
     if (h == NULL || test >= d->n || d->in[H + 1].op != IR_WITH_EXCEPT_START || d->in[test].op != IR_POP_JUMP_IF_TRUE)
         return dc_fail(d, i, "with statement without its exit handler");

@@ -1,0 +1,34 @@
+"""Behaviour cases (behaviour_cases.py) whose shapes once fell back to the
+state machine on some interpreter although a structured form exists (issue
+11: found on third-party packages): each must now decompile without it.
+test_behaviour.py checks that they behave like the originals."""
+import pytest
+
+import behaviour_cases
+import depyf
+
+FALLBACK_NOTE = "depyf: no structured form was found"
+
+STRUCTURED = [
+    # 3.12/3.13: the await of __aexit__ is longer (CLEANUP_THROW, END_SEND)
+    "async_with",
+    "async_with_plain_and_nested",
+    "async_with_in_async_for",
+    "async_with_in_async_generator",
+    # 3.10/3.11: an inner if jumping to a copy of the function's `return None`
+    "nested_ifs_ending_the_function",
+    "nested_ifs_with_and_ending_the_function",
+    # 3.12/3.13: a while test at the bottom whose exits are copies of `return None`
+    "while_loops_ending_the_function",
+    # 3.8/3.9: the dead `JUMP head` after an if/else whose branches both jump
+    "while_true_with_else_break",
+    "async_generator_while_true_with_else_break",
+]
+
+BY_NAME = {fn.__name__: fn for fn, _ in behaviour_cases.CASES}
+
+
+@pytest.mark.parametrize("name", STRUCTURED)
+def test_case_decompiles_without_the_fallback(name):
+    source = depyf.decompile(BY_NAME[name])
+    assert FALLBACK_NOTE not in source, source
