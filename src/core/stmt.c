@@ -958,8 +958,9 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
     return 0;
 }
 
-/* The last backward jump to `head` inside [head, end), or -1 (a dead one,
- * like 3.8/3.9 leave after an if/else whose branches both jump, is none). */
+/* The last backward jump to `head` inside [head, end), or -1; a dead one,
+ * like 3.8/3.9 leave after an if/else whose branches both jump, only when
+ * no reached plain jump back closes the loop. */
 static int back_edge(dc *d, int head, int end) {
     /* the jumps back to each instruction, chained in one pass (a scan per
      * jump target made the structurer quadratic): last_back[t] is the last
@@ -976,17 +977,26 @@ static int back_edge(dc *d, int head, int end) {
     /* (a jump already consumed is none: 3.12+ ends a cold with or except
      * handler, placed after the code, with a jump back to where the
      * statement continues) */
+    int last = -1, last_reached = -1;
     if (d->last_back != NULL) {
-        for (int j = d->last_back[head]; j >= 0; j = d->last_back[d->n + 1 + j])
-            if (j < end && !d->seen[j] && d->reach[j])
-                return j;
-        return -1;
+        for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j])
+            if (j < end && !d->seen[j]) {
+                last = last < 0 ? j : last;
+                last_reached = d->reach[j] ? j : -1;
+            }
+    } else { /* no memory for the chains: look inside */
+        for (int j = head; j < end; j++)
+            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j]) {
+                last = j;
+                last_reached = d->reach[j] ? j : last_reached;
+            }
     }
-    int found = -1; /* no memory for the chains: look inside */
-    for (int j = head; j < end; j++)
-        if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j] && d->reach[j])
-            found = j;
-    return found;
+    /* a dead jump stands for the loop's end only where no reached jump back
+     * closes it: 3.8/3.9 end a body whose last statement is an assert
+     * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back */
+    if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP)
+        return last_reached;
+    return last;
 }
 
 int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) {
