@@ -1512,3 +1512,23 @@ def finally_with_a_branch_at_the_end(n):
         if n:
             log.append("cleanup")
     return log
+
+
+@case(([],), ([1, 2, 3],), ([1, None, 3],), ([False, "s"],), (["s", 1],))
+def identity_tests_returning_inside_a_loop(values):
+    # the code of `if x is None: return` is that of a lone `case None:`:
+    # it must stay an `if` (3.12 read it as a match followed by a `break`)
+    counts = [0, 0, 0]
+    for value in values:
+        counts[0] += 1
+        if value is None:
+            return -1, counts
+    for value in values:
+        counts[1] += 1
+        if value is False:
+            return -2, counts
+    for value in values:
+        counts[2] += 1
+        if value == "s":
+            break
+    return counts

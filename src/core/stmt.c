@@ -989,8 +989,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     goto fail;
         }
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
-        if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0)
+        if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0) {
             dc_seen(d, i, next); /* match.c consumes the whole statement */
+            live = d->region_live;
+        }
         if (r == 0 && ins->op == IR_COPY && copy_needs_temp(d, i, st) &&
             to_temp(d, st, st->n - ins->arg, out, stmt_start) < 0)
             goto fail;
