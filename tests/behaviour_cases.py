@@ -1532,3 +1532,30 @@ def identity_tests_returning_inside_a_loop(values):
         if value == "s":
             break
     return counts
+
+
+@case(({}, 0), ({}, 1), ({"n": 5}, 2), ({"raise": 1}, 1), ({"raise": 1}, 0))
+def finally_with_a_branch_runs_once(d, c):
+    # the normal exit's copy of the finally body jumps to a copy of the
+    # return after it (3.9-3.11), and 3.12 copies the closing RERAISE into
+    # the branches: the copy is no try code, and the finally runs once
+    try:
+        d["body"] = 1
+        if "raise" in d:
+            raise KeyError
+    finally:
+        if c:
+            d["n"] = d.get("n", 0) + 1
+        else:
+            d["m"] = 2
+
+
+@case(({}, 0), ({}, 1), ({"raise": 1}, 1))
+def finally_with_an_if_at_the_end(d, c):
+    try:
+        d["body"] = 1
+        if "raise" in d:
+            raise KeyError
+    finally:
+        if c:
+            d["n"] = d.get("n", 0) + 1
