@@ -1559,3 +1559,30 @@ def finally_with_an_if_at_the_end(d, c):
     finally:
         if c:
             d["n"] = d.get("n", 0) + 1
+
+
+@case((0, 3), (5, 3), (2, 2))
+def while_loop_first_in_a_with_or_for_body(c, n):
+    # a target slot (with, for) counted in the region's base made the
+    # while's test start at its jump: the copy of the test at the bottom
+    # was read into the body, calling __exit__ on its value (3.11+) or
+    # evaluating it once more after the loop
+    log = []
+    calls = []
+
+    def below(limit):
+        calls.append(c)
+        return c < limit
+
+    with Ctx(log, "plain"):
+        while c < n:
+            c += 1
+    with Ctx(log, "bound") as name:
+        while below(n + 1):
+            c += 1
+            log.append(name)
+    for _ in range(2):
+        while below(n + 2):
+            c += 1
+        c -= 1
+    return c, log, calls

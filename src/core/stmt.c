@@ -958,6 +958,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         return dc_fail(d, start, "statements nested too deeply");
     }
     int base = st->n, stmt_start = start;
+    /* a loop's or with's target slot on top is the value its first
+     * statement (the binding) stores: statements start below it.  (Counted
+     * in the base, every instruction that leaves one value on the stack
+     * looked like a statement start: a while loop's test started at its
+     * jump, and its copy at the bottom was read into the body.) */
+    if (base > 0 && st->v[base - 1]->kind == X_SLOT)
+        base--;
     int i = start;
     int rc = 0;
     int saved_base = d->base;
