@@ -93,6 +93,7 @@ typedef struct dc {
     int region_live;   /* whether its end is reachable (falls through) */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;
+    int fin_copy_end;  /* where the last finally copy a region stepped over ends */
     struct { const dp_instr *ops; int len; } fin_outer[8]; /* enclosing finally bodies */
     int nfin_outer;
     dc_loop *loop;

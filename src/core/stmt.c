@@ -1054,6 +1054,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         if (fin > 0 && (st->n <= base || unwinds_to_return(d, i + fin, end))) {
             dc_unthread_copy(d, i, fin);
             dc_seen(d, i, i + fin);
+            d->fin_copy_end = i + fin;
             i += fin;
             continue;
         }

@@ -439,20 +439,23 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
              * the code after the statement; the handler is elsewhere */
             int body_end = try_body_end(d, h);
             d->finish_stmt = 1;
+            d->fin_copy_end = -1;
             r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
-            int j = d->region_stop, live = d->region_live;
+            int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
             while (j < H && d->in[j].op == IR_NOP)
                 j++;
+            while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
+                taken++;
             after = d->region_stop;
             int cl = r >= 0 ? dc_copy_len(d, j, H, &d->in[H + 1], d->fin_len) : 0;
             if (cl > 0) {
                 dc_unthread_copy(d, j, cl);
                 dc_seen(d, j, j + cl);
                 after = j + cl;
-            } else if (r >= 0 && live && d->fin_len > 0) {
+            } else if (r >= 0 && live && d->fin_len > 0 && taken != j) {
                 /* the body goes on into code that is no copy of the finally
-                 * body: taking it for the code after the statement would
-                 * run the finally body twice */
+                 * body (nor did it just step over one): taking it for the
+                 * code after the statement would run the finally body twice */
                 r = dc_fail(d, j, "finally block left without its copy");
             }
             d->skip_to[H] = cend;
