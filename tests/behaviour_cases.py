@@ -1874,4 +1874,78 @@ def async_for_with_nested_if_else(n):
     return run()
 
 
+@case(([],), ([1, 2, 3],), ([1, None, 3],), ([False, "s"],), (["s", 1],))
+def identity_tests_returning_inside_a_loop(values):
+    # the code of `if x is None: return` is that of a lone `case None:`:
+    # it must stay an `if` (3.12 read it as a match followed by a `break`)
+    counts = [0, 0, 0]
+    for value in values:
+        counts[0] += 1
+        if value is None:
+            return -1, counts
+    for value in values:
+        counts[1] += 1
+        if value is False:
+            return -2, counts
+    for value in values:
+        counts[2] += 1
+        if value == "s":
+            break
+    return counts
+
+
+@case(({}, 0), ({}, 1), ({"n": 5}, 2), ({"raise": 1}, 1), ({"raise": 1}, 0))
+def finally_with_a_branch_runs_once(d, c):
+    # the normal exit's copy of the finally body jumps to a copy of the
+    # return after it (3.9-3.11), and 3.12 copies the closing RERAISE into
+    # the branches: the copy is no try code, and the finally runs once
+    try:
+        d["body"] = 1
+        if "raise" in d:
+            raise KeyError
+    finally:
+        if c:
+            d["n"] = d.get("n", 0) + 1
+        else:
+            d["m"] = 2
+
+
+@case(({}, 0), ({}, 1), ({"raise": 1}, 1))
+def finally_with_an_if_at_the_end(d, c):
+    try:
+        d["body"] = 1
+        if "raise" in d:
+            raise KeyError
+    finally:
+        if c:
+            d["n"] = d.get("n", 0) + 1
+
+
+@case((0, 3), (5, 3), (2, 2))
+def while_loop_first_in_a_with_or_for_body(c, n):
+    # a target slot (with, for) counted in the region's base made the
+    # while's test start at its jump: the copy of the test at the bottom
+    # was read into the body, calling __exit__ on its value (3.11+) or
+    # evaluating it once more after the loop
+    log = []
+    calls = []
+
+    def below(limit):
+        calls.append(c)
+        return c < limit
+
+    with Ctx(log, "plain"):
+        while c < n:
+            c += 1
+    with Ctx(log, "bound") as name:
+        while below(n + 1):
+            c += 1
+            log.append(name)
+    for _ in range(2):
+        while below(n + 2):
+            c += 1
+        c -= 1
+    return c, log, calls
+
+
 import behaviour_cases_shapes  # noqa: E402,F401  (registers its cases in CASES)

@@ -749,3 +749,23 @@ def test_not_a_match():
 
     assert "match" not in depyf.decompile(f)
     assert "match" not in depyf.decompile(g)
+
+
+def test_comparison_is_not_a_match():
+    # one comparison consuming the subject is the code of a lone value or
+    # singleton case too: it reads as the `if` (never a match nobody wrote)
+    def f(xs, s):
+        n = 0
+        for x in xs:
+            n += 1
+            if x is None:
+                return -1
+            if x == "s" and s:
+                break
+            elif x is False:
+                n += 10
+            else:
+                n += 100
+        return n
+
+    assert "match" not in depyf.decompile(f)

@@ -102,6 +102,7 @@ typedef struct dc {
     int cond_finishes; /* the region calling dc_cond may complete its last statement past its end */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;
+    int fin_copy_end;  /* where the last finally copy a region stepped over ends */
     struct { const dp_instr *ops; int len; } fin_outer[8]; /* enclosing finally bodies */
     int nfin_outer;
     dc_loop *loop;
@@ -266,9 +267,19 @@ int dc_legacy_async_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
 /* JUMP and the conditional jumps (not FOR_ITER, nor the 3.8-3.10 block
  * setups) (stmt.c). */
 int dc_is_jump(int op);
-/* Is [i, i + len), within [0, end), a copy of the finally body `ops`, jumps
- * inside it keeping their relative layout? (stmt.c) */
-int dc_is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len);
+/* A copy at i, within [0, end), of the finally body `ops` (the handler's
+ * code up to its closing RERAISE, which follows it): its length, 0 if
+ * none.  Jumps inside keep their places; where the body leaves for its end
+ * the copy goes where its own end goes, however CPython threaded it (stmt.c). */
+int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len);
+/* Does control go on at t just as at c?  CPython copies a block that ends
+ * the code (`return x`) into each jump to it, and threads a jump to a
+ * JUMP to where that one goes (stmt.c). */
+int dc_same_continuation(const dc *d, int t, int c);
+/* The copy [i, i + len) of a finally body is taken: its jumps to copies of
+ * the code after it go there again, undoing what CPython threaded, so that
+ * code is reached once (stmt.c). */
+void dc_unthread_copy(dc *d, int i, int len);
 /* The same operation: opcode, argument, constant and name (stmt.c). */
 int dc_same_instr(const dp_instr *a, const dp_instr *b);
 /* SETUP_FINALLY, SETUP_WITH or SETUP_ASYNC_WITH: opens a 3.8-3.10 block (stmt.c). */

@@ -178,8 +178,9 @@ static void drop_implicit_returns(dp_nodes *body) {
     if (last->kind == S_MATCH)
         for (int k = 0; k < last->l1.n; k++)
             drop_implicit_returns(&last->l1.v[k]->l1);
-    if (last->kind == S_TRY && last->l4.n == 0) {
-        /* a try at the end: its paths fall off the function too */
+    if (last->kind == S_TRY) {
+        /* a try at the end: its paths fall off the function too (through
+         * the finally body, if any, either way) */
         drop_implicit_returns(last->l3.n ? &last->l3 : &last->l1);
         for (int k = 0; k < last->l2.n; k++)
             drop_implicit_returns(&last->l2.v[k]->l1);

@@ -1334,6 +1334,14 @@ static int analyse(dc *d, int i, mshape *sh) {
     mcase *last = &sh->cases[sh->n - 1];
     if (sh->n == 1 && !last->refutable)
         return -1; /* a lone irrefutable case reads as an assignment (and a condition) */
+    /* Only a match keeps its subject on the stack (COPY) or tests it with
+     * MATCH_* or stores it.  A lone value or singleton case does none of
+     * that: one comparison consumes the subject, exactly the code of
+     * `if subject == v` / `is c` (with `and guard`, `else` for `case _:`),
+     * which is what it reads as. */
+    int kind = sh->n == 1 && last->node->a != NULL ? last->node->a->kind : -1;
+    if (kind == P_VALUE || kind == P_SINGLETON)
+        return -1;
     int efwd = -1;
     for (int k = 0; k < sh->n; k++) {
         int t = body_exit(d, &sh->cases[k], last->start);
@@ -1505,6 +1513,16 @@ static int starts_match(const dc *d, int i, int base, const dc_stack *st) {
     return 0;
 }
 
+/* Whether the statement's code falls into the instruction after it: what
+ * the enclosing region's liveness means (a jump there makes the code after
+ * it live by itself).  Assuming it always does made 3.12+ for loops end in
+ * a `break`: their dead END_FOR ends the last body of a match that goes
+ * round the loop. */
+static int falls_through(const dc *d, int i, const mshape *sh) {
+    int j = sh->end - 1;
+    return j >= i && j < d->n && d->reach[j] && !ends_flow(d, j);
+}
+
 int dc_match(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int *next) {
     /* (before 3.10 a comparison chain can look like a literal pattern, and
      * `match` does not parse) */
@@ -1546,5 +1564,6 @@ int dc_match(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int *next) {
             dc_region(d, sh.fall_return, sh.fall_return + exit_len(d, sh.fall_return), -1, &t, out) < 0)
             return -1;
     }
+    d->region_live = falls_through(d, i, &sh);
     return 1;
 }

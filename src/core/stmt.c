@@ -764,31 +764,145 @@ static int is_except_cleanup(const dc *d, int i, int end) {
            strcmp(d->in[i + 1].name, d->except_name) == 0 && strcmp(d->in[i + 2].name, d->except_name) == 0;
 }
 
-/* Is [i, i + len) a copy of the finally body `ops`? */
-int dc_is_copy_of(const dc *d, int i, int end, const dp_instr *ops, int len) {
-    if (ops == NULL || len <= 0 || i + len > end)
-        return 0;
-    int base = (int)(ops - d->in);
-    for (int k = 0; k < len; k++) {
-        const dp_instr *a = &d->in[i + k], *b = &ops[k];
-        if (!dc_same_instr(a, b))
-            return 0;
-        /* jumps inside the copy keep their relative layout */
-        if (dc_is_jump(a->op) && a->target - i != b->target - base)
+/* The length of the exit block at t (straight code ending in a return,
+ * at most 8 instructions), or 0. */
+static int exit_block_len(const dc *d, int t) {
+    for (int k = 0; k < 8 && t + k < d->n; k++) {
+        const dp_instr *a = &d->in[t + k];
+        if (a->op == IR_RETURN_VALUE)
+            return k + 1;
+        if (a->target >= 0 || a->op == IR_RAISE || a->op == IR_RERAISE)
             return 0;
     }
+    return 0;
+}
+
+int dc_same_continuation(const dc *d, int t, int c) {
+    if (t == c)
+        return 1;
+    if (t < 0 || c < 0 || t >= d->n || c >= d->n)
+        return 0;
+    if (d->in[c].op == IR_JUMP && d->in[c].target == t)
+        return 1;
+    int len = exit_block_len(d, c);
+    if (len == 0 || exit_block_len(d, t) != len)
+        return 0;
+    for (int k = 0; k < len; k++)
+        if (!dc_same_instr(&d->in[t + k], &d->in[c + k]) || d->handler[t + k] != d->handler[c + k])
+            return 0;
     return 1;
+}
+
+/* Does the finally body [base, base + len) leave at k for its end (the
+ * handler's RERAISE at base + len): a JUMP there, or from 3.12 on a copy of
+ * that RERAISE (same argument, same handler)? */
+static int fin_exit(const dc *d, int base, int len, int k) {
+    const dp_instr *x = &d->in[base + k], *end = &d->in[base + len];
+    if (x->op == IR_JUMP)
+        return x->target == base + len;
+    return x->op == IR_RERAISE && end->op == IR_RERAISE && x->arg == end->arg &&
+           d->handler[base + k] == d->handler[base + len];
+}
+
+enum { MAX_COPY_EXITS = 64 };
+
+/* Where the copy at i holds the body's instruction t. */
+static int copy_place(int i, int t, const int *at, const int *grow, int nx) {
+    int q = i + t;
+    for (int x = 0; x < nx && at[x] < t; x++)
+        q += grow[x];
+    return q;
+}
+
+int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
+    if (ops == NULL || len <= 0 || i < 0 || i + len > end || end > d->n)
+        return 0;
+    int base = (int)(ops - d->in);
+    if (base < 0 || base + len >= d->n)
+        return 0;
+    /* Walk both in step.  Where the body leaves for its end, the copy goes
+     * on to the code after it, C: a JUMP there, or a copy of C's code when
+     * that returns (CPython copies such exits into each jump to them);
+     * where the body leaves last, the copy falls into C.  An exit copied
+     * in is where the layouts shift apart: at[] and grow[] record them. */
+    int at[MAX_COPY_EXITS], grow[MAX_COPY_EXITS], nx = 0;
+    int k = 0, p = i;
+    for (; k < len; k++) {
+        if (p >= end)
+            return 0;
+        if (fin_exit(d, base, len, k)) {
+            if (k == len - 1)
+                break;
+            int m = d->in[p].op == IR_JUMP ? 1 : exit_block_len(d, p);
+            if (m == 0 || p + m > end || nx == MAX_COPY_EXITS)
+                return 0;
+            at[nx] = k;
+            grow[nx++] = m - 1;
+            p += m;
+            continue;
+        }
+        if (!dc_same_instr(&d->in[p], &ops[k]))
+            return 0;
+        p++;
+    }
+    int c = p;
+    /* the exits go on as C does; jumps inside keep their places */
+    for (int x = 0; x < nx; x++) {
+        int q = i + at[x], t;
+        for (int y = 0; y < x; y++)
+            q += grow[y];
+        t = d->in[q].op == IR_JUMP ? d->in[q].target : q;
+        if (!dc_same_continuation(d, t, c))
+            return 0;
+    }
+    for (int kk = 0, q = i, x = 0; kk < k; kk++) {
+        int step = x < nx && at[x] == kk ? grow[x++] + 1 : 1;
+        const dp_instr *b = &ops[kk];
+        if (!dc_is_jump(b->op) || fin_exit(d, base, len, kk)) {
+            q += step;
+            continue;
+        }
+        int t = b->target - base, want;
+        if (t < 0 || t > len)
+            return 0;
+        if (t == len || fin_exit(d, base, len, t)) {
+            if (!dc_same_continuation(d, d->in[q].target, c) &&
+                !(t < len && d->in[q].target == copy_place(i, t, at, grow, nx)))
+                return 0;
+        } else {
+            want = copy_place(i, t, at, grow, nx);
+            if (d->in[q].target != want)
+                return 0;
+        }
+        q += step;
+    }
+    return c - i;
+}
+
+void dc_unthread_copy(dc *d, int i, int len) {
+    int c = i + len;
+    for (int j = i; j < c; j++) {
+        dp_instr *x = &d->f.ins[j];
+        int t = x->target;
+        if (!dc_is_jump(x->op) || t == c || (t >= i && t < c) || !dc_same_continuation(d, t, c))
+            continue;
+        d->nref[t]--;
+        d->nref[c]++;
+        x->target = c;
+        /* the copied exit, now unreachable, is no code to structure */
+        int m = exit_block_len(d, t);
+        if (m > 0 && d->nref[t] == 0 && t > 0 && is_terminator(d->in[t - 1].op))
+            dc_seen(d, t, t + m);
+    }
 }
 
 /* A copy of an enclosing finally body starting at i (CPython inlines the
  * finally block before every exit of the try body): its length, or 0. */
 static int any_finally_copy(const dc *d, int i, int end) {
-    if (dc_is_copy_of(d, i, end, d->fin_ops, d->fin_len))
-        return d->fin_len;
-    for (int k = d->nfin_outer - 1; k >= 0; k--)
-        if (dc_is_copy_of(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len))
-            return d->fin_outer[k].len;
-    return 0;
+    int len = dc_copy_len(d, i, end, d->fin_ops, d->fin_len);
+    for (int k = d->nfin_outer - 1; len == 0 && k >= 0; k--)
+        len = dc_copy_len(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
+    return len;
 }
 
 /* From j on, only the unwinding of enclosing blocks (loop iterators,
@@ -1006,7 +1120,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         return dc_fail(d, start, "statements nested too deeply");
     }
     /* a loop or with target still to be bound (its slot on top) belongs to
-     * the region's first statement, not below the region's statements */
+     * the region's first statement, not below the region's statements.
+     * (Counted in the base, every instruction that leaves one value on the
+     * stack looked like a statement start: a while loop's test started at
+     * its jump, and its copy at the bottom was read into the body.) */
     int base = st->n - (st->n > 0 && st->v[st->n - 1]->kind == X_SLOT), stmt_start = start;
     int i = start;
     int rc = 0;
@@ -1088,14 +1205,16 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
          * the code after it is the try body's normal exit: the body ends
          * here (try.c takes the copy), even where the exception table
          * covers code further on (an except clause placed later) */
-        if (st->n <= base && d->code->py_minor >= 12 && dc_is_copy_of(d, i, end, d->fin_ops, d->fin_len) &&
-            copy_falls_through(d, i + d->fin_len, end))
+        int cl = st->n <= base && d->code->py_minor >= 12 ? dc_copy_len(d, i, end, d->fin_ops, d->fin_len) : 0;
+        if (cl > 0 && copy_falls_through(d, i + cl, end))
             break;
         /* CPython inlines the finally body before every exit of the try body,
          * including between a return value and its RETURN_VALUE */
         int fin = finally_copy_at(d, i, finish ? d->n : end); /* (a try body's last return may cross its end) */
         if (fin > 0 && (st->n <= base || unwinds_to_return(d, i + fin, end))) {
+            dc_unthread_copy(d, i, fin);
             dc_seen(d, i, i + fin);
+            d->fin_copy_end = i + fin;
             i += fin;
             continue;
         }
@@ -1151,8 +1270,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             temps_through(d, st, st->n - 2, out, stmt_start) < 0)
             goto fail;
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
-        if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0)
+        if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0) {
             dc_seen(d, i, next); /* match.c consumes the whole statement */
+            live = d->region_live;
+        }
         if (r == 0) /* (before the COPY that starts a 3.8-3.10 link) */
             r = dc_chain_compare(d, i, st, &next);
         if (r == 0 && ins->op == IR_COPY && copy_needs_temp(d, i, st) &&

@@ -390,6 +390,21 @@ static int cold_join(dc *d, int stop, int H, int cend) {
     return join;
 }
 
+/* 3.12+ copies the RERAISE closing a finally body (at `close`) into the
+ * branches of the body that fall into it: jumps there again, as in the
+ * source, so they read as the ends of the branches and not as `raise`. */
+static void unthread_reraises(dc *d, int from, int close) {
+    for (int j = from; j < close; j++) {
+        dp_instr *x = &d->f.ins[j];
+        if (x->op == IR_RERAISE && x->arg == d->in[close].arg && d->handler[j] == d->handler[close]) {
+            x->op = IR_JUMP;
+            x->arg = 0;
+            x->target = close;
+            d->nref[close]++;
+        }
+    }
+}
+
 static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, int *next) {
     int H = h->at;
     int clean = H < d->n ? d->handler[H] : -1;
@@ -407,6 +422,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         if (clean - 1 <= H || d->in[clean - 1].op != IR_RERAISE)
             return dc_fail(d, H, "malformed finally block");
         d->seen[clean - 1] = 1;
+        unthread_reraises(d, H + 1, clean - 1);
         int after;
         const dp_instr *saved_ops = d->fin_ops;
         int saved_len = d->fin_len, saved_outer = d->nfin_outer;
@@ -423,14 +439,24 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
              * the code after the statement; the handler is elsewhere */
             int body_end = try_body_end(d, h);
             d->finish_stmt = 1;
+            d->fin_copy_end = -1;
             r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
-            int j = d->region_stop;
+            int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
             while (j < H && d->in[j].op == IR_NOP)
                 j++;
+            while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
+                taken++;
             after = d->region_stop;
-            if (r >= 0 && d->fin_len >= 0 && j + d->fin_len <= H && dc_is_copy_of(d, j, H, &d->in[H + 1], d->fin_len)) {
-                dc_seen(d, j, j + d->fin_len);
-                after = j + d->fin_len;
+            int cl = r >= 0 ? dc_copy_len(d, j, H, &d->in[H + 1], d->fin_len) : 0;
+            if (cl > 0) {
+                dc_unthread_copy(d, j, cl);
+                dc_seen(d, j, j + cl);
+                after = j + cl;
+            } else if (r >= 0 && live && d->fin_len > 0 && taken != j) {
+                /* the body goes on into code that is no copy of the finally
+                 * body (nor did it just step over one): taking it for the
+                 * code after the statement would run the finally body twice */
+                r = dc_fail(d, j, "finally block left without its copy");
             }
             d->skip_to[H] = cend;
         } else {

@@ -28,17 +28,17 @@ static int is_jump_op(int op) {
 }
 
 /* Is [i, i + len) the same code as [j, j + len), jumps inside keeping their
- * relative layout?  A jump of the original to its end may be threaded in
- * the copy i to where the copy continues. */
+ * relative layout?  A jump of the original to its end may go in the copy i
+ * where the copy continues (threaded, or to a copy of a return there). */
 static int is_copy_to(const dc *d, int i, int j, int len, int jend) {
     if (i < 0 || j < 0 || len < 0 || i + len > d->n || j + len > d->n)
         return 0;
-    int cont = i + len < d->n && d->in[i + len].op == IR_JUMP ? d->in[i + len].target : i + len;
     for (int k = 0; k < len; k++) {
         const dp_instr *a = &d->in[i + k], *b = &d->in[j + k];
         if (!dc_same_instr(a, b) || (a->target >= 0) != (b->target >= 0))
             return 0;
-        if (a->target >= 0 && a->target - i != b->target - j && !(b->target == jend && a->target == cont))
+        if (a->target >= 0 && a->target - i != b->target - j &&
+            !(b->target == jend && dc_is_jump(a->op) && dc_same_continuation(d, a->target, i + len)))
             return 0;
     }
     return 1;
@@ -656,6 +656,7 @@ static int pop_block(dc *d, int i, int s, dc_stack *st, int *next) {
         int FE = finally_end(d, H), flen = FE < 0 ? 0 : finally_len(d, H, FE);
         if (FE < 0 || !is_copy_to(d, j, H, flen, FE))
             return dc_fail(d, i, "finally block left without its copy");
+        dc_unthread_copy(d, j, flen);
         dc_seen(d, j, j + flen);
         *next = j + flen;
         tail_copy_of(d, *next, FE + 1);
