@@ -202,6 +202,8 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next) {
             return dc_fail(d, q, "unrecognized end of a chained comparison");
         d->nref[cleanup] = 0;
         erase(d, cleanup, end);
+        /* the jump over the cleanup goes too, if it lands right after it (one
+         * going further, like a `continue` on 3.8, is the true path's own) */
         if (skip < cleanup && d->in[skip].op == IR_JUMP && d->in[skip].target == end)
             erase(d, skip, skip + 1);
     }
