@@ -33,7 +33,9 @@ def test_every_function_decompiles_to_compilable_source(reports):
 
 def test_every_different_function_is_proven_equivalent(reports):
     unproven = thirdparty.failures(reports, verdicts=set(thirdparty.VERDICTS) - {"proven"})
-    unproven = [row for row in unproven if row[1].outcome == "different"]
+    # (the state machine printed where no structured form was found or the
+    # structured one failed validation is counted apart, as the fallback)
+    unproven = [row for row in unproven if row[1].outcome == "different" and not row[1].fallback]
     if not thirdparty.checker_available():
         if unproven:
             pytest.xfail("%d functions recompile to different bytecode; no equivalence checker "

@@ -39,8 +39,10 @@ PACKAGE_LIST = os.path.join(HERE, "thirdparty_packages.txt")
 CACHE = os.path.join(os.path.dirname(HERE), "build", "thirdparty-cache")
 
 DEFAULT_EQUIVALENCE = "depyf._core:equivalent"
-FALLBACK_MARK = "# depyf: no structured form was found"
-_FALLBACK_WHY = re.compile(r"# depyf: no structured form was found(?: \(at offset -?\d+: (.*)\))?;$", re.M)
+# The state machine's header: no structured form was found, or the one found
+# failed validation (then the reason starts with "failed validation").
+_FALLBACK_WHY = re.compile(r"# depyf: (?:no structured form was found(?: \(at offset -?\d+: (.*)\))?|"
+                           r"the structured form (failed validation)(?: \(.*\))?);$", re.M)
 OUTCOMES = roundtrip.OUTCOMES
 # What the equivalence checker said of a "different" function.
 VERDICTS = ("proven", "refuted", "unknown", "unavailable", "hung", "crashed")
@@ -244,10 +246,10 @@ def roundtrip_function(decompile, code, reference, scope):
 
 def fallback_reason(source):
     """'' when `source` is no state machine, else why the structurer gave up."""
-    if FALLBACK_MARK not in source:
-        return ""
     match = _FALLBACK_WHY.search(source)
-    return (match.group(1) if match else None) or "(no reason given)"
+    if match is None:
+        return ""
+    return match.group(1) or match.group(2) or "(no reason given)"
 
 
 def difference_kind(detail):

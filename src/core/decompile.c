@@ -478,8 +478,8 @@ static int is_async(const dp_code *code);
 
 /* Decompiles a whole code object into statements.  A function body
  * structured from bytecode of the running Python is validated (see
- * validate.c): when it is not equivalent to its bytecode, the state
- * machine replaces it. */
+ * validate.c): when it is not equivalent to its bytecode, or the check
+ * could not be made, the state machine replaces it. */
 static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d) {
     if (code_body_once(sh, code, outer, kind, body, d, NULL) < 0)
         return -1;
@@ -498,8 +498,14 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
     dp_validation_stats *stats = sh->opt->stats;
     if (stats)
         *(v == 1 ? &stats->validated : v == 0 ? &stats->fallback : &stats->unchecked) += 1;
-    if (v != 0)
+    if (v == 1)
         return 0;
+    if (v < 0) { /* what could not be checked is not printed either */
+        char checked[sizeof why + 16];
+        snprintf(checked, sizeof checked, "not checked: %.180s", why);
+        memcpy(why, checked, sizeof why - 1);
+        why[sizeof why - 1] = '\0';
+    }
     *body = (dp_nodes){0};
     return code_body_once(sh, code, outer, kind, body, d, why);
 }

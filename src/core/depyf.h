@@ -33,7 +33,8 @@ typedef int (*dp_compile_fn)(void *ctx, const char *src, int flags, dp_arena *a,
 
 /* Counts of one decompilation: functions whose structured form was checked
  * equivalent to their bytecode, found not equivalent (printed as the state
- * machine instead), or not checked (a limit of the checker). */
+ * machine instead), or not checked (a limit of the checker; printed as the
+ * state machine too). */
 typedef struct dp_validation_stats {
     long validated, fallback, unchecked;
 } dp_validation_stats;
