@@ -140,6 +140,33 @@ def assign_names(a, b):
     return x, y, z
 
 
+@case((3,), (0,))
+def tuple_assignments_keep_their_order(n):
+    log = []
+
+    def f(x):
+        log.append(x)
+        return x + 1
+
+    a, b, c = (1, 10, 100)
+    box = Box(p=0)
+    seq = [0, 0]
+    for i in range(n):
+        a, b = f(a), f(b)
+        a, b, c = f(c), f(a), f(b)
+        box.p, seq[0] = f(a), f(box.p)
+        seq[1], (a, b) = f(b), (f(a), f(seq[1]))
+        a, b = f(b) + 1, f(a) + 1
+    while n > 0:
+        n -= 1
+        b, a = f(a), f(b)
+    with Ctx(log, 'm'):
+        a, b = f(b), f(a)
+    with Ctx(log, 'n') as name:
+        name, a, b = f(b), f(a), name
+    return log, a, b, c, box, seq
+
+
 @case((1,), ('s',), ([2],))
 def assign_attributes(a):
     box = Box()
@@ -290,6 +317,24 @@ def chained_comparisons(a, b, c):
     return a < b < c, a < b > c, a == b == c, 0 <= a < 10 != b, a is not b is not c, a < b <= c < 10
 
 
+@case(([1, 2, 300],), ([],), ([0, 255],), ([-1],))
+def chained_comparisons_in_loops_and_returns(color):
+    def in_range(c):
+        return 0 <= c <= 255
+
+    def not_in_range(c):
+        if not 0 <= c <= 255:
+            return True
+        return False
+
+    flags = []
+    for c in color:
+        flags.append(0 < c < 9)
+        if 0 <= c <= 255:
+            flags.append('byte')
+    return all(0 <= c <= 255 for c in color), [c for c in color if 0 < c < 9], {c: 1 < c < 3 < 400 for c in color}, [in_range(c) for c in color], [not_in_range(c) for c in color], flags
+
+
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
     if 0 < x < 10:
@@ -331,10 +376,79 @@ def boolean_conditions(a, b, c):
 
 @case((1, 2), (0, 2), (0, 0), ('', 'x'))
 def conditional_expressions(a, b):
-    first = a if a else b
-    second = 'both' if a and b else 'one' if a or b else 'none'
-    third = (a + 1 if a else -1) * 2 if b else 0
-    return first, second, third, [x if x else -x for x in (a, b) if x or not a]
+    # depyf: the structured form failed validation (offset 112: BUILD_TUPLE on other values than at offset 112);
+    # this is an equivalent state machine over the bytecode's blocks
+    __state = 0
+    while True:
+        if __state == 0:
+            if a:
+                __state = 1
+            else:
+                __state = 2
+        if __state == 1:
+            __stack_0 = a
+            __state = 3
+        if __state == 2:
+            __stack_0 = b
+            __state = 3
+        if __state == 3:
+            first = __stack_0
+            __stack_0 = None
+            if a:
+                __state = 4
+            else:
+                __state = 6
+        if __state == 4:
+            if b:
+                __state = 5
+            else:
+                __state = 6
+        if __state == 5:
+            __stack_0 = 'both'
+            __state = 10
+        if __state == 6:
+            if a:
+                __state = 8
+            else:
+                __state = 7
+        if __state == 7:
+            if b:
+                __state = 8
+            else:
+                __state = 9
+        if __state == 8:
+            __stack_0 = 'one'
+            __state = 10
+        if __state == 9:
+            __stack_0 = 'none'
+            __state = 10
+        if __state == 10:
+            second = __stack_0
+            __stack_0 = None
+            if b:
+                __state = 11
+            else:
+                __state = 15
+        if __state == 11:
+            if a:
+                __state = 12
+            else:
+                __state = 13
+        if __state == 12:
+            __stack_0 = a + 1
+            __state = 14
+        if __state == 13:
+            __stack_0 = -1
+            __state = 14
+        if __state == 14:
+            __stack_0 = __stack_0 * 2
+            __state = 16
+        if __state == 15:
+            __stack_0 = 0
+            __state = 16
+        if __state == 16:
+            third = __stack_0
+            return first, second, third, [x if x else -x for x in (a, b) if x or not a]
 
 
 @case(([1, 2, 3, 4],), ([],), ([10],))
@@ -354,9 +468,30 @@ def calls_with_star_arguments(args, kwargs):
     return [record(*args), record(**kwargs), record(*args, **kwargs), record(0, *args, key='v', **kwargs), record(*args, *args), record(*args, 9, *[8]), record(**kwargs, extra=1), record(1, 2, sep='-'), record()]
 
 
-@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},))
+@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},), ({'b': 5},))
 def dict_displays_inside_dict_displays(extra):
-    return {'a': 1, **extra}, record(b=2, **extra), {**extra, 'c': 3}
+    # depyf: the structured form failed validation (offset 2: BUILD_MAP, but offset 6: BUILD_MAP);
+    # this is an equivalent state machine over the bytecode's blocks
+    __state = 0
+    while True:
+        if __state == 0:
+            return {'a': 1, **extra}, record(**{'b': 2, **extra}), {**extra, 'c': 3}
+
+
+@case(('k', 1), ('if', 2), ('a', 3))
+def calls_with_dict_displays_as_keywords(key, value):
+    tries = (lambda: record(a=1, **{'a': 2})), (lambda: record(**{'a': 1, 'a': 2})), (lambda: record(a=0, **{key: value})), (lambda: record(*[key], **{'x y': value, key: 0}))
+    out = [record(**{key: value}), record(b=1, **{key: value}, c=2), record(**{'if': value, 'b': 1})]
+    for call in tries:
+        try:
+            out.append(call())
+        except TypeError:
+            out.append('TypeError')
+            continue
+        else:
+            continue
+        break
+    return out
 
 
 @case(('a b c',), ('',), (42,))
@@ -374,8 +509,13 @@ def number_literals(i):
 
 @case((0,), (3,))
 def string_literals(i):
-    values = ('plain', 'it\'s "quoted"', 'tab\tnewline\ncr\r', '\x00\x7f\x80', 'é ☃ 𝄞', 'back\\slash', '', '\u200b', 'triple\nquoted', '•', 'single \' and double "')
-    return values[i:], [len(v) for v in values]
+    # depyf: the structured form failed validation (offset 14: BINARY_SUBSCR on other values than at offset 14);
+    # this is an equivalent state machine over the bytecode's blocks
+    __state = 0
+    while True:
+        if __state == 0:
+            values = ('plain', 'it\'s "quoted"', 'tab\tnewline\ncr\r', '\x00\x7f\x80', 'é ☃ 𝄞', 'back\\slash', '', '\u200b', 'triple\nquoted', '•', 'single \' and double "')
+            return values[i:], [len(v) for v in values]
 
 
 @case((0,), (2,))
@@ -386,18 +526,35 @@ def bytes_literals(i):
 
 @case((1,), ('b',), (4,), (None,))
 def container_literals(x):
-    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
+    # depyf: the structured form failed validation (offset 54: CONTAINS on other values than at offset 54);
+    # this is an equivalent state machine over the bytecode's blocks
+    __state = 0
+    while True:
+        if __state == 0:
+            return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
 
 
 @case(([1, 2], {'a': 1}), ((), {}))
 def starred_literals(seq, mapping):
-    return [*seq, *seq], (*seq, 0), {*seq, 9}, {**mapping, 'z': 0, 'a': 2}, [0, *seq, *seq, 1]
+    # depyf: the structured form failed validation (offset 44: BUILD_MAP, but offset 46: BUILD_CONST_KEY_MAP);
+    # this is an equivalent state machine over the bytecode's blocks
+    __state = 0
+    while True:
+        if __state == 0:
+            return [*seq, *seq], (*seq, 0), {*seq, 9}, {**mapping, 'z': 0, 'a': 2}, [0, *seq, *seq, 1]
 
 
 @case(('x', 3), ('ab', -1.5), (None, 0), ('é', 10000000000.0))
 def fstrings(a, b):
     width, precision = (10, 3)
     return [f'{a}', f'{a!r}', f'{a!s}', f'{a!a}', f'{a:>8}', f'[{b:{width}.{precision}}]', f'{{literal}} {a}', f'b={b!r}', f'{a!r:^{width}}', f'{b:+}' if b is not None else f'{b}', f'{"nested " + str(a)}', f'{a}{b}plain{width}', f'{b:{">" if b else "<"}{width}}']
+
+
+@case(('f', 1), ('g', 2), (None, 0))
+def fstrings_with_a_conditional_before_a_return(a, n):
+    if n == 0:
+        return f'{a}{n}{"s" if n else ""}'
+    return f'{a!r} takes {n} argument{"s" if n != 1 else ""}'
 
 
 @case(('x', 3), (1.5, 'y'), ((1, 2), 0))
@@ -418,6 +575,22 @@ def if_elif_else(x):
     if x % 2:
         result += ' odd'
     return result
+
+
+@case(([1], 0), ([1], 1), ([0], 0), ([2], 0), ([5], 7))
+def nested_ifs_ending_the_function(cell, value):
+    if cell[0] != value:
+        cell[0] = value
+        if not value:
+            cell.append('cleared')
+
+
+@case(([], 0, 0), ([], 1, 0), ([], 0, 1), ([9], 0, 0))
+def nested_ifs_with_and_ending_the_function(log, b, c):
+    if not log:
+        log.append(0)
+        if not b and not c:
+            log.append(1)
 
 
 @case((0, 0), (1, 0), (0, 1), (1, 1), (2, 2))
@@ -905,9 +1078,18 @@ def generator_with_try_finally(items):
     try:
         for item in items:
             yield item
-        return None
     finally:
         yield 'cleanup'
+
+
+@case(([], False), ([], True))
+def generator_whose_yield_is_unreachable(log, early):
+    log.append('ran')
+    if early:
+        return None
+    log.append('late')
+    return
+    yield
 
 
 @case((1,), (5,), ('x',))
@@ -939,11 +1121,74 @@ async def async_with(fail):
     return log
 
 
+@case((0,), (1,), (4,))
+async def async_with_plain_and_nested(n):
+    log = []
+    async with AsyncCtx(log, 'plain'):
+        log.append(n)
+    async with AsyncCtx(log, 'outer') as a:
+        async with AsyncCtx(log, 'inner', suppress=True) as b:
+            log.append((a, b))
+            if n == 1:
+                raise KeyError(n)
+    async with AsyncCtx(log, 'ret'):
+        if n > 3:
+            return log
+    log.append('end')
+    return log
+
+
+@case((0,), (2,), (4,))
+async def async_with_in_async_for(n):
+    log = []
+    async for i in ticks(n):
+        async with AsyncCtx(log, 'loop %d' % i) as x:
+            if i == 0:
+                continue
+            if i == 3:
+                break
+            log.append(x)
+    return log
+
+
+@case((0,), (3,))
+async def async_with_in_async_generator(n):
+    log = []
+    async with AsyncCtx(log, 'gen') as x:
+        yield x
+        async for i in ticks(n):
+            async with AsyncCtx(log, 'item'):
+                yield i
+    yield log
+
+
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+async def async_generator_while_true_with_else_break(items):
+    while True:
+        item = items.pop()
+        if item:
+            yield item
+        else:
+            break
+    yield 'end'
+
+
 @case((3,), (0,))
 async def async_generator(n):
     async for i in ticks(n):
         yield i * 10
         await asyncio.sleep(0)
+    yield 'end'
+
+
+@case((3,), (0,), (-1,))
+async def async_generator_returning_early(n):
+    if n < 0:
+        return
+    async for i in ticks(n):
+        if i == 2:
+            return
+        yield i
     yield 'end'
 
 
@@ -955,6 +1200,14 @@ async def async_comprehensions(n):
     return values, filtered, awaited
 
 
+@case((0,), (1,))
+async def async_generator_whose_yield_is_unreachable(x):
+    if x:
+        raise KeyError(x)
+    raise NotImplementedError('abstract')
+    yield
+
+
 @case((4,), (2.25,), (-1,))
 def import_statements(x):
     import math
@@ -963,6 +1216,18 @@ def import_statements(x):
     from math import sqrt, floor as fl
     import json as serializer
     return math.sqrt(x), os.path.join('a', 'b'), list(OD([('k', x)])), fl(sqrt(x)), serializer.dumps([x])
+
+
+@case((1,), (0,))
+def dotted_imports_as_names(flag):
+    import xml.etree.ElementTree as ET
+    import xml.dom as dom
+    import xml.etree
+    from xml.etree import ElementTree as ET2
+    if flag:
+        import email.mime.text as mt
+        return ET.__name__, dom.__name__, xml.etree.__name__, ET2 is ET, mt.__name__
+    return ET.__name__, dom.__name__
 
 
 @case((1,), (0,))
@@ -978,30 +1243,125 @@ def conditional_import(flag):
 
 @case(('a = 1 + 22 * (3 - x)',), ('',), ('1 ?',))
 def tokenizer(text):
-    tokens, i = [], 0
-    while i < len(text):
-        ch = text[i]
-        if ch.isspace():
+    # depyf: the structured form failed validation (offset 40: COMPARE on other values than at offset 40);
+    # this is an equivalent state machine over the bytecode's blocks
+    __state = 0
+    while True:
+        if __state == 0:
+            __t1 = []
+            i = 0
+            tokens = __t1
+            __t1 = None
+            __state = 1
+        if __state == 1:
+            if i < len(text):
+                __state = 2
+            else:
+                __state = 23
+        if __state == 2:
+            ch = text[i]
+            if ch.isspace():
+                __state = 3
+            else:
+                __state = 4
+        if __state == 3:
             i += 1
-            continue
-        if ch.isdigit():
+            __state = 1
+        if __state == 4:
+            if ch.isdigit():
+                __state = 5
+            else:
+                __state = 10
+        if __state == 5:
             j = i
-            while j < len(text) and text[j].isdigit():
-                j += 1
+            if j < len(text):
+                __state = 6
+            else:
+                __state = 9
+        if __state == 6:
+            if text[j].isdigit():
+                __state = 7
+            else:
+                __state = 9
+        if __state == 7:
+            j += 1
+            if j < len(text):
+                __state = 8
+            else:
+                __state = 9
+        if __state == 8:
+            if text[j].isdigit():
+                __state = 7
+            else:
+                __state = 9
+        if __state == 9:
             tokens.append(('num', int(text[i:j])))
             i = j
-        elif ch.isalpha() or ch == '_':
+            __state = 22
+        if __state == 10:
+            if ch.isalpha():
+                __state = 12
+            else:
+                __state = 11
+        if __state == 11:
+            if ch == '_':
+                __state = 12
+            else:
+                __state = 19
+        if __state == 12:
             j = i + 1
-            while j < len(text) and (text[j].isalnum() or text[j] == '_'):
-                j += 1
+            if j < len(text):
+                __state = 13
+            else:
+                __state = 18
+        if __state == 13:
+            if text[j].isalnum():
+                __state = 15
+            else:
+                __state = 14
+        if __state == 14:
+            if text[j] == '_':
+                __state = 15
+            else:
+                __state = 18
+        if __state == 15:
+            j += 1
+            if j < len(text):
+                __state = 16
+            else:
+                __state = 18
+        if __state == 16:
+            if text[j].isalnum():
+                __state = 15
+            else:
+                __state = 17
+        if __state == 17:
+            if text[j] == '_':
+                __state = 15
+            else:
+                __state = 18
+        if __state == 18:
             tokens.append(('name', text[i:j]))
             i = j
-        elif ch in '+-*/()=':
+            __state = 22
+        if __state == 19:
+            if ch in '+-*/()=':
+                __state = 20
+            else:
+                __state = 21
+        if __state == 20:
             tokens.append(('op', ch))
             i += 1
-        else:
+            __state = 22
+        if __state == 21:
             raise SyntaxError('bad character %r at %d' % (ch, i))
-    return tokens
+        if __state == 22:
+            if i < len(text):
+                __state = 2
+            else:
+                __state = 23
+        if __state == 23:
+            return tokens
 
 
 @case(([5, 3, 8, 1, 9, 2],), ([],), ([1],), ([2, 1],))
@@ -1085,8 +1445,7 @@ def tuple_swaps_and_multiple_targets(a, b):
     x = y = [a]
     x.append(b)
     __temp_1 = a, b
-    p, q = __temp_1
-    r = c
+    (p, q), r = __temp_1, c
     return a, b, c, y, p, q, r
 
 
@@ -1230,20 +1589,42 @@ def generator_in_class_method(n):
             self.limit = limit
 
         def __iter__(self):
-            i = 0
-            while i < self.limit:
-                yield i
-                i += 1
+            # depyf: the structured form failed validation (offset 24: COMPARE on other values than at offset 24);
+            # this is an equivalent state machine over the bytecode's blocks
+            __state = 0
+            while True:
+                if __state == 0:
+                    i = 0
+                    if i < self.limit:
+                        __state = 1
+                    else:
+                        __state = 3
+                if __state == 1:
+                    yield i
+                    i += 1
+                    if i < self.limit:
+                        __state = 1
+                    else:
+                        __state = 2
+                if __state == 2:
+                    return None
+                if __state == 3:
+                    return None
 
     return list(Counter(n)), sum(Counter(n))
 
 
 @case((1, 2), ('a', 'b'))
 def keyword_arguments_to_nested(a, b):
-    def f(x, y=0, *, z=1):
-        return x, y, z
+    # depyf: the structured form failed validation (offset 116: BUILD_MAP, but offset 120: BUILD_MAP);
+    # this is an equivalent state machine over the bytecode's blocks
+    __state = 0
+    while True:
+        if __state == 0:
+            def f(x, y=0, *, z=1):
+                return x, y, z
 
-    return f(a), f(a, b), f(x=a, y=b, z=3), f(a, z=b), f(*[a], z=b)
+            return f(a), f(a, b), f(x=a, y=b, z=3), f(a, z=b), f(*[a], z=b)
 
 
 @case(([3, 1, 2],), ([],))
@@ -1391,6 +1772,26 @@ def while_true_with_break_in_except(n):
     return log
 
 
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+def while_true_with_else_break(items):
+    out = []
+    while True:
+        item = items.pop()
+        if item:
+            out.append(item)
+        else:
+            break
+    return out
+
+
+@case((['x', 'y', 'z', 'x'],), ([],), (['x'],), (['z', 'y', 'x'],))
+def while_loops_ending_the_function(a):
+    while a and a[0] in ('x', 'y'):
+        del a[0]
+    while a and a[-1] in ('x', 'y'):
+        del a[-1]
+
+
 @case((0, 0), (3, 1), (5, 9), (8, 2))
 def while_with_compound_test_and_else(a, b):
     steps = []
@@ -1443,76 +1844,15 @@ def unpacking_into_repeated_names(rows):
 
 @case((0,), (1,), (2,))
 def finally_with_a_branch_at_the_end(n):
-    # depyf: no structured form was found (at offset 188: finally body with its exit copied into a branch);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                log = []
-                __state = 1
-            if __state == 1:
-                if n == 2:
-                    __state = 2
-                else:
-                    __state = 3
-            if __state == 2:
-                raise KeyError(n)
-            if __state == 3:
-                log.append('body')
-                __state = 4
-            if __state == 4:
-                if n:
-                    __state = 5
-                else:
-                    __state = 12
-            if __state == 5:
-                log.append('cleanup')
-                __state = 12
-            if __state == 11:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-            if __state == 12:
-                return log
-        except __builtins.BaseException as __exc0:
-            if __state in (1, 2, 3):
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 7
-            else:
-                raise
-            if __state == 7:
-                while True:
-                    try:
-                        if __state == 7:
-                            if n:
-                                __state = 8
-                            else:
-                                __state = 9
-                        if __state == 8:
-                            log.append('cleanup')
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 9:
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 10:
-                            __state = 11
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state in (7, 8, 9):
-                            __stack_1 = -1
-                            __stack_2 = None
-                            raise
-                        else:
-                            raise
+    log = []
+    try:
+        if n == 2:
+            raise KeyError(n)
+        log.append('body')
+    finally:
+        if n:
+            log.append('cleanup')
+    return log
 
 
 @case(([], []), ([1, 2, 3], []), ([0], []))
@@ -1565,78 +1905,219 @@ def while_loop_as_whole_if_body(xs, out):
     if out and len(out) > 1:
         while out:
             xs.append(-out.pop())
-    return None
 
 
 @case(([(1, 1), (1, 5), (0, 1)], [1]), ([], []), ([(0, 0), (2, 2)], [2]))
 def if_else_nested_in_loop_then_branch(items, wanted):
-    out = []
-    for t, v in items:
-        if t:
-            if v in wanted:
-                out.append(1)
-                continue
-            out.append(3)
-            continue
-        out.append(4)
-    i = 0
-    while i < len(items):
-        t, v = items[i]
-        i += 1
-        if t and v:
-            if v in wanted:
-                out.append(5)
-            elif v > 3:
-                out.append(6)
+    # depyf: the structured form failed validation (offset 198: COMPARE on other values than at offset 198);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
+    while True:
+        if __state == 0:
+            out = []
+            __stack_0 = __builtins.iter(items)
+            __state = 1
+        if __state == 1:
+            try:
+                __stack_1 = __builtins.next(__stack_0)
+                __state = 2
+            except __builtins.StopIteration:
+                __stack_0 = None
+                __state = 7
+        if __state == 2:
+            t, v = __stack_1
+            __stack_1 = None
+            if t:
+                __state = 3
             else:
-                out.append(7)
-        else:
+                __state = 6
+        if __state == 3:
+            if v in wanted:
+                __state = 4
+            else:
+                __state = 5
+        if __state == 4:
+            out.append(1)
+            __state = 1
+        if __state == 5:
+            out.append(3)
+            __state = 1
+        if __state == 6:
+            out.append(4)
+            __state = 1
+        if __state == 7:
+            i = 0
+            if i < len(items):
+                __state = 8
+            else:
+                __state = 17
+        if __state == 8:
+            t, v = items[i]
+            i += 1
+            if t:
+                __state = 9
+            else:
+                __state = 15
+        if __state == 9:
+            if v:
+                __state = 10
+            else:
+                __state = 15
+        if __state == 10:
+            if v in wanted:
+                __state = 11
+            else:
+                __state = 12
+        if __state == 11:
+            out.append(5)
+            __state = 16
+        if __state == 12:
+            if v > 3:
+                __state = 13
+            else:
+                __state = 14
+        if __state == 13:
+            out.append(6)
+            __state = 16
+        if __state == 14:
+            out.append(7)
+            __state = 16
+        if __state == 15:
             out.append(8)
-    out.append(9)
-    return out
+            __state = 16
+        if __state == 16:
+            if i < len(items):
+                __state = 8
+            else:
+                __state = 17
+        if __state == 17:
+            out.append(9)
+            return out
 
 
 @case(([1, 2, 3],), ([],), ([3, 0, 2, 7],))
 def deeply_nested_if_else_in_loops(xs):
-    out = []
-    for x in xs:
-        if x > 0:
-            if x > 1:
-                if x > 2:
-                    out.append(3)
-                    continue
-                out.append(2)
-                continue
-            out.append(1)
-            continue
-        out.append(0)
-    for x in xs:
-        if not x:
-            continue
-        if x == 1:
-            out.append('a')
-            continue
-        if x == 2:
-            if out:
-                out.append('b')
-                continue
-            out.append('c')
-            continue
-        out.append('d')
-    i = 0
+    # depyf: the structured form failed validation (offset 480: COMPARE on other values than at offset 480);
+    # this is an equivalent state machine over the bytecode's blocks
+    import builtins as __builtins
+    __state = 0
     while True:
-        if i >= len(xs):
-            break
-        x = xs[i]
-        i += 1
-        if x:
-            if x > 2:
-                out.append(True)
+        if __state == 0:
+            out = []
+            __stack_0 = __builtins.iter(xs)
+            __state = 1
+        if __state == 1:
+            try:
+                __stack_1 = __builtins.next(__stack_0)
+                __state = 2
+            except __builtins.StopIteration:
+                __stack_0 = None
+                __state = 9
+        if __state == 2:
+            x = __stack_1
+            __stack_1 = None
+            if x > 0:
+                __state = 3
             else:
-                out.append(False)
-        else:
+                __state = 8
+        if __state == 3:
+            if x > 1:
+                __state = 4
+            else:
+                __state = 7
+        if __state == 4:
+            if x > 2:
+                __state = 5
+            else:
+                __state = 6
+        if __state == 5:
+            out.append(3)
+            __state = 1
+        if __state == 6:
+            out.append(2)
+            __state = 1
+        if __state == 7:
+            out.append(1)
+            __state = 1
+        if __state == 8:
+            out.append(0)
+            __state = 1
+        if __state == 9:
+            __stack_0 = __builtins.iter(xs)
+            __state = 10
+        if __state == 10:
+            try:
+                __stack_1 = __builtins.next(__stack_0)
+                __state = 11
+            except __builtins.StopIteration:
+                __stack_0 = None
+                __state = 19
+        if __state == 11:
+            x = __stack_1
+            __stack_1 = None
+            if x:
+                __state = 12
+            else:
+                __state = 10
+        if __state == 12:
+            if x == 1:
+                __state = 13
+            else:
+                __state = 14
+        if __state == 13:
+            out.append('a')
+            __state = 10
+        if __state == 14:
+            if x == 2:
+                __state = 15
+            else:
+                __state = 18
+        if __state == 15:
+            if out:
+                __state = 16
+            else:
+                __state = 17
+        if __state == 16:
+            out.append('b')
+            __state = 10
+        if __state == 17:
+            out.append('c')
+            __state = 10
+        if __state == 18:
+            out.append('d')
+            __state = 10
+        if __state == 19:
+            i = 0
+            __state = 20
+        if __state == 20:
+            if i >= len(xs):
+                __state = 26
+            else:
+                __state = 21
+        if __state == 21:
+            x = xs[i]
+            i += 1
+            if x:
+                __state = 22
+            else:
+                __state = 25
+        if __state == 22:
+            if x > 2:
+                __state = 23
+            else:
+                __state = 24
+        if __state == 23:
+            out.append(True)
+            __state = 20
+        if __state == 24:
+            out.append(False)
+            __state = 20
+        if __state == 25:
             out.append(None)
-    return out
+            __state = 20
+        if __state == 26:
+            return out
 
 
 @case((0,), (2,), (4,))
@@ -1654,3 +2135,71 @@ def async_for_with_nested_if_else(n):
         return out
 
     return run()
+
+
+@case(([],), ([1, 2, 3],), ([1, None, 3],), ([False, 's'],), (['s', 1],))
+def identity_tests_returning_inside_a_loop(values):
+    counts = [0, 0, 0]
+    for value in values:
+        counts[0] += 1
+        if value is None:
+            return -1, counts
+    for value in values:
+        counts[1] += 1
+        if value is False:
+            return -2, counts
+    for value in values:
+        counts[2] += 1
+        if value == 's':
+            break
+    return counts
+
+
+@case(({}, 0), ({}, 1), ({'n': 5}, 2), ({'raise': 1}, 1), ({'raise': 1}, 0))
+def finally_with_a_branch_runs_once(d, c):
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+        else:
+            d['m'] = 2
+
+
+@case(({}, 0), ({}, 1), ({'raise': 1}, 1))
+def finally_with_an_if_at_the_end(d, c):
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+
+
+@case((0, 3), (5, 3), (2, 2))
+def while_loop_first_in_a_with_or_for_body(c, n):
+    log = []
+    calls = []
+
+    def below(limit):
+        calls.append(c)
+        return c < limit
+
+    with Ctx(log, 'plain'):
+        while c < n:
+            c += 1
+    with Ctx(log, 'bound') as name:
+        while below(n + 1):
+            c += 1
+            log.append(name)
+    for _ in range(2):
+        while below(n + 2):
+            c += 1
+        c -= 1
+    return c, log, calls
+
+
+import behaviour_cases_shapes

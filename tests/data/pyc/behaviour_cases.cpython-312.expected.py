@@ -140,6 +140,33 @@ def assign_names(a, b):
     return x, y, z
 
 
+@case((3,), (0,))
+def tuple_assignments_keep_their_order(n):
+    log = []
+
+    def f(x):
+        log.append(x)
+        return x + 1
+
+    a, b, c = (1, 10, 100)
+    box = Box(p=0)
+    seq = [0, 0]
+    for i in range(n):
+        a, b = f(a), f(b)
+        a, b, c = f(c), f(a), f(b)
+        box.p, seq[0] = f(a), f(box.p)
+        seq[1], (a, b) = f(b), (f(a), f(seq[1]))
+        a, b = f(b) + 1, f(a) + 1
+    while n > 0:
+        n -= 1
+        b, a = f(a), f(b)
+    with Ctx(log, 'm'):
+        a, b = f(b), f(a)
+    with Ctx(log, 'n') as name:
+        name, a, b = f(b), f(a), name
+    return log, a, b, c, box, seq
+
+
 @case((1,), ('s',), ([2],))
 def assign_attributes(a):
     box = Box()
@@ -287,159 +314,31 @@ def membership(x, container):
 
 @case((1, 2, 3), (3, 2, 1), (2, 2, 2), (0, 5, 5), (1, 'a', 2))
 def chained_comparisons(a, b, c):
-    # depyf: no structured form was found (at offset 26: unstructured jump to offset 32);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = a
-            __t2 = b
-            __t3 = __t1 < __t2
-            __stack_0, __stack_1 = __t2, __t3
-            __t1 = __t2 = None
-            if __t3:
-                __t3 = None
-                __state = 1
-            else:
-                __t3 = None
-                __state = 2
-        if __state == 1:
-            __stack_1 = None
-            __stack_0 = __stack_0 < c
-            __state = 3
-        if __state == 2:
-            __stack_0 = None
-            __stack_0 = __stack_1
-            __stack_1 = None
-            __state = 3
-        if __state == 3:
-            __t4 = a
-            __t5 = b
-            __t6 = __t4 < __t5
-            __stack_1, __stack_2 = __t5, __t6
-            __t4 = __t5 = None
-            if __t6:
-                __t6 = None
-                __state = 4
-            else:
-                __t6 = None
-                __state = 5
-        if __state == 4:
-            __stack_2 = None
-            __stack_1 = __stack_1 > c
-            __state = 6
-        if __state == 5:
-            __stack_1 = None
-            __stack_1 = __stack_2
-            __stack_2 = None
-            __state = 6
-        if __state == 6:
-            __t7 = a
-            __t8 = b
-            __t9 = __t7 == __t8
-            __stack_2, __stack_3 = __t8, __t9
-            __t7 = __t8 = None
-            if __t9:
-                __t9 = None
-                __state = 7
-            else:
-                __t9 = None
-                __state = 8
-        if __state == 7:
-            __stack_3 = None
-            __stack_2 = __stack_2 == c
-            __state = 9
-        if __state == 8:
-            __stack_2 = None
-            __stack_2 = __stack_3
-            __stack_3 = None
-            __state = 9
-        if __state == 9:
-            __t10 = a
-            __t11 = 0 <= __t10
-            __stack_3, __stack_4 = __t10, __t11
-            __t10 = None
-            if __t11:
-                __t11 = None
-                __state = 10
-            else:
-                __t11 = None
-                __state = 12
-        if __state == 10:
-            __stack_4 = None
-            __t12 = __stack_3 < 10
-            __stack_3, __stack_4 = 10, __t12
-            if __t12:
-                __t12 = None
-                __state = 11
-            else:
-                __t12 = None
-                __state = 12
-        if __state == 11:
-            __stack_4 = None
-            __stack_3 = __stack_3 != b
-            __state = 13
-        if __state == 12:
-            __stack_3 = None
-            __stack_3 = __stack_4
-            __stack_4 = None
-            __state = 13
-        if __state == 13:
-            __t13 = a
-            __t14 = b
-            __t15 = __t13 is not __t14
-            __stack_4, __stack_5 = __t14, __t15
-            __t13 = __t14 = None
-            if __t15:
-                __t15 = None
-                __state = 14
-            else:
-                __t15 = None
-                __state = 15
-        if __state == 14:
-            __stack_5 = None
-            __stack_4 = __stack_4 is not c
-            __state = 16
-        if __state == 15:
-            __stack_4 = None
-            __stack_4 = __stack_5
-            __stack_5 = None
-            __state = 16
-        if __state == 16:
-            __t16 = a
-            __t17 = b
-            __t18 = __t16 < __t17
-            __stack_5, __stack_6 = __t17, __t18
-            __t16 = __t17 = None
-            if __t18:
-                __t18 = None
-                __state = 17
-            else:
-                __t18 = None
-                __state = 19
-        if __state == 17:
-            __stack_6 = None
-            __t19 = c
-            __t20 = __stack_5 <= __t19
-            __stack_5, __stack_6 = __t19, __t20
-            __t19 = None
-            if __t20:
-                __t20 = None
-                __state = 18
-            else:
-                __t20 = None
-                __state = 19
-        if __state == 18:
-            __stack_6 = None
-            return __stack_0, __stack_1, __stack_2, __stack_3, __stack_4, __stack_5 < 10
-        if __state == 19:
-            __stack_5 = None
-            return __stack_0, __stack_1, __stack_2, __stack_3, __stack_4, __stack_6
+    return a < b < c, a < b > c, a == b == c, 0 <= a < 10 != b, a is not b is not c, a < b <= c < 10
+
+
+@case(([1, 2, 300],), ([],), ([0, 255],), ([-1],))
+def chained_comparisons_in_loops_and_returns(color):
+    def in_range(c):
+        return 0 <= c <= 255
+
+    def not_in_range(c):
+        if not 0 <= c <= 255:
+            return True
+        return False
+
+    flags = []
+    for c in color:
+        flags.append(0 < c < 9)
+        if not 0 <= c <= 255:
+            continue
+        flags.append('byte')
+    return all(0 <= c <= 255 for c in color), [c for c in color if 0 < c < 9], {c: 1 < c < 3 < 400 for c in color}, [in_range(c) for c in color], [not_in_range(c) for c in color], flags
 
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 94: unrecognized chained comparison);
+    # depyf: no structured form was found (at offset 138: conditional jump past its enclosing block);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -588,9 +487,22 @@ def calls_with_star_arguments(args, kwargs):
     return [record(*args), record(**kwargs), record(*args, **kwargs), record(0, *args, key='v', **kwargs), record(*args, *args), record(*args, 9, *[8]), record(**kwargs, extra=1), record(1, 2, sep='-'), record()]
 
 
-@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},))
+@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},), ({'b': 5},))
 def dict_displays_inside_dict_displays(extra):
-    return {'a': 1, **extra}, record(b=2, **extra), {**extra, 'c': 3}
+    return {'a': 1, **extra}, record(**{'b': 2, **extra}), {**extra, 'c': 3}
+
+
+@case(('k', 1), ('if', 2), ('a', 3))
+def calls_with_dict_displays_as_keywords(key, value):
+    tries = (lambda: record(a=1, **{'a': 2})), (lambda: record(**{'a': 1, 'a': 2})), (lambda: record(a=0, **{key: value})), (lambda: record(*[key], **{'x y': value, key: 0}))
+    out = [record(**{key: value}), record(b=1, **{key: value}, c=2), record(**{'if': value, 'b': 1})]
+    for call in tries:
+        try:
+            out.append(call())
+        except TypeError:
+            out.append('TypeError')
+            continue
+    return out
 
 
 @case(('a b c',), ('',), (42,))
@@ -634,6 +546,21 @@ def fstrings(a, b):
     return [f'{a}', f'{a!r}', f'{a!s}', f'{a!a}', f'{a:>8}', f'[{b:{width}.{precision}}]', f'{{literal}} {a}', f'b={b!r}', f'{a!r:^{width}}', f'{b:+}' if b is not None else f'{b}', f'{"nested " + str(a)}', f'{a}{b}plain{width}', f'{b:{">" if b else "<"}{width}}']
 
 
+@case(('f', 1), ('g', 2), (None, 0))
+def fstrings_with_a_conditional_before_a_return(a, n):
+    if n == 0:
+        __temp_1 = f'{a}'
+        __temp_2 = f'{n}'
+        if n:
+            return f'{__temp_1}{__temp_2}{"s"}'
+        return f'{__temp_1}{__temp_2}{""}'
+    __temp_3 = f'{a!r}'
+    __temp_4 = f'{n}'
+    if n != 1:
+        return f'{__temp_3} takes {__temp_4} argument{"s"}'
+    return f'{__temp_3} takes {__temp_4} argument{""}'
+
+
 @case(('x', 3), (1.5, 'y'), ((1, 2), 0))
 def percent_formatting(a, b):
     return f'{a!s}-{b!r}', f'{a!s:>5}|', '%(k)s' % {'k': b}, '%%' % ()
@@ -652,6 +579,22 @@ def if_elif_else(x):
     if x % 2:
         result += ' odd'
     return result
+
+
+@case(([1], 0), ([1], 1), ([0], 0), ([2], 0), ([5], 7))
+def nested_ifs_ending_the_function(cell, value):
+    if cell[0] != value:
+        cell[0] = value
+        if not value:
+            cell.append('cleared')
+
+
+@case(([], 0, 0), ([], 1, 0), ([], 0, 1), ([9], 0, 0))
+def nested_ifs_with_and_ending_the_function(log, b, c):
+    if not log:
+        log.append(0)
+        if not b and not c:
+            log.append(1)
 
 
 @case((0, 0), (1, 0), (0, 1), (1, 1), (2, 2))
@@ -1296,6 +1239,16 @@ def generator_with_try_finally(items):
         yield 'cleanup'
 
 
+@case(([], False), ([], True))
+def generator_whose_yield_is_unreachable(log, early):
+    log.append('ran')
+    if early:
+        return None
+    log.append('late')
+    return
+    yield
+
+
 @case((1,), (5,), ('x',))
 async def async_await(x):
     first = await double_later(x)
@@ -1316,145 +1269,65 @@ async def async_for(n):
 
 @case((False,), (True,))
 async def async_with(fail):
-    # depyf: no structured form was found (at offset 32: with statement without its exit handler);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
+    log = []
+    async with AsyncCtx(log, 'a') as a:
+        async with AsyncCtx(log, 'b', suppress=True):
+            log.append(a)
+            if fail:
+                raise KeyError(a)
+    return log
+
+
+@case((0,), (1,), (4,))
+async def async_with_plain_and_nested(n):
+    log = []
+    async with AsyncCtx(log, 'plain'):
+        log.append(n)
+    async with AsyncCtx(log, 'outer') as a:
+        async with AsyncCtx(log, 'inner', suppress=True) as b:
+            log.append((a, b))
+            if n == 1:
+                raise KeyError(n)
+    async with AsyncCtx(log, 'ret'):
+        if n > 3:
+            return log
+    log.append('end')
+    return log
+
+
+@case((0,), (2,), (4,))
+async def async_with_in_async_for(n):
+    log = []
+    async for i in ticks(n):
+        async with AsyncCtx(log, 'loop %d' % i) as x:
+            if i == 0:
+                continue
+            if i == 3:
+                return log
+            log.append(x)
+    return log
+
+
+@case((0,), (3,))
+async def async_with_in_async_generator(n):
+    log = []
+    async with AsyncCtx(log, 'gen') as x:
+        yield x
+        async for i in ticks(n):
+            async with AsyncCtx(log, 'item'):
+                yield i
+    yield log
+
+
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+async def async_generator_while_true_with_else_break(items):
     while True:
-        try:
-            try:
-                if __state == 0:
-                    log = []
-                    __t1 = AsyncCtx(log, 'a')
-                    __t2 = __t1.__aexit__
-                    __stack_0, __stack_1 = __t2, await __t1.__aenter__()
-                    __t1 = __t2 = None
-                    __state = 1
-                if __state == 1:
-                    a = __stack_1
-                    __t3 = AsyncCtx(log, 'b', suppress=True)
-                    __t4 = __t3.__aexit__
-                    __stack_1, __stack_2 = __t4, await __t3.__aenter__()
-                    __t3 = __t4 = None
-                    __state = 2
-                if __state == 2:
-                    __stack_2 = None
-                    log.append(a)
-                    if fail:
-                        __state = 3
-                    else:
-                        __state = 4
-                if __state == 3:
-                    raise KeyError(a)
-                if __state == 4:
-                    await __stack_1(None, None, None)
-                    __stack_1 = None
-                    __state = 5
-                if __state == 5:
-                    await __stack_0(None, None, None)
-                    return log
-                if __state == 11:
-                    __stack_2 = None
-                    __stack_1 = None
-                    __state = 5
-                if __state == 13:
-                    try:
-                        raise __stack_5
-                    finally:
-                        __stack_5 = None
-                if __state == 19:
-                    __stack_1 = None
-                    __stack_0 = None
-                    return log
-                if __state == 21:
-                    try:
-                        raise __stack_4
-                    finally:
-                        __stack_4 = None
-                if __state == 22:
-                    try:
-                        raise __stack_1
-                    finally:
-                        __stack_1 = None
-            except __builtins.BaseException as __exc0:
-                if __state in (0, 5, 19, 21):
-                    __stack_0 = -1
-                    __stack_1 = __exc0
-                    __state = 22
-                elif __state in (1, 4, 13):
-                    __stack_1 = -1
-                    __stack_2 = None
-                    __stack_3 = __exc0
-                    __state = 15
-                elif __state in (2, 3):
-                    __stack_2 = -1
-                    __stack_3 = None
-                    __stack_4 = __exc0
-                    __state = 7
-                else:
-                    raise
-                if __state in (7, 15):
-                    while True:
-                        try:
-                            if __state == 7:
-                                if await __stack_1(__builtins.type(__stack_4), __stack_4, __stack_4.__traceback__):
-                                    __state = 9
-                                else:
-                                    __state = 8
-                            if __state == 8:
-                                try:
-                                    raise __stack_4
-                                finally:
-                                    __stack_4 = None
-                            if __state == 9:
-                                __stack_4 = None
-                                __state = 10
-                            if __state == 10:
-                                __stack_3 = None
-                                __state = 11
-                                break
-                            if __state == 12:
-                                __state = 13
-                                break
-                            if __state == 15:
-                                if await __stack_0(__builtins.type(__stack_3), __stack_3, __stack_3.__traceback__):
-                                    __state = 17
-                                else:
-                                    __state = 16
-                            if __state == 16:
-                                try:
-                                    raise __stack_3
-                                finally:
-                                    __stack_3 = None
-                            if __state == 17:
-                                __stack_3 = None
-                                __state = 18
-                            if __state == 18:
-                                __stack_2 = None
-                                __state = 19
-                                break
-                            if __state == 20:
-                                __state = 21
-                                break
-                        except __builtins.BaseException as __exc1:
-                            if __state in (15, 16):
-                                __stack_3 = -1
-                                __stack_4 = None
-                                __state = 21
-                                raise
-                            elif __state in (7, 8):
-                                __stack_4 = -1
-                                __stack_5 = __exc1
-                                __state = 12
-                            else:
-                                raise
-        except __builtins.BaseException as __esc0:
-            if __state == 21:
-                __stack_0 = -1
-                __stack_1 = __esc0
-                __state = 22
-            else:
-                raise
+        item = items.pop()
+        if item:
+            yield item
+        else:
+            break
+    yield 'end'
 
 
 @case((3,), (0,))
@@ -1462,6 +1335,17 @@ async def async_generator(n):
     async for i in ticks(n):
         yield i * 10
         await asyncio.sleep(0)
+    yield 'end'
+
+
+@case((3,), (0,), (-1,))
+async def async_generator_returning_early(n):
+    if n < 0:
+        return
+    async for i in ticks(n):
+        if i == 2:
+            return
+        yield i
     yield 'end'
 
 
@@ -1473,6 +1357,14 @@ async def async_comprehensions(n):
     return values, filtered, awaited
 
 
+@case((0,), (1,))
+async def async_generator_whose_yield_is_unreachable(x):
+    if x:
+        raise KeyError(x)
+    raise NotImplementedError('abstract')
+    yield
+
+
 @case((4,), (2.25,), (-1,))
 def import_statements(x):
     import math
@@ -1481,6 +1373,18 @@ def import_statements(x):
     from math import sqrt, floor as fl
     import json as serializer
     return math.sqrt(x), os.path.join('a', 'b'), list(OD([('k', x)])), fl(sqrt(x)), serializer.dumps([x])
+
+
+@case((1,), (0,))
+def dotted_imports_as_names(flag):
+    import xml.etree.ElementTree as ET
+    import xml.dom as dom
+    import xml.etree
+    from xml.etree import ElementTree as ET2
+    if flag:
+        import email.mime.text as mt
+        return ET.__name__, dom.__name__, xml.etree.__name__, ET2 is ET, mt.__name__
+    return ET.__name__, dom.__name__
 
 
 @case((1,), (0,))
@@ -1697,9 +1601,8 @@ def tuple_swaps_and_multiple_targets(a, b):
     a, b, c = b, a, a + b
     x = y = [a]
     x.append(b)
-    __temp_1 = a, b
-    p, q = __temp_1
-    r = c
+    __temp_5 = a, b
+    (p, q), r = __temp_5, c
     return a, b, c, y, p, q, r
 
 
@@ -2130,6 +2033,25 @@ def while_true_with_break_in_except(n):
         return log
 
 
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+def while_true_with_else_break(items):
+    out = []
+    while True:
+        item = items.pop()
+        if item:
+            out.append(item)
+        else:
+            return out
+
+
+@case((['x', 'y', 'z', 'x'],), ([],), (['x'],), (['z', 'y', 'x'],))
+def while_loops_ending_the_function(a):
+    while a and a[0] in ('x', 'y'):
+        del a[0]
+    while a and a[-1] in ('x', 'y'):
+        del a[-1]
+
+
 @case((0, 0), (3, 1), (5, 9), (8, 2))
 def while_with_compound_test_and_else(a, b):
     steps = []
@@ -2189,76 +2111,15 @@ def unpacking_into_repeated_names(rows):
 
 @case((0,), (1,), (2,))
 def finally_with_a_branch_at_the_end(n):
-    # depyf: no structured form was found (at offset 156: finally body with its exit copied into a branch);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                log = []
-                __state = 1
-            if __state == 1:
-                if n == 2:
-                    __state = 2
-                else:
-                    __state = 3
-            if __state == 2:
-                raise KeyError(n)
-            if __state == 3:
-                log.append('body')
-                __state = 4
-            if __state == 4:
-                if n:
-                    __state = 5
-                else:
-                    __state = 6
-            if __state == 5:
-                log.append('cleanup')
-                __state = 6
-            if __state == 6:
-                return log
-            if __state == 12:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-        except __builtins.BaseException as __exc0:
-            if __state in (1, 2, 3):
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 8
-            else:
-                raise
-            if __state == 8:
-                while True:
-                    try:
-                        if __state == 8:
-                            if n:
-                                __state = 9
-                            else:
-                                __state = 10
-                        if __state == 9:
-                            log.append('cleanup')
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 10:
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 11:
-                            __state = 12
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state in (8, 9, 10):
-                            __stack_1 = -1
-                            __stack_2 = None
-                            raise
-                        else:
-                            raise
+    log = []
+    try:
+        if n == 2:
+            raise KeyError(n)
+        log.append('body')
+    finally:
+        if n:
+            log.append('cleanup')
+    return log
 
 
 @case(([], []), ([1, 2, 3], []), ([0], []))
@@ -2402,3 +2263,73 @@ def async_for_with_nested_if_else(n):
         return out
 
     return run()
+
+
+@case(([],), ([1, 2, 3],), ([1, None, 3],), ([False, 's'],), (['s', 1],))
+def identity_tests_returning_inside_a_loop(values):
+    counts = [0, 0, 0]
+    for value in values:
+        counts[0] += 1
+        if value is not None:
+            continue
+        return -1, counts
+    for value in values:
+        counts[1] += 1
+        if value is False:
+            return -2, counts
+    for value in values:
+        counts[2] += 1
+        if not value == 's':
+            continue
+        return counts
+    return counts
+
+
+@case(({}, 0), ({}, 1), ({'n': 5}, 2), ({'raise': 1}, 1), ({'raise': 1}, 0))
+def finally_with_a_branch_runs_once(d, c):
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+        else:
+            d['m'] = 2
+
+
+@case(({}, 0), ({}, 1), ({'raise': 1}, 1))
+def finally_with_an_if_at_the_end(d, c):
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+
+
+@case((0, 3), (5, 3), (2, 2))
+def while_loop_first_in_a_with_or_for_body(c, n):
+    log = []
+    calls = []
+
+    def below(limit):
+        calls.append(c)
+        return c < limit
+
+    with Ctx(log, 'plain'):
+        while c < n:
+            c += 1
+    with Ctx(log, 'bound') as name:
+        while below(n + 1):
+            c += 1
+            log.append(name)
+    for _ in range(2):
+        while below(n + 2):
+            c += 1
+        c -= 1
+    return c, log, calls
+
+
+import behaviour_cases_shapes

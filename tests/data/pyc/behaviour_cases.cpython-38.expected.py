@@ -43,8 +43,7 @@ class Ctx:
     and suppresses exceptions when asked to."""
 
     def __init__(self, log, name, suppress=False):
-        self.log, self.name = log, name
-        self.suppress = suppress
+        self.log, self.name, self.suppress = log, name, suppress
 
     def __enter__(self):
         self.log.append('enter ' + self.name)
@@ -139,6 +138,33 @@ def assign_names(a, b):
     y = z = b
     x, y = y, x
     return x, y, z
+
+
+@case((3,), (0,))
+def tuple_assignments_keep_their_order(n):
+    log = []
+
+    def f(x):
+        log.append(x)
+        return x + 1
+
+    a, b, c = (1, 10, 100)
+    box = Box(p=0)
+    seq = [0, 0]
+    for i in range(n):
+        a, b = f(a), f(b)
+        a, b, c = f(c), f(a), f(b)
+        box.p, seq[0] = f(a), f(box.p)
+        seq[1], (a, b) = f(b), (f(a), f(seq[1]))
+        a, b = f(b) + 1, f(a) + 1
+    while n > 0:
+        n -= 1
+        b, a = f(a), f(b)
+    with Ctx(log, 'm'):
+        a, b = f(b), f(a)
+    with Ctx(log, 'n') as name:
+        name, a, b = f(b), f(a), name
+    return log, a, b, c, box, seq
 
 
 @case((1,), ('s',), ([2],))
@@ -288,206 +314,38 @@ def membership(x, container):
 
 @case((1, 2, 3), (3, 2, 1), (2, 2, 2), (0, 5, 5), (1, 'a', 2))
 def chained_comparisons(a, b, c):
-    # depyf: no structured form was found (at offset 16: unstructured jump to offset 22);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = a
-            __t2 = b
-            __stack_0, __stack_1 = __t2, __t1 < __t2
-            __t1 = __t2 = None
-            if __stack_1:
-                __state = 1
-            else:
-                __state = 2
-        if __state == 1:
-            __stack_0 = __stack_0 < c
-            __state = 3
-        if __state == 2:
-            __stack_0 = None
-            __stack_0 = __stack_1
-            __stack_1 = None
-            __state = 3
-        if __state == 3:
-            __t3 = a
-            __t4 = b
-            __stack_1, __stack_2 = __t4, __t3 < __t4
-            __t3 = __t4 = None
-            if __stack_2:
-                __state = 4
-            else:
-                __state = 5
-        if __state == 4:
-            __stack_1 = __stack_1 > c
-            __state = 6
-        if __state == 5:
-            __stack_1 = None
-            __stack_1 = __stack_2
-            __stack_2 = None
-            __state = 6
-        if __state == 6:
-            __t5 = a
-            __t6 = b
-            __stack_2, __stack_3 = __t6, __t5 == __t6
-            __t5 = __t6 = None
-            if __stack_3:
-                __state = 7
-            else:
-                __state = 8
-        if __state == 7:
-            __stack_2 = __stack_2 == c
-            __state = 9
-        if __state == 8:
-            __stack_2 = None
-            __stack_2 = __stack_3
-            __stack_3 = None
-            __state = 9
-        if __state == 9:
-            __t7 = a
-            __stack_3, __stack_4 = __t7, 0 <= __t7
-            __t7 = None
-            if __stack_4:
-                __state = 10
-            else:
-                __state = 12
-        if __state == 10:
-            __stack_3, __stack_4 = 10, __stack_3 < 10
-            if __stack_4:
-                __state = 11
-            else:
-                __state = 12
-        if __state == 11:
-            __stack_3 = __stack_3 != b
-            __state = 13
-        if __state == 12:
-            __stack_3 = None
-            __stack_3 = __stack_4
-            __stack_4 = None
-            __state = 13
-        if __state == 13:
-            __t8 = a
-            __t9 = b
-            __stack_4, __stack_5 = __t9, __t8 is not __t9
-            __t8 = __t9 = None
-            if __stack_5:
-                __state = 14
-            else:
-                __state = 15
-        if __state == 14:
-            __stack_4 = __stack_4 is not c
-            __state = 16
-        if __state == 15:
-            __stack_4 = None
-            __stack_4 = __stack_5
-            __stack_5 = None
-            __state = 16
-        if __state == 16:
-            __t10 = a
-            __t11 = b
-            __stack_5, __stack_6 = __t11, __t10 < __t11
-            __t10 = __t11 = None
-            if __stack_6:
-                __state = 17
-            else:
-                __state = 19
-        if __state == 17:
-            __t12 = c
-            __stack_5, __stack_6 = __t12, __stack_5 <= __t12
-            __t12 = None
-            if __stack_6:
-                __state = 18
-            else:
-                __state = 19
-        if __state == 18:
-            __stack_5 = __stack_5 < 10
-            __state = 20
-        if __state == 19:
-            __stack_5 = None
-            __stack_5 = __stack_6
-            __stack_6 = None
-            __state = 20
-        if __state == 20:
-            return __stack_0, __stack_1, __stack_2, __stack_3, __stack_4, __stack_5
+    return a < b < c, a < b > c, a == b == c, 0 <= a < 10 != b, a is not b is not c, a < b <= c < 10
+
+
+@case(([1, 2, 300],), ([],), ([0, 255],), ([-1],))
+def chained_comparisons_in_loops_and_returns(color):
+    def in_range(c):
+        return 0 <= c <= 255
+
+    def not_in_range(c):
+        if not 0 <= c <= 255:
+            return True
+        return False
+
+    flags = []
+    for c in color:
+        flags.append(0 < c < 9)
+        if 0 <= c <= 255:
+            flags.append('byte')
+    return all(0 <= c <= 255 for c in color), [c for c in color if 0 < c < 9], {c: 1 < c < 3 < 400 for c in color}, [in_range(c) for c in color], [not_in_range(c) for c in color], flags
 
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 16: conditional jump past its enclosing block);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = x
-            __stack_0 = __t1
-            if 0 < __t1:
-                __t1 = None
-                __state = 1
-            else:
-                __t1 = None
-                __state = 2
-        if __state == 1:
-            if __stack_0 < 10:
-                __stack_0 = None
-                __state = 3
-            else:
-                __stack_0 = None
-                __state = 4
-        if __state == 2:
-            __stack_0 = None
-            __state = 4
-        if __state == 3:
-            kind = 'small'
-            __state = 9
-        if __state == 4:
-            __t2 = x
-            __stack_0 = __t2
-            if 10 <= __t2:
-                __t2 = None
-                __state = 5
-            else:
-                __t2 = None
-                __state = 6
-        if __state == 5:
-            if __stack_0 <= 50:
-                __stack_0 = None
-                __state = 7
-            else:
-                __stack_0 = None
-                __state = 8
-        if __state == 6:
-            __stack_0 = None
-            __state = 8
-        if __state == 7:
-            kind = 'medium'
-            __state = 9
-        if __state == 8:
-            kind = 'other'
-            __state = 9
-        if __state == 9:
-            __t3 = x
-            __stack_0 = __t3
-            if 0 < __t3:
-                __t3 = None
-                __state = 10
-            else:
-                __t3 = None
-                __state = 11
-        if __state == 10:
-            if __stack_0 < 5:
-                __stack_0 = None
-                __state = 12
-            else:
-                __stack_0 = None
-                __state = 13
-        if __state == 11:
-            __stack_0 = None
-            __state = 13
-        if __state == 12:
-            x += 2
-            __state = 9
-        if __state == 13:
-            return kind, x
+    if 0 < x < 10:
+        kind = 'small'
+    elif 10 <= x <= 50:
+        kind = 'medium'
+    else:
+        kind = 'other'
+    while 0 < x < 5:
+        x += 2
+    return kind, x
 
 
 @case((0, 0, 0), (1, 0, 2), (0, 'b', None), ('a', '', [1]), ([], [2], 0))
@@ -543,9 +401,22 @@ def calls_with_star_arguments(args, kwargs):
     return [record(*args), record(**kwargs), record(*args, **kwargs), record(0, *args, key='v', **kwargs), record(*args, *args), record(*args, *(9,), *[8]), record(**kwargs, extra=1), record(1, 2, sep='-'), record()]
 
 
-@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},))
+@case(({'k': 3},), ({},), ({'a': 0, 'z': 1},), ({'b': 5},))
 def dict_displays_inside_dict_displays(extra):
-    return {'a': 1, **extra}, record(b=2, **extra), {**extra, 'c': 3}
+    return {'a': 1, **extra}, record(**{'b': 2, **extra}), {**extra, 'c': 3}
+
+
+@case(('k', 1), ('if', 2), ('a', 3))
+def calls_with_dict_displays_as_keywords(key, value):
+    tries = (lambda: record(a=1, **{'a': 2})), (lambda: record(**{'a': 1, 'a': 2})), (lambda: record(a=0, **{key: value})), (lambda: record(*[key], **{'x y': value, key: 0}))
+    out = [record(**{key: value}), record(b=1, **{key: value}, c=2), record(**{'if': value, 'b': 1})]
+    for call in tries:
+        try:
+            out.append(call())
+        except TypeError:
+            out.append('TypeError')
+            continue
+    return out
 
 
 @case(('a b c',), ('',), (42,))
@@ -589,6 +460,13 @@ def fstrings(a, b):
     return [f'{a}', f'{a!r}', f'{a!s}', f'{a!a}', f'{a:>8}', f'[{b:{width}.{precision}}]', f'{{literal}} {a}', f'b={b!r}', f'{a!r:^{width}}', f'{b:+}' if b is not None else f'{b}', f'{"nested " + str(a)}', f'{a}{b}plain{width}', f'{b:{">" if b else "<"}{width}}']
 
 
+@case(('f', 1), ('g', 2), (None, 0))
+def fstrings_with_a_conditional_before_a_return(a, n):
+    if n == 0:
+        return f'{a}{n}{"s" if n else ""}'
+    return f'{a!r} takes {n} argument{"s" if n != 1 else ""}'
+
+
 @case(('x', 3), (1.5, 'y'), ((1, 2), 0))
 def percent_formatting(a, b):
     return '%s-%r' % (a, b), '%5s|' % (a,), '%(k)s' % {'k': b}, '%%' % ()
@@ -607,6 +485,22 @@ def if_elif_else(x):
     if x % 2:
         result += ' odd'
     return result
+
+
+@case(([1], 0), ([1], 1), ([0], 0), ([2], 0), ([5], 7))
+def nested_ifs_ending_the_function(cell, value):
+    if cell[0] != value:
+        cell[0] = value
+        if not value:
+            cell.append('cleared')
+
+
+@case(([], 0, 0), ([], 1, 0), ([], 0, 1), ([9], 0, 0))
+def nested_ifs_with_and_ending_the_function(log, b, c):
+    if not log:
+        log.append(0)
+        if not b and not c:
+            log.append(1)
 
 
 @case((0, 0), (1, 0), (0, 1), (1, 1), (2, 2))
@@ -1083,12 +977,9 @@ def with_return_and_exceptions(x):
 
 @case((1,), (0,), (-3,), (None,))
 def assert_statements(x):
-    if not x is not None:
-        raise AssertionError
-    if not x >= 0:
-        raise AssertionError('negative: %r' % x)
-    if not isinstance(x, int):
-        raise AssertionError(x)
+    assert x is not None
+    assert x >= 0, 'negative: %r' % x
+    assert isinstance(x, int), x
     return x
 
 
@@ -1295,6 +1186,16 @@ def generator_with_try_finally(items):
         yield 'cleanup'
 
 
+@case(([], False), ([], True))
+def generator_whose_yield_is_unreachable(log, early):
+    log.append('ran')
+    if early:
+        return None
+    log.append('late')
+    return
+    yield
+
+
 @case((1,), (5,), ('x',))
 async def async_await(x):
     first = await double_later(x)
@@ -1324,11 +1225,73 @@ async def async_with(fail):
     return log
 
 
+@case((0,), (1,), (4,))
+async def async_with_plain_and_nested(n):
+    log = []
+    async with AsyncCtx(log, 'plain'):
+        log.append(n)
+    async with AsyncCtx(log, 'outer') as a:
+        async with AsyncCtx(log, 'inner', suppress=True) as b:
+            log.append((a, b))
+            if n == 1:
+                raise KeyError(n)
+    async with AsyncCtx(log, 'ret'):
+        if n > 3:
+            return log
+    log.append('end')
+    return log
+
+
+@case((0,), (2,), (4,))
+async def async_with_in_async_for(n):
+    log = []
+    async for i in ticks(n):
+        async with AsyncCtx(log, 'loop %d' % i) as x:
+            if i == 0:
+                continue
+            if i == 3:
+                break
+            log.append(x)
+    return log
+
+
+@case((0,), (3,))
+async def async_with_in_async_generator(n):
+    log = []
+    async with AsyncCtx(log, 'gen') as x:
+        yield x
+        async for i in ticks(n):
+            async with AsyncCtx(log, 'item'):
+                yield i
+    yield log
+
+
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+async def async_generator_while_true_with_else_break(items):
+    while True:
+        item = items.pop()
+        if not item:
+            break
+        yield item
+    yield 'end'
+
+
 @case((3,), (0,))
 async def async_generator(n):
     async for i in ticks(n):
         yield i * 10
         await asyncio.sleep(0)
+    yield 'end'
+
+
+@case((3,), (0,), (-1,))
+async def async_generator_returning_early(n):
+    if n < 0:
+        return
+    async for i in ticks(n):
+        if i == 2:
+            return
+        yield i
     yield 'end'
 
 
@@ -1340,6 +1303,14 @@ async def async_comprehensions(n):
     return values, filtered, awaited
 
 
+@case((0,), (1,))
+async def async_generator_whose_yield_is_unreachable(x):
+    if x:
+        raise KeyError(x)
+    raise NotImplementedError('abstract')
+    yield
+
+
 @case((4,), (2.25,), (-1,))
 def import_statements(x):
     import math
@@ -1348,6 +1319,18 @@ def import_statements(x):
     from math import sqrt, floor as fl
     import json as serializer
     return math.sqrt(x), os.path.join('a', 'b'), list(OD([('k', x)])), fl(sqrt(x)), serializer.dumps([x])
+
+
+@case((1,), (0,))
+def dotted_imports_as_names(flag):
+    import xml.etree.ElementTree as ET
+    import xml.dom as dom
+    import xml.etree
+    from xml.etree import ElementTree as ET2
+    if flag:
+        import email.mime.text as mt
+        return ET.__name__, dom.__name__, xml.etree.__name__, ET2 is ET, mt.__name__
+    return ET.__name__, dom.__name__
 
 
 @case((1,), (0,))
@@ -1388,6 +1371,7 @@ def tokenizer(text):
             i += 1
             continue
         raise SyntaxError('bad character %r at %d' % (ch, i))
+        break
     return tokens
 
 
@@ -1430,8 +1414,7 @@ def grouping_with_dict_methods(pairs):
 
 @case((3, 4), (0, 0), (-1, 2))
 def state_machine(a, b):
-    state, steps = 'start', 0
-    out = []
+    state, steps, out = 'start', 0, []
     while state != 'end':
         steps += 1
         if steps > 20:
@@ -1469,13 +1452,11 @@ def attribute_and_literal_method_access(x):
 @case((1, 2), (0, 0))
 def tuple_swaps_and_multiple_targets(a, b):
     a, b = b, a
-    a, b = b, a
-    c = a + b
+    a, b, c = b, a, a + b
     x = y = [a]
     x.append(b)
     __temp_1 = a, b
-    p, q = __temp_1
-    r = c
+    (p, q), r = __temp_1, c
     return a, b, c, y, p, q, r
 
 
@@ -1889,6 +1870,25 @@ def while_true_with_break_in_except(n):
     return log
 
 
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+def while_true_with_else_break(items):
+    out = []
+    while True:
+        item = items.pop()
+        if not item:
+            break
+        out.append(item)
+    return out
+
+
+@case((['x', 'y', 'z', 'x'],), ([],), (['x'],), (['z', 'y', 'x'],))
+def while_loops_ending_the_function(a):
+    while a and a[0] in ('x', 'y'):
+        del a[0]
+    while a and a[-1] in ('x', 'y'):
+        del a[-1]
+
+
 @case((0, 0), (3, 1), (5, 9), (8, 2))
 def while_with_compound_test_and_else(a, b):
     # depyf: no structured form was found (at offset 10: conditional jump past its enclosing block);
@@ -2210,3 +2210,71 @@ def async_for_with_nested_if_else(n):
         return out
 
     return run()
+
+
+@case(([],), ([1, 2, 3],), ([1, None, 3],), ([False, 's'],), (['s', 1],))
+def identity_tests_returning_inside_a_loop(values):
+    counts = [0, 0, 0]
+    for value in values:
+        counts[0] += 1
+        if value is None:
+            return -1, counts
+    for value in values:
+        counts[1] += 1
+        if value is False:
+            return -2, counts
+    for value in values:
+        counts[2] += 1
+        if value == 's':
+            break
+    return counts
+
+
+@case(({}, 0), ({}, 1), ({'n': 5}, 2), ({'raise': 1}, 1), ({'raise': 1}, 0))
+def finally_with_a_branch_runs_once(d, c):
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+        else:
+            d['m'] = 2
+
+
+@case(({}, 0), ({}, 1), ({'raise': 1}, 1))
+def finally_with_an_if_at_the_end(d, c):
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+
+
+@case((0, 3), (5, 3), (2, 2))
+def while_loop_first_in_a_with_or_for_body(c, n):
+    log = []
+    calls = []
+
+    def below(limit):
+        calls.append(c)
+        return c < limit
+
+    with Ctx(log, 'plain'):
+        while c < n:
+            c += 1
+    with Ctx(log, 'bound') as name:
+        while below(n + 1):
+            c += 1
+            log.append(name)
+    for _ in range(2):
+        while below(n + 2):
+            c += 1
+        c -= 1
+    return c, log, calls
+
+
+import behaviour_cases_shapes

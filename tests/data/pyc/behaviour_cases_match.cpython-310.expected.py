@@ -150,3 +150,23 @@ def match_command_interpreter(command):
             log.append('unknown')
     log.append('after match')
     return log
+
+
+@case(([],), ([1, 2, 3],), ([None, 1],), ([2, 0],), ([[4], 1, 2],))
+def match_ending_a_for_body(values):
+    log = []
+    for value in values:
+        log.append(value)
+        match value:
+            case None | 2:
+                log.append('none or two')
+            case 1:
+                break
+    for value in values:
+        log.append(value)
+        match value:
+            case [a]:
+                log.append(a)
+            case 2:
+                return log
+    return log

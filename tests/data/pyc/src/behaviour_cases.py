@@ -140,6 +140,36 @@ def assign_names(a, b):
     return x, y, z
 
 
+@case((3,), (0,))
+def tuple_assignments_keep_their_order(n):
+    # the compiler swaps the values (ROT_TWO/ROT_THREE, SWAP) or reorders
+    # the stores instead of building a tuple: every right-hand side still
+    # runs first, left to right, then the targets are stored left to right
+    log = []
+
+    def f(x):
+        log.append(x)
+        return x + 1
+
+    a, b, c = 1, 10, 100
+    box = Box(p=0)
+    seq = [0, 0]
+    for i in range(n):
+        a, b = f(a), f(b)
+        a, b, c = f(c), f(a), f(b)
+        box.p, seq[0] = f(a), f(box.p)
+        seq[1], (a, b) = f(b), (f(a), f(seq[1]))
+        a, b = f(b) + 1, f(a) + 1
+    while n > 0:
+        n -= 1
+        b, a = f(a), f(b)
+    with Ctx(log, "m"):
+        a, b = f(b), f(a)
+    with Ctx(log, "n") as name:
+        name, a, b = f(b), f(a), name
+    return log, a, b, c, box, seq
+
+
 @case((1,), ("s",), ([2],))
 def assign_attributes(a):
     box = Box()
@@ -291,6 +321,29 @@ def chained_comparisons(a, b, c):
     return a < b < c, a < b > c, a == b == c, 0 <= a < 10 != b, a is not b is not c, a < b <= c < 10
 
 
+@case(([1, 2, 300],), ([],), ([0, 255],), ([-1],))
+def chained_comparisons_in_loops_and_returns(color):
+    # a generator expression has no state-machine fallback: the chain must
+    # be structured (3.8-3.10 save the middle operand with DUP_TOP; ROT_THREE,
+    # 3.12+ with COPY/POP_JUMP/POP_TOP, and copy the return into the cleanup)
+    def in_range(c):
+        return 0 <= c <= 255
+
+    def not_in_range(c):
+        if not 0 <= c <= 255:
+            return True
+        return False
+
+    flags = []
+    for c in color:
+        flags.append(0 < c < 9)
+        if 0 <= c <= 255:
+            flags.append("byte")
+    return (all(0 <= c <= 255 for c in color), [c for c in color if 0 < c < 9],
+            {c: 1 < c < 3 < 400 for c in color}, [in_range(c) for c in color],
+            [not_in_range(c) for c in color], flags)
+
+
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
     if 0 < x < 10:
@@ -368,10 +421,25 @@ def calls_with_star_arguments(args, kwargs):
     ]
 
 
-@case(({"k": 3},), ({},), ({"a": 0, "z": 1},))
+@case(({"k": 3},), ({},), ({"a": 0, "z": 1},), ({"b": 5},))
 def dict_displays_inside_dict_displays(extra):
     # (3.8 builds the inner display with BUILD_MAP_UNPACK, then merges it)
     return {**{"a": 1, **extra}}, record(**{"b": 2, **extra}), {**extra, **{"c": 3}}
+
+
+@case(("k", 1), ("if", 2), ("a", 3))
+def calls_with_dict_displays_as_keywords(key, value):
+    # keys that are no names, repeated keys and keys a keyword repeats must
+    # stay in their `**{...}`; the first of each pair raises TypeError
+    tries = (lambda: record(a=1, **{"a": 2}), lambda: record(**{"a": 1, "a": 2}),
+             lambda: record(a=0, **{key: value}), lambda: record(*[key], **{"x y": value, key: 0}))
+    out = [record(**{key: value}), record(b=1, **{key: value}, c=2), record(**{"if": value, "b": 1})]
+    for call in tries:
+        try:
+            out.append(call())
+        except TypeError:
+            out.append("TypeError")
+    return out
 
 
 @case(("a b c",), ("",), (42,))
@@ -427,6 +495,14 @@ def fstrings(a, b):
     ]
 
 
+@case(("f", 1), ("g", 2), (None, 0))
+def fstrings_with_a_conditional_before_a_return(a, n):
+    # 3.10 and 3.12+ copy the return into both arms of the conditional
+    if n == 0:
+        return f"{a}" f"{n}" f"{'s' if n else ''}"
+    return f'{a!r} takes {n}' f" argument{'s' if n != 1 else ''}"
+
+
 @case(("x", 3), (1.5, "y"), ((1, 2), 0))
 def percent_formatting(a, b):
     return "%s-%r" % (a, b), "%5s|" % (a,), "%(k)s" % {"k": b}, "%%" % ()
@@ -447,6 +523,23 @@ def if_elif_else(x):
     if x % 2:
         result += " odd"
     return result
+
+
+@case(([1], 0), ([1], 1), ([0], 0), ([2], 0), ([5], 7))
+def nested_ifs_ending_the_function(cell, value):
+    # 3.10/3.11 copy the implicit `return None` into the inner if's jump
+    if cell[0] != value:
+        cell[0] = value
+        if not value:
+            cell.append("cleared")
+
+
+@case(([], 0, 0), ([], 1, 0), ([], 0, 1), ([9], 0, 0))
+def nested_ifs_with_and_ending_the_function(log, b, c):
+    if not log:
+        log.append(0)
+        if not b and not c:
+            log.append(1)
 
 
 @case((0, 0), (1, 0), (0, 1), (1, 1), (2, 2))
@@ -955,6 +1048,17 @@ def generator_with_try_finally(items):
         yield "cleanup"
 
 
+@case(([], False), ([], True))
+def generator_whose_yield_is_unreachable(log, early):
+    # still a generator: calling it runs nothing until it is drained
+    log.append("ran")
+    if early:
+        return
+    log.append("late")
+    return
+    yield
+
+
 # --- async ---------------------------------------------------------------------------------
 
 @case((1,), (5,), ("x",))
@@ -986,11 +1090,76 @@ async def async_with(fail):
     return log
 
 
+@case((0,), (1,), (4,))
+async def async_with_plain_and_nested(n):
+    log = []
+    async with AsyncCtx(log, "plain"):
+        log.append(n)
+    async with AsyncCtx(log, "outer") as a:
+        async with AsyncCtx(log, "inner", suppress=True) as b:
+            log.append((a, b))
+            if n == 1:
+                raise KeyError(n)
+    async with AsyncCtx(log, "ret"):
+        if n > 3:
+            return log
+    log.append("end")
+    return log
+
+
+@case((0,), (2,), (4,))
+async def async_with_in_async_for(n):
+    log = []
+    async for i in ticks(n):
+        async with AsyncCtx(log, "loop %d" % i) as x:
+            if i == 0:
+                continue
+            if i == 3:
+                break
+            log.append(x)
+    return log
+
+
+@case((0,), (3,))
+async def async_with_in_async_generator(n):
+    log = []
+    async with AsyncCtx(log, "gen") as x:
+        yield x
+        async for i in ticks(n):
+            async with AsyncCtx(log, "item"):
+                yield i
+    yield log
+
+
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+async def async_generator_while_true_with_else_break(items):
+    # 3.8/3.9 leave a dead `JUMP head` after the if/else
+    while True:
+        item = items.pop()
+        if item:
+            yield item
+        else:
+            break
+    yield "end"
+
+
 @case((3,), (0,))
 async def async_generator(n):
     async for i in ticks(n):
         yield i * 10
         await asyncio.sleep(0)
+    yield "end"
+
+
+@case((3,), (0,), (-1,))
+async def async_generator_returning_early(n):
+    # `return None` would be a SyntaxError in an async generator
+    if n < 0:
+        return
+    async for i in ticks(n):
+        if i == 2:
+            return
+        yield i
     yield "end"
 
 
@@ -1000,6 +1169,15 @@ async def async_comprehensions(n):
     filtered = [i async for i in ticks(n) if i % 2 == 0]
     awaited = [await double_later(i) for i in range(n)]
     return values, filtered, awaited
+
+
+@case((0,), (1,))
+async def async_generator_whose_yield_is_unreachable(x):
+    # still an async generator, not a coroutine
+    if x:
+        raise KeyError(x)
+    raise NotImplementedError("abstract")
+    yield b""
 
 
 # --- imports ---------------------------------------------------------------------------------
@@ -1013,6 +1191,19 @@ def import_statements(x):
     import json as serializer
     return (math.sqrt(x), os.path.join("a", "b"), list(OD([("k", x)])), fl(sqrt(x)),
             serializer.dumps([x]))
+
+
+@case((1,), (0,))
+def dotted_imports_as_names(flag):
+    # `import a.b.c as d` fetches a.b then a.b.c with IMPORT_FROM
+    import xml.etree.ElementTree as ET
+    import xml.dom as dom
+    import xml.etree
+    from xml.etree import ElementTree as ET2
+    if flag:
+        import email.mime.text as mt
+        return ET.__name__, dom.__name__, xml.etree.__name__, ET2 is ET, mt.__name__
+    return ET.__name__, dom.__name__
 
 
 @case((1,), (0,))
@@ -1445,6 +1636,28 @@ def while_true_with_break_in_except(n):
     return log
 
 
+@case(([0, 2, 1],), ([0],), ([5, 0, 3],))
+def while_true_with_else_break(items):
+    out = []
+    while True:
+        item = items.pop()
+        if item:
+            out.append(item)
+        else:
+            break
+    return out
+
+
+@case((["x", "y", "z", "x"],), ([],), (["x"],), (["z", "y", "x"],))
+def while_loops_ending_the_function(a):
+    # 3.12+ copies the `return None` after the second loop into each of
+    # the exits of its test at the bottom
+    while a and a[0] in ("x", "y"):
+        del a[0]
+    while a and a[-1] in ("x", "y"):
+        del a[-1]
+
+
 @case((0, 0), (3, 1), (5, 9), (8, 2))
 def while_with_compound_test_and_else(a, b):
     steps = []
@@ -1659,3 +1872,80 @@ def async_for_with_nested_if_else(n):
                 out.append(3)
         return out
     return run()
+
+
+@case(([],), ([1, 2, 3],), ([1, None, 3],), ([False, "s"],), (["s", 1],))
+def identity_tests_returning_inside_a_loop(values):
+    # the code of `if x is None: return` is that of a lone `case None:`:
+    # it must stay an `if` (3.12 read it as a match followed by a `break`)
+    counts = [0, 0, 0]
+    for value in values:
+        counts[0] += 1
+        if value is None:
+            return -1, counts
+    for value in values:
+        counts[1] += 1
+        if value is False:
+            return -2, counts
+    for value in values:
+        counts[2] += 1
+        if value == "s":
+            break
+    return counts
+
+
+@case(({}, 0), ({}, 1), ({"n": 5}, 2), ({"raise": 1}, 1), ({"raise": 1}, 0))
+def finally_with_a_branch_runs_once(d, c):
+    # the normal exit's copy of the finally body jumps to a copy of the
+    # return after it (3.9-3.11), and 3.12 copies the closing RERAISE into
+    # the branches: the copy is no try code, and the finally runs once
+    try:
+        d["body"] = 1
+        if "raise" in d:
+            raise KeyError
+    finally:
+        if c:
+            d["n"] = d.get("n", 0) + 1
+        else:
+            d["m"] = 2
+
+
+@case(({}, 0), ({}, 1), ({"raise": 1}, 1))
+def finally_with_an_if_at_the_end(d, c):
+    try:
+        d["body"] = 1
+        if "raise" in d:
+            raise KeyError
+    finally:
+        if c:
+            d["n"] = d.get("n", 0) + 1
+
+
+@case((0, 3), (5, 3), (2, 2))
+def while_loop_first_in_a_with_or_for_body(c, n):
+    # a target slot (with, for) counted in the region's base made the
+    # while's test start at its jump: the copy of the test at the bottom
+    # was read into the body, calling __exit__ on its value (3.11+) or
+    # evaluating it once more after the loop
+    log = []
+    calls = []
+
+    def below(limit):
+        calls.append(c)
+        return c < limit
+
+    with Ctx(log, "plain"):
+        while c < n:
+            c += 1
+    with Ctx(log, "bound") as name:
+        while below(n + 1):
+            c += 1
+            log.append(name)
+    for _ in range(2):
+        while below(n + 2):
+            c += 1
+        c -= 1
+    return c, log, calls
+
+
+import behaviour_cases_shapes  # noqa: E402,F401  (registers its cases in CASES)
