@@ -130,7 +130,7 @@ def return_in_for_else_in_with(xs):
 
 
 @case(([1, 2],), ([],))
-def async_with_in_async_generator(xs):
+def async_with_inside_an_async_generator(xs):
     import asyncio
 
     class ACtx:

@@ -21,7 +21,7 @@ def test_there_are_shape_cases():
 # still decompiled to the (correct) state machine on these versions
 STILL_FALLING_BACK = {
     "return_in_for_else_in_with": (3, 9),      # "stack underflow at CALL" and kin
-    "async_with_in_async_generator": (3, 12),  # cannot structure END_ASYNC_FOR / PUSH_EXC_INFO
+    "async_with_inside_an_async_generator": (3, 12),  # cannot structure END_ASYNC_FOR / PUSH_EXC_INFO
 }
 
 

@@ -5,6 +5,7 @@
 dp_node *dp_node_new(dp_arena *ar, int kind) {
     dp_node *n = dp_alloc(ar, sizeof *n);
     if (n != NULL) {
+        n->seq = ++ar->nodes;
         n->kind = kind;
         n->line = -1;
         n->offset = -1;

@@ -101,6 +101,7 @@ struct dp_node {
     dp_node *a, *b, *c;
     dp_nodes l1, l2, l3, l4;
     int *ops;          /* E_COMPARE: dp_cmpop for each comparator */
+    size_t seq;        /* creation order in its arena: later nodes were built later */
 };
 
 dp_node *dp_node_new(dp_arena *ar, int kind);

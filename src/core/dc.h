@@ -82,6 +82,7 @@ typedef struct dc {
                                        by target, returns, jumps): built on first use, or NULL */
     const char *except_name; /* name bound by the innermost `except ... as` */
     int base;          /* stack depth at the start of the region being walked */
+    dp_node **base_vals; /* the values below `base` then (NULL: not kept) */
     char why[200];     /* why structuring failed (shown by the fallback), "" if it did not */
     int used_fallback; /* the body is fallback.c's state machine */
     int refused;       /* ... because the structured form failed validation (why says how) */

@@ -50,9 +50,16 @@
 #define MAX_DEEP 8           /* nesting of lambdas/comprehensions compared in full */
 #define EQ_ARENA_LIMIT ((size_t)1 << 29)
 
-enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_GLOBAL, T_VAR, T_EV, T_IS, T_RET, T_NOT };
+enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_GLOBAL, T_VAR, T_EV, T_IS, T_RET, T_NOT, T_EXTEND, T_SLICE, T_NEW };
+/* c of a T_EV term: what is known of the value's type (until a sync point
+ * generalizes it) */
+enum { EV_ANY, EV_LIST };
+/* c of a T_VAR: a known truth (1 true, 2 false), and VAR_LIST when it is a
+ * list built here.  A class code (shapes) is its number << CB_SHIFT, with
+ * the truth in bits 0-1, unboundness in bits 2-3 and CB_LIST. */
+enum { VAR_LIST = 4, CB_LIST = 16, CB_SHIFT = 5 };
 /* shape codes of literal values (class ids are >= 0) */
-enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26), C_GLOBAL = -(1 << 28) };
+enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26), C_GLOBAL = -(1 << 28), C_EXTEND = -(1 << 30) };
 enum { B_SETUP, B_HANDLER };
 enum { EXC_TYPE = 100, EXC_VALUE, EXC_TB, PREV_TYPE, PREV_VALUE, PREV_TB };
 
@@ -114,6 +121,7 @@ typedef struct eq {
     const dp_const **const_ptr; /* const id -> the constant */
     int32_t cidcap;
     int32_t nev;
+    int32_t nnew[2]; /* empty containers each side made since its states were instantiated */
     /* generalization scratch, indexed by term id */
     int32_t *stamp, *cls;
     int32_t scap, cur_stamp;
@@ -591,13 +599,22 @@ static int32_t literal(eq *E, int32_t t, int is_loc) {
     }
 }
 
+/* A list built here (its type cannot be another). */
+static int is_list(const eq *E, int32_t t) {
+    const term *x = &E->t[t];
+    return (x->kind == T_EV && x->c == EV_LIST) || (x->kind == T_VAR && (x->c & VAR_LIST)) ||
+           (x->kind == T_NEW && x->a == IR_BUILD_LIST);
+}
+
 /* The bits a class carries: whether it is unbound (1) or maybe unbound
  * (2), and a known truth (1 true, 2 false). */
 static int32_t class_bits(eq *E, int32_t t) {
     const term *x = &E->t[t];
     if (x->kind == T_UNBOUND)
         return 1 << 2;
-    return x->kind == T_VAR ? (x->b << 2) | x->c : 0;
+    if (x->kind == T_EV || x->kind == T_NEW)
+        return is_list(E, t) ? CB_LIST : 0;
+    return x->kind == T_VAR ? (x->b << 2) | (x->c & 3) | (x->c & VAR_LIST ? CB_LIST : 0) : 0;
 }
 
 static int scratch(eq *E) {
@@ -638,9 +655,11 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
+            else if (s == 1 && E->t[t].kind == T_EXTEND && E->stamp[E->t[t].a] == E->cur_stamp)
+                val[k++] = C_EXTEND - (E->cls[E->t[t].a] >> CB_SHIFT); /* the method of A's value */
             else if (s == 0) {
                 E->stamp[t] = E->cur_stamp;
-                val[k++] = E->cls[t] = (ncls++ << 4) | class_bits(E, t);
+                val[k++] = E->cls[t] = (ncls++ << CB_SHIFT) | class_bits(E, t);
             } else
                 val[k++] = C_OPAQUE;
         }
@@ -680,7 +699,7 @@ static int meet(eq *E, const ventry *v, const int32_t *s, int32_t *m) {
             m[k] = a == b ? a : (a < 0 && a != C_OPAQUE ? a : C_OPAQUE);
             continue;
         }
-        int32_t tc = a >> 4, found = -1;
+        int32_t tc = a >> CB_SHIFT, found = -1;
         if (tc > na) {
             free(first);
             return CANT("bad shape");
@@ -693,7 +712,7 @@ static int meet(eq *E, const ventry *v, const int32_t *s, int32_t *m) {
                     found = extra[3 * q + 2];
         if (found < 0 && k < na) {
             int32_t ua = (a >> 2) & 3, ub = (b >> 2) & 3;
-            found = (np++ << 4) | ((ua == ub ? ua : 2) << 2) | ((a & 3) == (b & 3) ? (a & 3) : 0);
+            found = (np++ << CB_SHIFT) | ((ua == ub ? ua : 2) << 2) | ((a & 3) == (b & 3) ? (a & 3) : 0) | (a & b & CB_LIST);
             if (fs[tc] < 0) {
                 fs[tc] = b;
                 fm[tc] = found;
@@ -827,18 +846,19 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
     E->gen++;
     E->nt = E->persist;
     E->nev = 0;
+    E->nnew[0] = E->nnew[1] = 0;
     int32_t ncls = 0, nval = v->sp[0] + E->s[0].nloc + v->sp[1] + E->s[1].nloc;
     for (int32_t k = 0; k < nval; k++)
-        if ((v->val[k] >> 4) >= ncls)
-            ncls = (v->val[k] >> 4) + 1;
+        if ((v->val[k] >> CB_SHIFT) >= ncls)
+            ncls = (v->val[k] >> CB_SHIFT) + 1;
     int32_t base = E->nt;
     for (int32_t c = 0; c < ncls; c++)
         if (new_term(E, T_VAR, c, 0, 0) < 0)
             return -1;
     for (int32_t k = 0; k < nval; k++)
         if (v->val[k] >= 0) {
-            E->t[base + (v->val[k] >> 4)].b = (v->val[k] >> 2) & 3;
-            E->t[base + (v->val[k] >> 4)].c = v->val[k] & 3;
+            E->t[base + (v->val[k] >> CB_SHIFT)].b = (v->val[k] >> 2) & 3;
+            E->t[base + (v->val[k] >> CB_SHIFT)].c = (v->val[k] & 3) | (v->val[k] & CB_LIST ? VAR_LIST : 0);
         }
     sstate *st[2] = {A, B};
     int32_t k = 0;
@@ -850,9 +870,10 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
         int32_t n = v->sp[s] + E->s[s].nloc;
         for (int32_t p = 0; p < n; p++, k++) {
             int32_t c = v->val[k], t;
-            if (c >= 0) t = ((c >> 2) & 3) == 1 ? E->unbound_t : base + (c >> 4);
+            if (c >= 0) t = ((c >> 2) & 3) == 1 ? E->unbound_t : base + (c >> CB_SHIFT);
             else if (c == C_NULL) t = E->null_t;
             else if (c == C_OPAQUE) t = E->opaque_t;
+            else if (c <= C_EXTEND) t = cons(E, T_EXTEND, base + (C_EXTEND - c), 0, 0);
             else if (c <= C_GLOBAL) t = cons(E, T_GLOBAL, C_GLOBAL - c, 0, 0);
             else if (c <= C_CONST) t = E->const_term[C_CONST - c];
             else t = cons(E, T_RET, C_RET - c, s, 0);
@@ -877,8 +898,8 @@ static int const_jump(eq *E, int s, sstate *st, const dp_instr *x) {
     const term *t = &E->t[st->stack[st->sp - 1]];
     const dp_const *c = const_of(E, st->stack[st->sp - 1]);
     int none_test = x->op == IR_POP_JUMP_IF_NONE || x->op == IR_POP_JUMP_IF_NOT_NONE, truth;
-    if (t->kind == T_VAR && t->c && !none_test)
-        truth = t->c == 1; /* tested before on this path: the compiler threads such jumps */
+    if (t->kind == T_VAR && (t->c & 3) && !none_test)
+        truth = (t->c & 3) == 1; /* tested before on this path: the compiler threads such jumps */
     else if (c == NULL)
         return 0;
     else if (none_test)
@@ -936,6 +957,7 @@ static int maybe_unbound(const eq *E, int32_t t) {
 
 /* Executes the instruction at st->pc if it is pure: 1 done, 0 it is an
  * observable operation (st unchanged), -1 error. */
+
 static int pure_step(eq *E, int s, sstate *st) {
     side *S = &E->s[s];
     const dp_instr *x = &S->f.ins[st->pc];
@@ -955,6 +977,23 @@ static int pure_step(eq *E, int s, sstate *st) {
         break;
     case IR_LOAD_CONST: case IR_LOAD_CLOSURE:
         if (push(E, s, st, S->tcst[st->pc]) < 0)
+            return -1;
+        break;
+    case IR_BUILD_SLICE: /* a slice object runs no code: the slice of its bounds */
+        if ((x->arg != 2 && x->arg != 3) || need(E, s, st, x->arg) < 0)
+            return x->arg != 2 && x->arg != 3 ? CANT("bad BUILD_SLICE") : -1;
+        t = cons(E, T_SLICE, st->stack[st->sp - x->arg], st->stack[st->sp - x->arg + 1],
+                 x->arg == 3 ? st->stack[st->sp - 1] : E->none_t);
+        st->sp -= x->arg;
+        if (t < 0 || push(E, s, st, t) < 0)
+            return -1;
+        break;
+    case IR_BUILD_LIST: case IR_BUILD_MAP: case IR_BUILD_SET:
+        /* an empty container runs no code: the k-th one made on one side is
+         * the k-th on the other, whenever each was made */
+        if (x->arg != 0)
+            return 0;
+        if ((t = cons(E, T_NEW, x->op, E->nnew[s]++, 0)) < 0 || push(E, s, st, t) < 0)
             return -1;
         break;
     case IR_BUILD_TUPLE: /* `()` is the constant the compiler folds it to */
@@ -1015,6 +1054,17 @@ static int pure_step(eq *E, int s, sstate *st) {
         if ((u = pop(E, s, st)) < 0 || (t = pop(E, s, st)) < 0 || push(E, s, st, cons(E, T_IS, t, u, x->arg != 0)) < 0)
             return -1;
         break;
+    case IR_LOAD_METHOD: { /* `lst.extend` of a list built here: no lookup can run code */
+        int32_t obj = st->sp > 0 ? st->stack[st->sp - 1] : -1;
+        if (obj < 0 || !is_list(E, obj) || x->name == NULL || strcmp(x->name, "extend") != 0)
+            return 0;
+        st->sp--;
+        int32_t m = cons(E, T_EXTEND, obj, 0, 0);
+        if (m < 0 || push(E, s, st, E->minor >= 13 ? m : E->null_t) < 0 ||
+            push(E, s, st, E->minor >= 13 ? E->null_t : m) < 0)
+            return -1;
+        break;
+    }
     case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE: case IR_POP_JUMP_IF_NOT_NONE:
     case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
         if (need(E, s, st, 1) < 0)
@@ -1335,6 +1385,13 @@ static int op_class(int op) { return op == IR_LOAD_METHOD ? IR_LOAD_ATTR : op; }
 
 /* Same operation with the same arguments (jump targets aside; whether a
  * call's callable is a slot pair is seen on its inputs). */
+/* Operations on a collection below their operands: the argument is that
+ * depth, and the collection itself is one of the inputs compared. */
+static int depth_operand(int op) {
+    return op == IR_LIST_APPEND || op == IR_SET_ADD || op == IR_MAP_ADD || op == IR_LIST_EXTEND ||
+           op == IR_SET_UPDATE || op == IR_DICT_UPDATE || op == IR_DICT_MERGE;
+}
+
 static int same_op(eq *E, const sstate *A, const sstate *B) {
     const dp_instr *a = &E->s[0].f.ins[A->pc], *b = &E->s[1].f.ins[B->pc];
     int32_t mask = a->op == IR_CALL || a->op == IR_CALL_EX ? ~DP_CALL_PAIR : ~0;
@@ -1344,7 +1401,7 @@ static int same_op(eq *E, const sstate *A, const sstate *B) {
      * locals), which differs with the order names are first used */
     int named = a->name != NULL && a->op != IR_LOAD_SUPER_ATTR;
     if (a->target < 0 && !named && a->op != IR_RERAISE && a->op != IR_FOR_ITER && a->op != IR_CONTAINS &&
-        a->arg != b->arg)
+        !depth_operand(a->op) && a->arg != b->arg)
         return 0;
     return E->s[0].tcst[A->pc] == E->s[1].tcst[B->pc];
 }
@@ -1365,6 +1422,21 @@ static int apply(eq *E, int s, sstate *st, const dp_instr *x, int32_t n) {
     case IR_CONTAINS: /* `not in` is the negation of `in` (branches on either agree) */
         st->sp -= 2;
         return push(E, s, st, x->arg ? cons(E, T_NOT, ev(E, n, 0), 0, 0) : ev(E, n, 0));
+    case IR_BUILD_LIST: /* [x1..xn] -> [list] */
+        if (x->arg < 0 || x->arg > st->sp)
+            return CANT("bad BUILD_LIST");
+        st->sp -= x->arg;
+        return push(E, s, st, cons(E, T_EV, n, 0, EV_LIST));
+    case IR_BINARY_SUBSCR: { /* a slice of a list is a list */
+        int32_t c = is_list(E, st->stack[st->sp - 2]) && E->t[st->stack[st->sp - 1]].kind == T_SLICE ? EV_LIST : EV_ANY;
+        st->sp -= 2;
+        return push(E, s, st, cons(E, T_EV, n, 0, c));
+    }
+    case IR_BINARY_SLICE: { /* 3.12+: [a, lo, hi] */
+        int32_t c = is_list(E, st->stack[st->sp - 3]) ? EV_LIST : EV_ANY;
+        st->sp -= 3;
+        return push(E, s, st, cons(E, T_EV, n, 0, c));
+    }
     case IR_LOAD_METHOD: /* [obj] -> [NULL, attr] ([attr, NULL] from 3.13 on) */
         st->sp--;
         if (push(E, s, st, E->minor >= 13 ? ev(E, n, 0) : E->null_t) < 0)
@@ -1536,9 +1608,39 @@ static int control(eq *E, sstate *A, sstate *B, int32_t n) {
     }
 }
 
+/* The original's LIST_EXTEND against the output's `lst.extend(it)`, the
+ * method of a list built here (see pure_step): 1 done, 0 not this case. */
+static int extend_call(eq *E, sstate *A, sstate *B) {
+    const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
+    int pair = (xb->arg2 & DP_CALL_PAIR) != 0, below = pair ? 3 : 2;
+    if (xa->op != IR_LIST_EXTEND || xb->op != IR_CALL || xb->arg != 1 || xb->cst != NULL || xa->arg < 1 ||
+        A->sp < xa->arg + 1 || B->sp < below)
+        return 0;
+    int32_t m = B->stack[B->sp - 2], other = pair ? B->stack[B->sp - 3] : E->null_t;
+    if (E->t[m].kind != T_EXTEND) {
+        int32_t t = m;
+        m = other, other = t;
+    }
+    if (E->t[m].kind != T_EXTEND || other != E->null_t || E->t[m].a != A->stack[A->sp - 1 - xa->arg] ||
+        B->stack[B->sp - 1] != A->stack[A->sp - 1] || B->stack[B->sp - 1] == E->opaque_t)
+        return 0;
+    int32_t n = E->nev++;
+    if (may_raise(E, A, B, n) < 0)
+        return -1;
+    A->sp -= 1;
+    B->sp -= below;
+    if (push(E, 1, B, E->none_t) < 0) /* list.extend returns None */
+        return -1;
+    A->pc++, B->pc++;
+    return enqueue(E, A, B) < 0 ? -1 : 1;
+}
+
 /* Both sides are at an observable operation that is no branch. */
 static int event(eq *E, sstate *A, sstate *B) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
+    int r = extend_call(E, A, B);
+    if (r != 0)
+        return r < 0 ? -1 : 0;
     if (!same_op(E, A, B))
         return NEQ("offset %d: %s%s%s, but offset %d: %s%s%s", xa->offset, dp_irop_name(xa->op),
                    xa->name ? " " : "", xa->name ? xa->name : "", xb->offset, dp_irop_name(xb->op),
@@ -1559,7 +1661,7 @@ static int event(eq *E, sstate *A, sstate *B) {
                        xa->offset);
     }
     int32_t n = E->nev++;
-    int r = control(E, A, B, n);
+    r = control(E, A, B, n);
     if (r != 0)
         return r < 0 ? -1 : 0;
     if (!cannot_raise(xa->op) && may_raise(E, A, B, n) < 0)

@@ -201,14 +201,39 @@ static int protect_name(dc *d, dc_stack *st, const char *name, const dp_node *va
     return 0;
 }
 
-/* Slot k goes into a temporary: so do the values below it that are still
- * pending, first, since the bytecode evaluated them earlier (a temporary
- * for k alone would move k's evaluation before theirs). */
-static int temps_through(dc *d, dc_stack *st, int k, dp_nodes *out, int at) {
-    for (int q = d->base; q <= k && q < st->n; q++)
-        if (needs_temp(d, st->v[q]) && st->v[q]->kind != E_NAME && to_temp(d, st, q, out, at) < 0)
+/* Puts into temporaries, in the order the bytecode computed them, the
+ * values pending in slots [0, hi) that were computed before `before` (a
+ * node's seq; SIZE_MAX for all), `keep` aside.  Below the region's base only
+ * what the region pushed itself counts (the stack shrank under the base and
+ * grew again): the rest belongs to the code around the region.  The order
+ * matters because after SWAPs the order on the stack is not the order of
+ * evaluation. */
+static int spill_pending(dc *d, dc_stack *st, int hi, size_t before, const dp_node *keep, dp_nodes *out, int at) {
+    for (;;) {
+        int first = -1;
+        for (int q = 0; q < hi && q < st->n; q++) {
+            dp_node *v = st->v[q];
+            if (v == keep || (q < d->base && (d->base_vals == NULL || v == d->base_vals[q])) ||
+                !needs_temp(d, v) || v->kind == E_NAME || v->seq >= before)
+                continue;
+            if (first < 0 || v->seq < st->v[first]->seq)
+                first = q;
+        }
+        if (first < 0)
+            return 0;
+        if (to_temp(d, st, first, out, at) < 0) /* (every slot of it becomes a name) */
             return -1;
-    return 0;
+    }
+}
+
+/* Slot k goes into a temporary: the values computed before it first (a
+ * temporary for k alone would move its evaluation before theirs). */
+static int temps_through(dc *d, dc_stack *st, int k, dp_nodes *out, int at) {
+    if (k < 0 || k >= st->n)
+        return 0;
+    if (spill_pending(d, st, st->n, st->v[k]->seq, st->v[k], out, at) < 0)
+        return -1;
+    return to_temp(d, st, k, out, at);
 }
 
 /* Storing to or deleting a plain local cannot change a pending value (only
@@ -225,10 +250,7 @@ static int is_private_local(const dc *d, const dp_node *target, int op) {
 /* Before a statement: the values left below its own operands (`value` is
  * the one being stored, which may legitimately stay: `a = b = v`). */
 static int flush_leftovers(dc *d, dc_stack *st, int operands, const dp_node *value, dp_nodes *out, int at) {
-    for (int k = d->base; k < st->n - operands; k++)
-        if (st->v[k] != value && needs_temp(d, st->v[k]) && to_temp(d, st, k, out, at) < 0)
-            return -1;
-    return 0;
+    return spill_pending(d, st, st->n - operands, SIZE_MAX, value, out, at);
 }
 
 /* After `COPY 1; STORE a`, does the copied value go to another target
@@ -1128,7 +1150,11 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     int i = start;
     int rc = 0;
     int saved_base = d->base;
+    dp_node **saved_vals = d->base_vals;
     d->base = base;
+    d->base_vals = base > 0 ? dp_alloc_array(d->sh->ar, (size_t)base, sizeof *d->base_vals) : NULL;
+    if (d->base_vals)
+        memcpy(d->base_vals, st->v, (size_t)base * sizeof *d->base_vals);
     /* A try body ends where the exception table stops covering it, which
      * can be inside its last statement (a RETURN_VALUE cannot raise). */
     int finish = d->finish_stmt, live = 1;
@@ -1266,9 +1292,11 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += 3;
             continue;
         }
-        if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n &&
-            temps_through(d, st, st->n - 2, out, stmt_start) < 0)
-            goto fail;
+        if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n) {
+            for (int k = st->n - ins->arg; k < st->n - 1; k++)
+                if (needs_temp(d, st->v[k]) && st->v[k]->kind != E_NAME && temps_through(d, st, k, out, stmt_start) < 0)
+                    goto fail;
+        }
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
         if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0) {
             dc_seen(d, i, next); /* match.c consumes the whole statement */
@@ -1556,6 +1584,7 @@ fail:
     rc = -1;
 done:
     d->base = saved_base;
+    d->base_vals = saved_vals;
     d->sh->depth--;
     return rc;
 }
