@@ -167,6 +167,41 @@ def test_async_equivalent():
     assert equivalent(src, src) == (True, "")
 
 
+def test_stable_globals_let_global_reads_move():
+    # Dynamo's transformed code loads its compiled graph first and calls it
+    # later; the printed code reads it where it calls it
+    early = "def f(a):\n    g = G\n    e = H()\n    return g(a)\n"
+    late = "def f(a):\n    e = H()\n    g = G\n    return g(a)\n"
+    assert _core.equivalent(code_of(early), code_of(late), stable_globals=True) == (True, "")
+    # ... but only where asked for: H() may rebind G
+    assert _core.equivalent(code_of(early), code_of(late))[0] is False
+    # a global is still one value: another global is another value
+    other = "def f(a):\n    e = H()\n    g = K\n    return g(a)\n"
+    assert _core.equivalent(code_of(early), code_of(other), stable_globals=True)[0] is False
+
+
+@pytest.mark.skipif(sys.version_info < (3, 9), reason="3.8 builds [*a] with BUILD_LIST_UNPACK")
+def test_extend_of_a_list_built_here_is_list_extend():
+    # Dynamo extends lists on the stack (LIST_EXTEND); printed code calls extend
+    display = "def f(a, b):\n    return [*a]\n"
+    calls = "def f(a, b):\n    t = []\n    t.extend(a)\n    return t\n"
+    assert equivalent(display, calls) == (True, "")
+    # extend of anything else is a method lookup that may run code
+    other = "def f(a, b):\n    t = []\n    b.extend(a)\n    return t\n"
+    assert equivalent(display, other)[0] is False
+    # and the list extended must be the one returned
+    wrong = "def f(a, b):\n    t = []\n    u = []\n    u.extend(a)\n    return t\n"
+    assert equivalent(display, wrong)[0] is False
+
+
+def test_empty_containers_are_matched_by_the_order_they_are_made():
+    a = "def f(x, y):\n    return [[], x, {}, y]\n"
+    b = "def f(x, y):\n    e = []\n    d = {}\n    return [e, x, d, y]\n"
+    assert equivalent(a, b) == (True, "")
+    swapped = "def f(x, y):\n    e = []\n    d = []\n    return [d, x, e, y]\n"
+    assert equivalent(a, swapped)[0] is False
+
+
 def test_different_versions_or_garbage_never_crash():
     a = code_of("def f(x):\n    return x\n")
     b = a.replace(co_code=bytes(len(a.co_code)))

@@ -120,6 +120,15 @@ def test_readme_example_with_debug(tmp_path):
     for expected in ("full_code_for_toy_example_0.py", "__transformed_code_0_for_toy_example.py",
                      "__compiled_fn_1.Captured_Graph.0.py", "__compiled_fn_1.kernel_0.py"):
         assert expected in names, sorted(names)
+    # Dynamo's code of the seed example is printed structured, each function
+    # checked against Dynamo's bytecode (never the state machine)
+    transformed = [n for n in names if n.startswith("__transformed_code_")]
+    assert len(transformed) >= 2, sorted(names)
+    for name in transformed:
+        text = (tmp_path / "dump_src_dir" / name).read_text()
+        assert "depyf: the structured form failed validation" not in text, text
+        assert "depyf: no structured form was found" not in text, text
+        compile(text, name, "exec")
 
 
 def test_function_first_form_with_grad_and_two_sizes(tmp_path):
