@@ -50,7 +50,7 @@
 #define MAX_DEEP 8           /* nesting of lambdas/comprehensions compared in full */
 #define EQ_ARENA_LIMIT ((size_t)1 << 29)
 
-enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_GLOBAL, T_VAR, T_EV, T_IS, T_RET, T_NOT, T_EXTEND, T_SLICE, T_NEW };
+enum { T_NULL, T_UNBOUND, T_OPAQUE, T_LASTI, T_CONST, T_CELL, T_GLOBAL, T_VAR, T_EV, T_IS, T_RET, T_NOT, T_LIST_METHOD, T_SLICE, T_NEW };
 /* c of a T_EV term: what is known of the value's type (until a sync point
  * generalizes it) */
 enum { EV_ANY, EV_LIST };
@@ -59,7 +59,7 @@ enum { EV_ANY, EV_LIST };
  * the truth in bits 0-1, unboundness in bits 2-3 and CB_LIST. */
 enum { VAR_LIST = 4, CB_LIST = 16, CB_SHIFT = 5 };
 /* shape codes of literal values (class ids are >= 0) */
-enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26), C_GLOBAL = -(1 << 28), C_EXTEND = -(1 << 30) };
+enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26), C_GLOBAL = -(1 << 28), C_LIST_METHOD = -(1 << 30) };
 enum { B_SETUP, B_HANDLER };
 enum { EXC_TYPE = 100, EXC_VALUE, EXC_TB, PREV_TYPE, PREV_VALUE, PREV_TB };
 
@@ -83,6 +83,7 @@ typedef struct side {
     int32_t *slot;    /* per instruction: local slot of a fast op, or -1 */
     int32_t *tcst;    /* per instruction: term of its constant (or cell), or -1 */
     int32_t *handler; /* per instruction (3.11+): exception table entry, or -1 */
+    uint8_t *ran;     /* per instruction: reached by the exploration */
     int nloc, cap;
     const char **slotname;
 } side;
@@ -488,7 +489,8 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
     S->slot = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->slot);
     S->tcst = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->tcst);
     S->handler = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->handler);
-    if (S->slot == NULL || S->tcst == NULL || S->handler == NULL)
+    S->ran = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->ran);
+    if (S->slot == NULL || S->tcst == NULL || S->handler == NULL || S->ran == NULL)
         return CANT("out of memory");
     if (build_map(E, S, m) < 0)
         return -1;
@@ -655,8 +657,8 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
-            else if (s == 1 && E->t[t].kind == T_EXTEND && E->stamp[E->t[t].a] == E->cur_stamp)
-                val[k++] = C_EXTEND - (E->cls[E->t[t].a] >> CB_SHIFT); /* the method of A's value */
+            else if (s == 1 && E->t[t].kind == T_LIST_METHOD && E->stamp[E->t[t].a] == E->cur_stamp)
+                val[k++] = C_LIST_METHOD - 2 * (E->cls[E->t[t].a] >> CB_SHIFT) - E->t[t].b; /* A value's method */
             else if (s == 0) {
                 E->stamp[t] = E->cur_stamp;
                 val[k++] = E->cls[t] = (ncls++ << CB_SHIFT) | class_bits(E, t);
@@ -873,7 +875,7 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
             if (c >= 0) t = ((c >> 2) & 3) == 1 ? E->unbound_t : base + (c >> CB_SHIFT);
             else if (c == C_NULL) t = E->null_t;
             else if (c == C_OPAQUE) t = E->opaque_t;
-            else if (c <= C_EXTEND) t = cons(E, T_EXTEND, base + (C_EXTEND - c), 0, 0);
+            else if (c <= C_LIST_METHOD) t = cons(E, T_LIST_METHOD, base + (C_LIST_METHOD - c) / 2, (C_LIST_METHOD - c) % 2, 0);
             else if (c <= C_GLOBAL) t = cons(E, T_GLOBAL, C_GLOBAL - c, 0, 0);
             else if (c <= C_CONST) t = E->const_term[C_CONST - c];
             else t = cons(E, T_RET, C_RET - c, s, 0);
@@ -962,6 +964,7 @@ static int pure_step(eq *E, int s, sstate *st) {
     side *S = &E->s[s];
     const dp_instr *x = &S->f.ins[st->pc];
     int32_t t, u;
+    S->ran[st->pc] = 1;
     switch (x->op) {
     case IR_NOP:
         if (x->arg2 == DP_NOP_TO_BOOL)
@@ -1054,12 +1057,13 @@ static int pure_step(eq *E, int s, sstate *st) {
         if ((u = pop(E, s, st)) < 0 || (t = pop(E, s, st)) < 0 || push(E, s, st, cons(E, T_IS, t, u, x->arg != 0)) < 0)
             return -1;
         break;
-    case IR_LOAD_METHOD: { /* `lst.extend` of a list built here: no lookup can run code */
+    case IR_LOAD_METHOD: { /* `lst.extend`, `lst.append` of a list built here: no lookup runs code */
         int32_t obj = st->sp > 0 ? st->stack[st->sp - 1] : -1;
-        if (obj < 0 || !is_list(E, obj) || x->name == NULL || strcmp(x->name, "extend") != 0)
+        int append = x->name != NULL && strcmp(x->name, "append") == 0;
+        if (obj < 0 || !is_list(E, obj) || x->name == NULL || (!append && strcmp(x->name, "extend") != 0))
             return 0;
         st->sp--;
-        int32_t m = cons(E, T_EXTEND, obj, 0, 0);
+        int32_t m = cons(E, T_LIST_METHOD, obj, append, 0);
         if (m < 0 || push(E, s, st, E->minor >= 13 ? m : E->null_t) < 0 ||
             push(E, s, st, E->minor >= 13 ? E->null_t : m) < 0)
             return -1;
@@ -1608,20 +1612,22 @@ static int control(eq *E, sstate *A, sstate *B, int32_t n) {
     }
 }
 
-/* The original's LIST_EXTEND against the output's `lst.extend(it)`, the
- * method of a list built here (see pure_step): 1 done, 0 not this case. */
-static int extend_call(eq *E, sstate *A, sstate *B) {
+/* The original's LIST_LIST_METHOD (LIST_APPEND) against the output's
+ * `lst.extend(it)` (`lst.append(v)`), the method of a list built here (see
+ * pure_step): 1 done, 0 not this case. */
+static int list_method_call(eq *E, sstate *A, sstate *B) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
     int pair = (xb->arg2 & DP_CALL_PAIR) != 0, below = pair ? 3 : 2;
-    if (xa->op != IR_LIST_EXTEND || xb->op != IR_CALL || xb->arg != 1 || xb->cst != NULL || xa->arg < 1 ||
-        A->sp < xa->arg + 1 || B->sp < below)
+    if ((xa->op != IR_LIST_EXTEND && xa->op != IR_LIST_APPEND) || xb->op != IR_CALL || xb->arg != 1 ||
+        xb->cst != NULL || xa->arg < 1 || A->sp < xa->arg + 1 || B->sp < below)
         return 0;
     int32_t m = B->stack[B->sp - 2], other = pair ? B->stack[B->sp - 3] : E->null_t;
-    if (E->t[m].kind != T_EXTEND) {
+    if (E->t[m].kind != T_LIST_METHOD) {
         int32_t t = m;
         m = other, other = t;
     }
-    if (E->t[m].kind != T_EXTEND || other != E->null_t || E->t[m].a != A->stack[A->sp - 1 - xa->arg] ||
+    if (E->t[m].kind != T_LIST_METHOD || E->t[m].b != (xa->op == IR_LIST_APPEND) || other != E->null_t ||
+        E->t[m].a != A->stack[A->sp - 1 - xa->arg] ||
         B->stack[B->sp - 1] != A->stack[A->sp - 1] || B->stack[B->sp - 1] == E->opaque_t)
         return 0;
     int32_t n = E->nev++;
@@ -1638,7 +1644,7 @@ static int extend_call(eq *E, sstate *A, sstate *B) {
 /* Both sides are at an observable operation that is no branch. */
 static int event(eq *E, sstate *A, sstate *B) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
-    int r = extend_call(E, A, B);
+    int r = list_method_call(E, A, B);
     if (r != 0)
         return r < 0 ? -1 : 0;
     if (!same_op(E, A, B))
@@ -1766,14 +1772,15 @@ static int explore(eq *E, int32_t vi) {
     return event(E, A, B);
 }
 
-/* Every local the original's instructions use is a local of the candidate
- * too, so that a reader of the output finds the variables of the bytecode.
- * Locals the original never touches (Dynamo keeps the user function's
- * co_varnames in its transformed code) may be missing. */
+/* Every local the original's reachable instructions use is a local of the
+ * candidate too, so that a reader of the output finds the variables of the
+ * bytecode.  Locals it never touches (Dynamo keeps the user function's
+ * co_varnames in its transformed code, and dead code may name others) may
+ * be missing.  After the exploration, which marks what it ran. */
 static int used_locals_kept(eq *E, const dp_code *b) {
     const side *S = &E->s[0];
     for (int32_t i = 0; i < S->f.n; i++)
-        if (S->slot[i] >= 0 && !in_strs(&b->varnames, S->slotname[S->slot[i]]))
+        if (S->ran[i] && S->slot[i] >= 0 && !in_strs(&b->varnames, S->slotname[S->slot[i]]))
             return NEQ("local %s is missing", S->slotname[S->slot[i]]);
     return 0;
 }
@@ -1792,7 +1799,7 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
         (E->opaque_t = cons(E, T_OPAQUE, 0, 0, 0)) < 0 || (E->lasti_t = cons(E, T_LASTI, 0, 0, 0)) < 0 ||
         (E->none_t = const_term(E, none)) < 0 || (E->empty_tuple_t = const_term(E, empty)) < 0)
         return -1;
-    if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0 || used_locals_kept(E, b) < 0)
+    if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0)
         return -1;
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
@@ -1875,6 +1882,8 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char
                 CANT("internal error");
     if (E->verdict == 1 && E->ar.failed)
         CANT("out of memory");
+    if (E->verdict == 1)
+        used_locals_kept(E, cand);
     if (E->verdict == 1)
         deep_nested(E, orig, cand);
     int r = E->verdict;

@@ -470,7 +470,7 @@ def calls_with_star_arguments(args, kwargs):
 
 @case(({'k': 3},), ({},), ({'a': 0, 'z': 1},), ({'b': 5},))
 def dict_displays_inside_dict_displays(extra):
-    # depyf: the structured form failed validation (offset 2: BUILD_MAP, but offset 6: BUILD_MAP);
+    # depyf: the structured form failed validation (offset 14: DICT_UPDATE, but offset 12: LOAD_GLOBAL record);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
@@ -509,13 +509,8 @@ def number_literals(i):
 
 @case((0,), (3,))
 def string_literals(i):
-    # depyf: the structured form failed validation (offset 14: BINARY_SUBSCR on other values than at offset 14);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            values = ('plain', 'it\'s "quoted"', 'tab\tnewline\ncr\r', '\x00\x7f\x80', 'é ☃ 𝄞', 'back\\slash', '', '\u200b', 'triple\nquoted', '•', 'single \' and double "')
-            return values[i:], [len(v) for v in values]
+    values = ('plain', 'it\'s "quoted"', 'tab\tnewline\ncr\r', '\x00\x7f\x80', 'é ☃ 𝄞', 'back\\slash', '', '\u200b', 'triple\nquoted', '•', 'single \' and double "')
+    return values[i:], [len(v) for v in values]
 
 
 @case((0,), (2,))
@@ -1616,7 +1611,7 @@ def generator_in_class_method(n):
 
 @case((1, 2), ('a', 'b'))
 def keyword_arguments_to_nested(a, b):
-    # depyf: the structured form failed validation (offset 116: BUILD_MAP, but offset 120: BUILD_MAP);
+    # depyf: the structured form failed validation (offset 124: DICT_MERGE, but offset 122: CALL_EX);
     # this is an equivalent state machine over the bytecode's blocks
     __state = 0
     while True:
