@@ -1152,7 +1152,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     int saved_base = d->base;
     dp_node **saved_vals = d->base_vals;
     d->base = base;
-    d->base_vals = base > 0 ? dp_alloc_array(d->sh->ar, (size_t)base, sizeof *d->base_vals) : NULL;
+    /* (kept for shallow stacks only: a copy per region of a deep one would
+     * cost memory in proportion to regions times depth) */
+    d->base_vals = base > 0 && base <= 64 ? dp_alloc_array(d->sh->ar, (size_t)base, sizeof *d->base_vals) : NULL;
     if (d->base_vals)
         memcpy(d->base_vals, st->v, (size_t)base * sizeof *d->base_vals);
     /* A try body ends where the exception table stops covering it, which
