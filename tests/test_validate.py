@@ -300,3 +300,16 @@ def test_validate_false_keeps_the_structured_form():
     exec(NOT_EQUIVALENT["M6 dotted import"][0], ns)
     out = _core.decompile(ns["m"].__code__, validate=False)
     assert "__state" not in out
+
+
+def test_a_class_body_on_its_own_prints_as_its_class_statement():
+    """A class body decompiled by itself is the class, not a def: names in
+    it are class-namespace names, and the compiler's prologue is not shown."""
+    src = "class A:\n    x = 1\n    y = x + 1\n    def f(self):\n        return super().f()\n"
+    body = next(c for c in compile(src, "m", "exec").co_consts if hasattr(c, "co_code"))
+    out = depyf.decompile(body)
+    assert out.startswith("class A:"), out
+    assert "__module__" not in out and "depyf:" not in out, out
+    ns = {}
+    exec(compile(out, "<d>", "exec"), ns)
+    assert (ns["A"].x, ns["A"].y) == (1, 2)

@@ -792,10 +792,23 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
     dp_nodes body = {0};
     int rc = -1;
     int is_module = strcmp(code->name, "<module>") == 0;
-    if (code_body(&sh, code, NULL, is_module ? BODY_MODULE : BODY_FUNCTION, &body, &d) < 0)
+    /* a class body taken on its own (no fast locals, a real name) prints as
+     * the class statement without bases: a def would read its names as
+     * globals and show the compiler's prologue */
+    int is_class = !is_module && !(code->flags & DP_CO_NEWLOCALS) && code->name[0] != '<';
+    if (code_body(&sh, code, NULL, is_module ? BODY_MODULE : is_class ? BODY_CLASS : BODY_FUNCTION, &body, &d) < 0)
         goto out;
     dp_nodes top = body;
-    if (!is_module) {
+    if (is_class) {
+        dp_node *cls = dc_node(&d, S_CLASSDEF);
+        dp_nodes one = {0};
+        if (cls == NULL || dc_add(&d, &one, cls) < 0)
+            goto out;
+        cls->s = code->name;
+        cls->l1 = body;
+        top = one;
+    }
+    else if (!is_module) {
         dp_node *def = dc_node(&d, S_FUNCTIONDEF);
         dp_nodes one = {0};
         if (def == NULL || dc_add(&d, &one, def) < 0)
