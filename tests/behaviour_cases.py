@@ -1636,6 +1636,19 @@ def while_true_with_break_in_except(n):
     return log
 
 
+@case(([None, 2, None], [0, 5, 7]), ([], []), ([3], [None]))
+def bool_op_in_an_arm_of_a_conditional_expression(a, b):
+    # the peephole sends `m or 1`'s jump straight to the join of the
+    # conditional expression, past the end of its arm
+    return [(m or 1) if s is None else s for s, m in zip(a, b)]
+
+
+@case((0, 0), (0, 1), (2, 0), (3, 4))
+def bool_ops_in_both_arms_returned(s, t):
+    # 3.8/3.9: the then-arm's jump goes to the else-arm's RETURN_VALUE
+    return (s or 1) if t else (s and 2)
+
+
 @case(([0, 2, 1],), ([0],), ([5, 0, 3],))
 def while_true_with_else_break(items):
     out = []

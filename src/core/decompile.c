@@ -57,6 +57,39 @@ static void normalize_boolops(dc *d) {
     }
 }
 
+/* The peephole optimizer threads a bool op's jump through the jump that
+ * ends its arm of a conditional expression: in `(a or b) if c else d`,
+ * `a`'s JUMP_IF_TRUE_OR_POP goes straight to the join, past the end of its
+ * arm.  Point it back at that jump (or at the arm's own RETURN_VALUE where
+ * the join returned): the same stack reaches the same place, and the arm is
+ * one expression again.  The arm is recognised by the conditional jump
+ * before the bool op that targets the instruction right after its end. */
+static int is_pop_jump(int op) {
+    return op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
+           op == IR_POP_JUMP_IF_NOT_NONE;
+}
+
+static void unthread_value_jumps(dc *d) {
+    dp_instr *in = d->f.ins;
+    for (int q = 0; q < d->n; q++) {
+        int t = in[q].target;
+        if ((in[q].op != IR_JUMP_IF_FALSE_OR_POP && in[q].op != IR_JUMP_IF_TRUE_OR_POP) || t <= q + 1 || t >= d->n)
+            continue;
+        for (int j = q + 1; j < t; j++) {
+            int ends_arm = (in[j].op == IR_JUMP && in[j].target == t) ||
+                           (in[j].op == IR_RETURN_VALUE && in[t].op == IR_RETURN_VALUE);
+            if (!ends_arm)
+                continue;
+            for (int p = q - 1; p >= 0; p--)
+                if (is_pop_jump(in[p].op) && in[p].target == j + 1) {
+                    in[q].target = j;
+                    break;
+                }
+            break;
+        }
+    }
+}
+
 /* 3.12+ generators are wrapped in a handler that turns a leaked
  * StopIteration into RuntimeError: no source construct. */
 static void skip_generator_epilogue(dc *d) {
@@ -106,6 +139,7 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
             d->handler[i] = e->target;
     }
     normalize_boolops(d);
+    unthread_value_jumps(d);
     skip_generator_epilogue(d);
     dc_inline_comp_cleanups(d);
     if (mark_reachable(d) < 0)
