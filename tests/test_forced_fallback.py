@@ -213,3 +213,36 @@ def test_the_option_really_forces_the_state_machine():
 
     assert "__state" not in _core.decompile(plain.__code__)
     assert "__state" in _core.decompile(plain.__code__, force_fallback=True)
+
+
+def _generator_of_inverses(it):
+    for x in it:
+        try:
+            yield 1 // x
+        except ZeroDivisionError:
+            yield -1
+
+
+def _list_of_genexpr(xs):
+    return list(x for x in xs)
+
+
+def test_a_comprehension_without_expression_form_becomes_a_def():
+    """Bytecode no compiler wrote: a generator's code in the place of a
+    generator expression's.  No comprehension reads like it, so the
+    function's state machine defines it under a fresh name and calls it with
+    the iterator, instead of refusing the whole function."""
+    import types
+    outer = _list_of_genexpr.__code__
+    genexpr = next(c for c in outer.co_consts if isinstance(c, types.CodeType))
+    body = _generator_of_inverses.__code__
+    names = {"co_qualname": genexpr.co_qualname} if sys.version_info >= (3, 11) else {}
+    impostor = body.replace(co_name=genexpr.co_name, co_varnames=(".0",) + body.co_varnames[1:], **names)
+    code = outer.replace(co_consts=tuple(impostor if c is genexpr else c for c in outer.co_consts))
+    original = types.FunctionType(code, {"__builtins__": __builtins__})
+    source = _core.decompile(code)
+    assert "def __fn" in source and "(__iter)" in source, source
+    ns = {}
+    exec(compile(source, "<decompiled>", "exec"), ns)
+    for xs in ([1, 0, 2], [], [0, 0]):
+        assert ns[code.co_name](xs) == original(xs)

@@ -615,17 +615,46 @@ static int is_comprehension_code(const dp_code *c) {
            strcmp(c->name, "<dictcomp>") == 0 || strcmp(c->name, "<genexpr>") == 0;
 }
 
-/* A lambda whose code has no expression form becomes a def under a fresh
- * name; returns that name. */
+/* A lambda or comprehension whose code has no expression form becomes a
+ * def under a fresh name; returns that name.  A comprehension's argument
+ * `.0` (the iterator it is called with) is no identifier: it becomes
+ * `__iter`. */
 static dp_node *def_renamed(fb *F, dp_node *fn) {
     const char *name = make_name(F, "fn", ++F->ntemps);
     dp_node *copy = node(F, X_FUNC);
     if (name == NULL || copy == NULL)
         return NULL;
     *copy = *fn;
-    if ((copy->cst = renamed_code(F, fn->cst, name)) == NULL || emit_def(F, copy, name) < 0)
+    const dp_const *k = renamed_code(F, fn->cst, name);
+    if (k == NULL)
+        return NULL;
+    dp_code *code = k->code;
+    if (code->varnames.n > 0 && strcmp(code->varnames.v[0], ".0") == 0) {
+        const char **v = dp_alloc_array(F->d->sh->ar, code->varnames.n, sizeof *v);
+        if (v == NULL)
+            return oom(F), NULL;
+        memcpy(v, code->varnames.v, code->varnames.n * sizeof *v);
+        v[0] = "__iter";
+        code->varnames.v = v;
+    }
+    copy->cst = k;
+    if (emit_def(F, copy, name) < 0)
         return NULL;
     return marked_name(F, name, M_TEMP);
+}
+
+/* Does the comprehension `fn` have an expression form?  Bytecode no
+ * compiler wrote (a generator's code under a comprehension's name) has
+ * none: it is then called as a def. */
+static int comprehension_has_form(fb *F, dp_node *fn) {
+    dp_node *iter = dc_name(F->d, "__iter");
+    if (iter == NULL)
+        return -1;
+    dc_spec sp;
+    dc_spec_begin(F->d, &sp);
+    dp_node *comp = dc_comprehension(F->d, fn, iter, F->at);
+    int ok = dc_spec_end(F->d, &sp, comp ? 0 : -1);
+    return F->d->sh->ar->failed ? -1 : ok;
 }
 
 /* ------------------------------------------------------------------ the stack */
@@ -1089,7 +1118,18 @@ static int settle_function(fb *F, int next) {
     if (fn == NULL || fn->kind != X_FUNC)
         return 0;
     const dp_code *code = fn->cst->code;
-    if (is_comprehension_code(code) || dc_is_generic_scope(fn))
+    if (is_comprehension_code(code)) {
+        int r = comprehension_has_form(F, fn);
+        if (r != 0)
+            return r < 0 ? -1 : 0; /* called right away */
+        dp_node *def;
+        if (flush(F, F->st.n - 1) < 0 || (def = def_renamed(F, fn)) == NULL)
+            return -1;
+        F->st.v[F->st.n - 1] = def;
+        F->dep[F->st.n - 1] = 0;
+        return 0;
+    }
+    if (dc_is_generic_scope(fn))
         return 0; /* called right away */
     if (next + 1 < F->cur->end && F->d->in[next].op == IR_BUILD_TUPLE && F->d->in[next + 1].op == IR_CALL_INTRINSIC_1 &&
         F->d->in[next + 1].arg == 11)
