@@ -11,22 +11,14 @@
 
 enum { CO_FUTURE_ANNOTATIONS = 0x1000000 };
 
-static int is_identifier(const char *s, size_t len) {
-    static const char *const keywords[] = {
-        "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
-        "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in",
-        "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield"};
-    if (len == 0 || (s[0] >= '0' && s[0] <= '9'))
-        return 0;
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')))
+/* The key of a store into __annotations__ that can be written as the
+ * target of `x: T`.  Keys can be any string the source wrote: past ASCII
+ * nothing here can tell an identifier character, so only ASCII names. */
+static int is_target_name(const char *s, size_t len) {
+    for (size_t i = 0; i < len; i++)
+        if ((unsigned char)s[i] >= 0x80)
             return 0;
-    }
-    for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++)
-        if (strlen(keywords[k]) == len && memcmp(keywords[k], s, len) == 0)
-            return 0;
-    return 1;
+    return dc_is_identifier_n(s, len);
 }
 
 /* Can the annotation text `s` be printed as the expression it came from?
@@ -107,7 +99,7 @@ static const dp_const *annotation_key(const dp_node *s) {
         return NULL;
     const dp_node *t = s->l1.v[0];
     if (t->kind != E_SUBSCR || t->a == NULL || t->a->kind != E_NAME || strcmp(t->a->s, "__annotations__") != 0 ||
-        !dc_is_const_kind(t->b, DP_CONST_STR) || !is_identifier(t->b->cst->text, t->b->cst->len))
+        !dc_is_const_kind(t->b, DP_CONST_STR) || !is_target_name(t->b->cst->text, t->b->cst->len))
         return NULL;
     return t->b->cst;
 }

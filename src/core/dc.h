@@ -132,8 +132,11 @@ dp_node *dc_not(dc *d, dp_node *e);
 dp_node *dc_boolop(dc *d, int is_or, dp_node *a, dp_node *b);
 int dc_add(dc *d, dp_nodes *l, dp_node *n);
 int dc_is_const_kind(const dp_node *e, int kind);
-/* s can be written as a name (an identifier that is not a keyword). */
+/* s can be written as a name (an identifier that is not a keyword; bytes
+ * past ASCII are taken as the UTF-8 of identifier characters, as they are
+ * in names that come from code objects). */
 int dc_is_identifier(const char *s);
+int dc_is_identifier_n(const char *s, size_t len);
 
 /* Executes instruction i when it is a pure expression/stack operation.
  * Returns 1 if handled, 0 if i is not one, -1 on error. */

@@ -55,23 +55,26 @@ int dc_is_const_kind(const dp_node *e, int kind) {
     return e != NULL && e->kind == E_CONST && e->cst != NULL && (int)e->cst->kind == kind;
 }
 
-int dc_is_identifier(const char *s) {
+int dc_is_identifier_n(const char *s, size_t len) {
     static const char *const keywords[] = {
         "False", "None", "True", "and", "as", "assert", "async", "await", "break", "class", "continue",
         "def", "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import",
         "in", "is", "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while",
         "with", "yield"};
-    if (s == NULL || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (unsigned char)*s >= 0x80))
+    if (s == NULL || len == 0 || (s[0] >= '0' && s[0] <= '9'))
         return 0;
-    for (const char *c = s; *c; c++)
-        if (!(*c == '_' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
-              (unsigned char)*c >= 0x80))
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)s[i];
+        if (!(c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c >= 0x80))
             return 0;
+    }
     for (size_t k = 0; k < sizeof keywords / sizeof *keywords; k++)
-        if (strcmp(s, keywords[k]) == 0)
+        if (strlen(keywords[k]) == len && memcmp(keywords[k], s, len) == 0)
             return 0;
     return 1;
 }
+
+int dc_is_identifier(const char *s) { return s != NULL && dc_is_identifier_n(s, strlen(s)); }
 
 dp_node *dc_not(dc *d, dp_node *e) {
     if (e == NULL)

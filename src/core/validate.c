@@ -12,19 +12,9 @@
 
 #define WRAPPER "__depyf_validate"
 
-static int is_identifier(const char *s) {
-    if (s == NULL || !(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s & 0x80)))
-        return 0;
-    for (; *s; s++)
-        if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              (*s & 0x80)))
-            return 0;
-    return 1;
-}
-
 int dc_wants_validation(const dc_shared *sh, const dp_code *code) {
     const dp_options *o = sh->opt;
-    return o && o->compile && o->compile_minor == code->py_minor && is_identifier(code->name) &&
+    return o && o->compile && o->compile_minor == code->py_minor && dc_is_identifier(code->name) &&
            strcmp(code->name, WRAPPER) != 0;
 }
 
