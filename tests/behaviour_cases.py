@@ -1120,6 +1120,27 @@ async def async_with_in_async_for(n):
     return log
 
 
+@case((0,), (3,), (5,))
+async def async_for_inside_if(n):
+    # 3.12+ move END_ASYNC_FOR of a loop inside a block to the function's
+    # end, from where it jumps back to the loop's exit (3.13: a copy of it)
+    log = []
+    if n:
+        async for i in ticks(n):
+            if i == 4:
+                break
+            log.append(i)
+    return log
+
+
+@case((0,), (3,))
+async def async_for_inside_if_ending_the_function(n):
+    log = [n]
+    if n:
+        async for i in ticks(n):
+            log.append(i)
+
+
 @case((0,), (3,))
 async def async_with_in_async_generator(n):
     log = []

@@ -29,6 +29,9 @@ STRUCTURED = [
     # whose jump was threaded to the join of a conditional expression
     "bool_op_in_an_arm_of_a_conditional_expression",
     "bool_ops_in_both_arms_returned",
+    # 3.12/3.13: END_ASYNC_FOR at the function's end, after the loop's exit
+    "async_for_inside_if",
+    "async_for_inside_if_ending_the_function",
 ]
 
 BY_NAME = {fn.__name__: fn for fn, _ in behaviour_cases.CASES}

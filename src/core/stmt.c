@@ -1715,14 +1715,35 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     if (legacy && (body >= stop || d->in[body].op != IR_POP_BLOCK))
         return dc_fail(d, i, "async for without POP_BLOCK after its await");
     body += legacy;
-    int body_end = stop;
-    if (body_end - 1 > body && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
-        body_end--;
+    int body_end = stop, after = stop + 1;
+    int edge = stop - 1; /* the loop's back edge */
+    while (edge > body && !(d->in[edge].op == IR_JUMP && d->in[edge].target == i))
+        edge--;
+    int cold = stop;
+    while (cold - 1 > edge && d->in[cold - 1].op == IR_NOP)
+        cold--;
+    if (edge > body && cold > edge + 1 && stop + 1 < d->n && dc_same_continuation(d, edge + 1, stop + 1)) {
+        /* 3.12+ inside a block: END_ASYNC_FOR (and the await's cleanup,
+         * lifted to NOPs) sit at the cold end of the function, then jump
+         * back to the loop's exit, which follows the back edge, or go on
+         * with a copy of it (3.13 copies a `return`) */
+        after = edge + 1;
+        body_end = edge;
+        int tail = stop + 1 + (d->in[stop + 1].op == IR_JUMP ? 1 : exit_block_len(d, stop + 1));
+        dc_seen(d, cold, tail);
+        d->skip_to[cold] = tail;
+        dc_seen(d, body_end, after);
+    } else {
+        if (body_end - 1 > body && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
+            body_end--;
+        dc_seen(d, body_end, stop + 1);
+    }
     dc_seen(d, i, body);
-    dc_seen(d, body_end, stop + 1);
-    int brk = find_loop_exit(d, body, body_end, stop + 1);
+    int brk = find_loop_exit(d, body, body_end, after);
     if (brk > end)
-        brk = stop + 1;
+        brk = after;
+    if (after != stop + 1 && brk != after)
+        return dc_fail(d, i, "async for with its END_ASYNC_FOR moved away, and an else clause");
     dp_node *it = dc_top(d, st, 0, i);
     dp_node *s = dc_stmt(d, S_FOR, i), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
     if (it == NULL || s == NULL || holder == NULL || slot == NULL || dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0)
@@ -1740,7 +1761,7 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
         return dc_fail(d, i, "async for loop without a target");
     if (dc_pop(d, st, i) == NULL)
         return -1;
-    if (brk > stop + 1 && dc_region(d, stop + 1, brk, brk, st, &s->l2) < 0)
+    if (brk > after && dc_region(d, after, brk, brk, st, &s->l2) < 0)
         return -1;
     *next = brk;
     return dc_add(d, out, s);
