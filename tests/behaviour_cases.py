@@ -1141,6 +1141,37 @@ async def async_for_inside_if_ending_the_function(n):
             log.append(i)
 
 
+class _Box:
+    pass
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_stored_on_an_object(n):
+    # 3.12+ inline the comprehension and place the rest of its statement
+    # after END_ASYNC_FOR at the function's end, jumping back from there
+    box = _Box()
+    box.c = None
+    if n:
+        box.c = [i * 2 async for i in ticks(n)]
+    return box.c
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_returned(n):
+    if n > 1:
+        return {i: i + 1 async for i in ticks(n) if i}
+    return n
+
+
+@case((0,), (2,), (4,))
+async def async_comprehension_inside_if_then_more_code(n):
+    c = []
+    if n:
+        c = [i async for i in ticks(n)]
+    c.append("end")
+    return c
+
+
 @case((0,), (3,))
 async def async_with_in_async_generator(n):
     log = []

@@ -32,6 +32,11 @@ STRUCTURED = [
     # 3.12/3.13: END_ASYNC_FOR at the function's end, after the loop's exit
     "async_for_inside_if",
     "async_for_inside_if_ending_the_function",
+    # 3.12/3.13: an async comprehension inside a block, whose statement goes
+    # on in cold code after END_ASYNC_FOR at the function's end
+    "async_comprehension_inside_if_stored_on_an_object",
+    "async_comprehension_inside_if_returned",
+    "async_comprehension_inside_if_then_more_code",
 ]
 
 BY_NAME = {fn.__name__: fn for fn, _ in behaviour_cases.CASES}

@@ -1135,6 +1135,57 @@ static int back_edge(dc *d, int head, int end) {
     return last;
 }
 
+/* 3.12+ places cold code at the function's end: after an async
+ * comprehension's END_ASYNC_FOR, the rest of its statement, which then
+ * jumps back to the end of the block the comprehension is in.  A cold tail
+ * is straight-line code that nothing else enters, followed through forward
+ * jumps to code only they reach (and through the steps the walker was told
+ * to skip), up to a jump to `end` (or to a copy of the code there), or a
+ * return or raise.  Its pieces, in walking order, go to `t`. */
+#define MAX_TAIL_PIECES 8
+typedef struct cold_tail {
+    int n;
+    int start[MAX_TAIL_PIECES], last[MAX_TAIL_PIECES]; /* each piece: [start, last] */
+    int stop; /* where the walk stops: the jump back, or past the return */
+} cold_tail;
+
+static int find_cold_tail(const dc *d, int from, int end, cold_tail *t) {
+    t->n = 1;
+    t->start[0] = from;
+    for (int j = from, steps = 0; j < d->n && steps < 4096; j++, steps++) {
+        const dp_instr *x = &d->in[j];
+        int hop = d->skip_to[j] > j ? d->skip_to[j]
+                  : x->op == IR_JUMP && x->target > j && x->target < d->n && d->nref[x->target] == 1 && x->target != end
+                      ? x->target
+                      : -1;
+        if (hop > j) {
+            if (t->n == MAX_TAIL_PIECES)
+                return 0;
+            t->last[t->n - 1] = j;
+            t->start[t->n++] = hop;
+            j = hop - 1;
+            continue;
+        }
+        if (j > t->start[t->n - 1] && d->nref[j] > 0)
+            return 0;
+        if (x->op == IR_JUMP) {
+            if (!continues_as(d, end, x->target))
+                return 0;
+            t->last[t->n - 1] = j;
+            t->stop = j;
+            return 1;
+        }
+        if (x->op == IR_RETURN_VALUE || x->op == IR_RAISE) {
+            t->last[t->n - 1] = j;
+            t->stop = j + 1;
+            return 1;
+        }
+        if (dc_is_jump(x->op) || is_terminator(x->op) || dc_is_block_setup(x->op) || x->op == IR_FOR_ITER)
+            return 0;
+    }
+    return 0;
+}
+
 int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) {
     if (d->sh->limit_hit || ++d->sh->depth > DP_MAX_NESTING * 4) {
         d->sh->depth -= !d->sh->limit_hit;
@@ -1147,7 +1198,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
      * stack looked like a statement start: a while loop's test started at
      * its jump, and its copy at the bottom was read into the body.) */
     int base = st->n - (st->n > 0 && st->v[st->n - 1]->kind == X_SLOT), stmt_start = start;
-    int i = start;
+    /* region_end: the end before a cold tail; comp_resume: where the last
+     * inlined comprehension went on (only there can a cold tail start) */
+    int i = start, region_end = -1, comp_resume = -1;
+    cold_tail tail = {0};
     int rc = 0;
     int saved_base = d->base;
     dp_node **saved_vals = d->base_vals;
@@ -1188,9 +1242,24 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         memcpy(start_stack, st->v, (size_t)base * sizeof *start_stack);
     }
-    while (i < end || (finish && i < d->n &&
-                       (st->n > base || !ends_stmt(d, i - 1) ||
-                        (st->n > 0 && memcmp(st->v, start_stack, (size_t)st->n * sizeof *st->v) != 0)))) {
+    for (;;) {
+        if (i == comp_resume && i > end && region_end < 0 && find_cold_tail(d, i, end, &tail)) {
+            /* the statement goes on in a cold tail: the rest of this
+             * region, walked through its pieces (the skips lead there) */
+            region_end = end;
+            end = tail.stop;
+            for (int k = 0; k + 1 < tail.n; k++)
+                if (d->skip_to[tail.last[k]] <= tail.last[k]) {
+                    dc_seen(d, tail.last[k], tail.last[k] + 1);
+                    d->skip_to[tail.last[k]] = tail.start[k + 1];
+                }
+            if (d->in[tail.stop].op == IR_JUMP)
+                dc_seen(d, tail.stop, tail.stop + 1);
+        }
+        if (!(i < end || (finish && i < d->n &&
+                          (st->n > base || !ends_stmt(d, i - 1) ||
+                           (st->n > 0 && memcmp(st->v, start_stack, (size_t)st->n * sizeof *st->v) != 0)))))
+            break;
         const dp_instr *ins = &d->in[i];
         int next = i + 1;
         if (d->skip_to[i] > i) {
@@ -1300,6 +1369,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     goto fail;
         }
         int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
+        if (r > 0)
+            comp_resume = next;
         if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0) {
             dc_seen(d, i, next); /* match.c consumes the whole statement */
             live = d->region_live;
@@ -1579,6 +1650,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         i = next;
     }
+    if (region_end >= 0) {
+        /* walked: the walks of enclosing blocks step over its pieces */
+        for (int k = 0; k < tail.n; k++)
+            if (d->skip_to[tail.start[k]] <= tail.start[k])
+                d->skip_to[tail.start[k]] = tail.last[k] + 1;
+        i = region_end;
+    }
     d->region_stop = i;
     d->region_live = live;
     goto done;
@@ -1733,6 +1811,16 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
         dc_seen(d, cold, tail);
         d->skip_to[cold] = tail;
         dc_seen(d, body_end, after);
+    } else if (edge > body && cold > edge + 1 && st->n >= 2 && st->v[st->n - 2]->kind == E_NAME &&
+               strcmp(st->v[st->n - 2]->s, "<inlined comprehension>") == 0) {
+        /* the same for a 3.12+ async comprehension inlined in a block: its
+         * value goes on from END_ASYNC_FOR (the caller follows it there);
+         * the code between the back edge and the cold end is not the
+         * loop's */
+        body_end = edge;
+        dc_seen(d, body_end, body_end + 1);
+        dc_seen(d, cold, stop + 1);
+        d->skip_to[cold] = stop + 1;
     } else {
         if (body_end - 1 > body && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
             body_end--;
