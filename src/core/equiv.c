@@ -284,16 +284,10 @@ static uint64_t const_hash(const dp_const *c, int depth) {
         memcpy(&b, &c->im, sizeof b);
         return mix(mix(h, a), c->kind == DP_CONST_COMPLEX ? b : 0);
     }
-    case DP_CONST_TUPLE:
+    case DP_CONST_TUPLE: case DP_CONST_FROZENSET:
         for (size_t k = 0; k < c->n; k++)
             h = mix(h, const_hash(c->items[k], depth + 1));
         return mix(h, c->n);
-    case DP_CONST_FROZENSET: { /* in any order: see const_same */
-        uint64_t sum = 0;
-        for (size_t k = 0; k < c->n; k++)
-            sum += const_hash(c->items[k], depth + 1);
-        return mix(mix(h, sum), c->n);
-    }
     case DP_CONST_CODE:
         for (const char *p = c->code->name; p && *p; p++)
             h = mix(h, (unsigned char)*p);
@@ -310,15 +304,6 @@ static int code_sig_same(const dp_code *a, const dp_code *b) {
            a->kwonlyargcount == b->kwonlyargcount && (a->flags & mask) == (b->flags & mask);
 }
 
-static int const_same(const dp_const *a, const dp_const *b, int depth);
-
-static int const_same_in_order(const dp_const *a, const dp_const *b, int depth) {
-    for (size_t k = 0; k < a->n; k++)
-        if (!const_same(a->items[k], b->items[k], depth + 1))
-            return 0;
-    return 1;
-}
-
 static int const_same(const dp_const *a, const dp_const *b, int depth) {
     if (a->kind != b->kind || depth > 50)
         return 0;
@@ -328,22 +313,12 @@ static int const_same(const dp_const *a, const dp_const *b, int depth) {
     case DP_CONST_FLOAT: case DP_CONST_COMPLEX:
         return memcmp(&a->f, &b->f, sizeof a->f) == 0 &&
                (a->kind == DP_CONST_FLOAT || memcmp(&a->im, &b->im, sizeof a->im) == 0);
-    case DP_CONST_TUPLE:
-        return a->n == b->n && const_same_in_order(a, b, depth);
-    case DP_CONST_FROZENSET:
-        /* the same elements in any order: a set's iteration order depends
-         * on the order the compiler inserted them and on string hashing */
+    case DP_CONST_TUPLE: case DP_CONST_FROZENSET:
         if (a->n != b->n)
             return 0;
-        if (a->n > 256) /* (past that, only in the same order: bounded work) */
-            return const_same_in_order(a, b, depth);
-        for (size_t k = 0; k < a->n; k++) {
-            size_t j = 0;
-            while (j < b->n && !const_same(a->items[k], b->items[j], depth + 1))
-                j++;
-            if (j == b->n)
+        for (size_t k = 0; k < a->n; k++)
+            if (!const_same(a->items[k], b->items[k], depth + 1))
                 return 0;
-        }
         return 1;
     case DP_CONST_CODE:
         return code_sig_same(a->code, b->code);
