@@ -1094,6 +1094,14 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
     return 0;
 }
 
+/* 3.8-3.10: is the jump back j a `continue` out of an except clause
+ * (`POP_EXCEPT; JUMP head`)?  It cannot end a loop: the handler it leaves
+ * closes later (END_FINALLY, RERAISE), and the loop's own jump back follows
+ * that (dead when an else clause returns). */
+static int continues_from_handler(const dc *d, int j) {
+    return d->code->py_minor <= 10 && j >= 1 && d->in[j - 1].op == IR_POP_EXCEPT;
+}
+
 /* The last backward jump to `head` inside [head, end), or -1; a dead one,
  * like 3.8/3.9 leave after an if/else whose branches both jump, only when
  * no reached plain jump back closes the loop. */
@@ -1116,13 +1124,13 @@ static int back_edge(dc *d, int head, int end) {
     int last = -1, last_reached = -1;
     if (d->last_back != NULL) {
         for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j])
-            if (j < end && !d->seen[j]) {
+            if (j < end && !d->seen[j] && !continues_from_handler(d, j)) {
                 last = last < 0 ? j : last;
                 last_reached = d->reach[j] ? j : -1;
             }
     } else { /* no memory for the chains: look inside */
         for (int j = head; j < end; j++)
-            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j]) {
+            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j] && !continues_from_handler(d, j)) {
                 last = j;
                 last_reached = d->reach[j] ? j : last_reached;
             }

@@ -405,6 +405,14 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         X = join; /* the body's copy of the code after the handlers */
         T = -1;
     }
+    if (T >= 0 && join >= 0 && join != T) {
+        /* the clauses go on elsewhere: the return after the body's
+         * POP_BLOCK is the statement's else clause (3.10 places it before
+         * the handlers) */
+        if (dc_region(d, T, H, -1, st, &tr->l3) < 0)
+            return -1;
+        X = T = -1;
+    }
     if (X >= 0 && join > X && join + (join - X) <= d->n && is_copy(d, join, X, join - X)) {
         dc_seen(d, join, join + (join - X)); /* 3.10: the clauses go to a copy of the code after */
         join = X;

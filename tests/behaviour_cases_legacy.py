@@ -1,0 +1,76 @@
+"""Behaviour cases for try/except/finally and with shapes of the 3.8-3.10
+block-stack bytecode (SETUP_FINALLY, POP_EXCEPT, END_FINALLY, ...) that once
+decompiled to the state-machine fallback although a structured form exists
+(issue 11, found on third-party packages).  They run on every interpreter.
+Imported by behaviour_cases.py, whose CASES they join; test_legacy_shapes.py
+checks that none of them needs the fallback."""
+from behaviour_cases import case
+
+
+def act(x):
+    """x itself, or the exception x names ('k': KeyError, 'v': ValueError)."""
+    if x == "k":
+        raise KeyError(x)
+    if x == "v":
+        raise ValueError(x)
+    return x
+
+
+# --- loops whose body is a try with a `continue` out of an except clause -----
+
+@case((["v", "k"],), ([1, "k"],), ([],), ([2],))
+def loop_try_except_else_return(xs):
+    # 3.8/3.9: the clause's `POP_EXCEPT; JUMP head` is no end of the loop
+    # (the jump after the handler is, dead as the else returns); 3.10
+    # places the else's return before the handlers
+    log = []
+    while True:
+        try:
+            x = act(xs.pop())
+        except KeyError:
+            log.append("k")
+        except BaseException:
+            log.append("b")
+            raise
+        else:
+            return x, log
+
+
+@case((["k", "k"],), ([3, "k"],), ([],))
+def loop_try_one_clause_else_return(xs):
+    log = []
+    while True:
+        try:
+            x = act(xs.pop())
+        except (KeyError, IndexError):
+            log.append("k")
+            if not xs:
+                return None, log
+        else:
+            return x, log
+
+
+@case((["k", 1, "k"],), ([5],), (["v"],), ([],))
+def while_test_try_except_else_return(xs):
+    log = []
+    while xs:
+        try:
+            x = act(xs.pop())
+        except KeyError:
+            log.append("k")
+        else:
+            return x, log
+    return "done", log
+
+
+@case(([1, "k", 2],), (["v"],), ([],))
+def loop_try_except_continue_then_code(xs):
+    log = []
+    while xs:
+        try:
+            x = act(xs.pop())
+        except KeyError:
+            log.append("k")
+            continue
+        log.append(x)
+    return log
