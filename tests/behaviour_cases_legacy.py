@@ -74,3 +74,29 @@ def loop_try_except_continue_then_code(xs):
             continue
         log.append(x)
     return log
+
+
+# --- `return v` leaving a try and the with around it --------------------------
+
+@case(([1, 2],), ([],))
+def with_try_return_except_raise(xs):
+    # the return pops two blocks (POP_BLOCK; POP_BLOCK; SWAP; __exit__):
+    # the code after the first POP_BLOCK is no copy of the code after the try
+    from behaviour_cases import Ctx
+    log = []
+    with Ctx(log, "m"):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            raise KeyError(len(log)) from None
+
+
+@case(([1, 2],), ([],))
+def with_try_return_except_return(xs):
+    from behaviour_cases import Ctx
+    log = []
+    with Ctx(log, "m"):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            return None, log

@@ -300,8 +300,11 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         int t = H - 1;
         while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && tail_end(d, t - 1) == H - 1)
             t--;
-        /* (a value computed in the body is returned by a lone RETURN_VALUE) */
-        if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && block_of(d, t - 1) == s &&
+        /* (a value computed in the body is returned by a lone RETURN_VALUE;
+         * a POP_BLOCK after another one leaves an enclosing block: the
+         * return is the body's own) */
+        if (t > s + 2 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t - 2].op != IR_POP_BLOCK &&
+            block_of(d, t - 1) == s &&
             tail_end(d, t) == H - 1) {
             T = t;
             X = t;
