@@ -100,3 +100,23 @@ def with_try_return_except_return(xs):
             return xs.pop(), log
         except IndexError:
             return None, log
+
+
+@case((["k", 4],), (["v"],), (["k", "k", 0],), ([],))
+def loop_try_except_as_raise_else_return(xs):
+    # 3.9: the dead `POP_EXCEPT; e = None; del e; JUMP head` after the
+    # raise of an `except ... as e` clause is no end of the loop either
+    from behaviour_cases import Ctx
+    log = []
+    with Ctx(log, "m"):
+        while True:
+            try:
+                x = act(xs.pop())
+            except KeyError:
+                log.append("k")
+            except (ValueError, IndexError) as exc:
+                if not xs:
+                    raise KeyError(type(exc).__name__) from None
+                raise TypeError from exc
+            else:
+                return x, log

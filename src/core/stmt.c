@@ -1095,11 +1095,22 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
 }
 
 /* 3.8-3.10: is the jump back j a `continue` out of an except clause
- * (`POP_EXCEPT; JUMP head`)?  It cannot end a loop: the handler it leaves
- * closes later (END_FINALLY, RERAISE), and the loop's own jump back follows
- * that (dead when an else clause returns). */
+ * (`POP_EXCEPT; JUMP head`, after an `except ... as e` clause `POP_EXCEPT;
+ * e = None; del e; JUMP head`)?  It cannot end a loop: the handler it
+ * leaves closes later (END_FINALLY, RERAISE), and the loop's own jump back
+ * follows that (dead when an else clause returns). */
 static int continues_from_handler(const dc *d, int j) {
-    return d->code->py_minor <= 10 && j >= 1 && d->in[j - 1].op == IR_POP_EXCEPT;
+    if (d->code->py_minor > 10 || j < 1)
+        return 0;
+    if (d->in[j - 1].op == IR_POP_EXCEPT)
+        return 1;
+    if (j < 4 || d->in[j - 4].op != IR_POP_EXCEPT)
+        return 0;
+    const dp_instr *c = &d->in[j - 3];
+    return c[0].op == IR_LOAD_CONST && c[0].cst &&
+           c[0].cst->kind == DP_CONST_NONE && c[1].op >= IR_STORE_NAME && c[1].op <= IR_STORE_DEREF &&
+           c[2].op >= IR_DELETE_NAME && c[2].op <= IR_DELETE_DEREF && c[1].name && c[2].name &&
+           strcmp(c[1].name, c[2].name) == 0;
 }
 
 /* The last backward jump to `head` inside [head, end), or -1; a dead one,
