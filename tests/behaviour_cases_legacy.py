@@ -120,3 +120,19 @@ def loop_try_except_as_raise_else_return(xs):
                 raise TypeError from exc
             else:
                 return x, log
+
+
+@case((["k", 1], []), (["k", "v"], []), ([], []))
+def with_loop_try_else_return_none(xs, log):
+    # the `return` leaves the loop and the with: `LOAD_CONST None;
+    # RETURN_VALUE` after __exit__ is no copy of the code after the with
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        while True:
+            try:
+                log.append(act(xs.pop()))
+            except KeyError:
+                log.append("k")
+            else:
+                return
+    log.append("never")

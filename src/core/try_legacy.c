@@ -645,8 +645,12 @@ static int pop_block(dc *d, int i, int s, dc_stack *st, int *next) {
         /* 3.10: `break` out of a for loop pops the iterator, then copies the code after the loop */
         if (e > k + 1 && d->in[k].op == IR_POP_TOP && d->loop && d->loop->is_for && tail_copy_of(d, k + 1, d->loop->brk))
             return 0;
-        if (e > k && !tail_copy_of(d, k, with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH)) &&
-            !(e == k + 1 && d->in[k].op == IR_LOAD_CONST))
+        /* (from inside a loop within the with, control cannot go to the code
+         * after the with but by a return: `return <constant>` it is) */
+        int const_return = e == k + 1 && d->in[k].op == IR_LOAD_CONST;
+        if (const_return && d->loop && d->loop->head > s)
+            return 0;
+        if (e > k && !tail_copy_of(d, k, with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH)) && !const_return)
             return dc_fail(d, k, "code after __exit__ that is not the code after the with");
         return 0;
     }
