@@ -136,3 +136,20 @@ def with_loop_try_else_return_none(xs, log):
             else:
                 return
     log.append("never")
+
+
+@case((1, ["k", 7]), (1, ["v"]), (0, []), (1, []))
+def loop_in_if_try_else_return(p, xs):
+    # 3.8/3.9: a speculative walk of the if as a conditional expression
+    # consumed the loop's jump back; the loop is found again afterwards
+    log = []
+    if p:
+        while True:
+            try:
+                x = act(xs.pop())
+            except KeyError:
+                log.append("k")
+            else:
+                return x, log
+    else:
+        return None, log

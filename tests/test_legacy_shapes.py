@@ -25,6 +25,7 @@ STILL_FALLING_BACK = {
     "loop_try_except_continue_then_code": (3, 12),   # stack underflow at RERAISE
     "loop_try_except_as_raise_else_return": (3, 12), # cannot structure PUSH_EXC_INFO here
     "with_loop_try_else_return_none": (3, 12),       # cannot structure PUSH_EXC_INFO here
+    "loop_in_if_try_else_return": (3, 12),           # cannot structure PUSH_EXC_INFO here
     "with_try_return_except_raise": (3, 12),         # the structure kept an interpreter-only value
     "with_try_return_except_return": (3, 12),        # the structure kept an interpreter-only value
 }

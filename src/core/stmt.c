@@ -1131,17 +1131,19 @@ static int back_edge(dc *d, int head, int end) {
     }
     /* (a jump already consumed is none: 3.12+ ends a cold with or except
      * handler, placed after the code, with a jump back to where the
-     * statement continues) */
-    int last = -1, last_reached = -1;
+     * statement continues.  Up to 3.10 a consumed jump back was consumed
+     * by a walk that failed, a speculation over this loop: still the loop's) */
+    int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10;
     if (d->last_back != NULL) {
         for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j])
-            if (j < end && !d->seen[j] && !continues_from_handler(d, j)) {
+            if (j < end && (legacy || !d->seen[j]) && !continues_from_handler(d, j)) {
                 last = last < 0 ? j : last;
                 last_reached = d->reach[j] ? j : -1;
             }
     } else { /* no memory for the chains: look inside */
         for (int j = head; j < end; j++)
-            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j] && !continues_from_handler(d, j)) {
+            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && (legacy || !d->seen[j]) &&
+                !continues_from_handler(d, j)) {
                 last = j;
                 last_reached = d->reach[j] ? j : last_reached;
             }
