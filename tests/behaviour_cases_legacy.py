@@ -153,3 +153,27 @@ def loop_in_if_try_else_return(p, xs):
                 return x, log
     else:
         return None, log
+
+
+@case(([1, 2],), (["k", 3],), (["k"],), (["v", 1],))
+def for_try_return_except_pass(xs):
+    # `return v` in a for loop's try: POP_BLOCK; SWAP 2; POP_TOP (the
+    # iterator); RETURN_VALUE is the body's own return
+    for x in xs:
+        try:
+            return act(x)
+        except KeyError:
+            pass
+    raise IndexError
+
+
+@case(([1, 2], None), (["k", "3"], int), (["k", "x"], int), (["k"], None))
+def for_try_return_except_continue(xs, conv):
+    for x in xs:
+        if conv is not None:
+            try:
+                return conv(act(x))
+            except (KeyError, ValueError):
+                continue
+        return x
+    return "none"

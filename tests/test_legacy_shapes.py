@@ -26,6 +26,8 @@ STILL_FALLING_BACK = {
     "loop_try_except_as_raise_else_return": (3, 12), # cannot structure PUSH_EXC_INFO here
     "with_loop_try_else_return_none": (3, 12),       # cannot structure PUSH_EXC_INFO here
     "loop_in_if_try_else_return": (3, 12),           # cannot structure PUSH_EXC_INFO here
+    "for_try_return_except_pass": (3, 12),           # the structure kept an interpreter-only value
+    "for_try_return_except_continue": (3, 12),       # the structure kept an interpreter-only value
     "with_try_return_except_raise": (3, 12),         # the structure kept an interpreter-only value
     "with_try_return_except_return": (3, 12),        # the structure kept an interpreter-only value
 }

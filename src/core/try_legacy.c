@@ -301,10 +301,11 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && tail_end(d, t - 1) == H - 1)
             t--;
         /* (a value computed in the body is returned by a lone RETURN_VALUE;
-         * a POP_BLOCK after another one leaves an enclosing block: the
-         * return is the body's own) */
+         * a POP_BLOCK after another one leaves an enclosing block, and a
+         * SWAP or POP_TOP after it moves the value past a loop's iterator:
+         * the return is the body's own) */
         if (t > s + 2 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t - 2].op != IR_POP_BLOCK &&
-            block_of(d, t - 1) == s &&
+            d->in[t].op != IR_SWAP && d->in[t].op != IR_POP_TOP && block_of(d, t - 1) == s &&
             tail_end(d, t) == H - 1) {
             T = t;
             X = t;
