@@ -177,3 +177,48 @@ def for_try_return_except_continue(xs, conv):
                 continue
         return x
     return "none"
+
+
+# --- 3.10 copies the normal exit of a with into each branch ending its body ---
+
+@case((1, []), (0, []), (2, []))
+def with_if_else_ending_the_function(f, log):
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        if f == 1:
+            log.append("one")
+        elif f:
+            log.append("other")
+        else:
+            log.append("zero")
+
+
+@case((1, []), (0, []))
+def with_if_then_return_constant(f, log):
+    from behaviour_cases import Ctx
+    with Ctx(log, "m") as name:
+        if f:
+            log.append(name)
+    return 7
+
+
+@case((1, []), (0, []))
+def async_with_if_else_ending_the_function(f, log):
+    import asyncio
+
+    class ACtx:
+        async def __aenter__(self):
+            log.append("enter")
+
+        async def __aexit__(self, *exc):
+            log.append("exit")
+
+    async def run():
+        async with ACtx():
+            if f:
+                log.append("yes")
+            else:
+                log.append("no")
+
+    asyncio.run(run())
+    return log

@@ -619,13 +619,38 @@ static int enclosing_block(const dc *d, int s) {
     return -1;
 }
 
-/* Leaves block s at its POP_BLOCK i. */
-static int pop_block(dc *d, int i, int s, dc_stack *st, int *next) {
+/* The end (RETURN_VALUE) of the normal exit of a with at its POP_BLOCK i
+ * when it ends in a return (`POP_BLOCK; <call __exit__>; <tail>`), or -1. */
+static int exit_copy_end(const dc *d, int i, int is_async) {
+    int len = i + 1 < d->n ? exit_call_len(d, i + 1, is_async) : 0;
+    return len > 0 && i + 1 + len < d->n ? tail_end(d, i + 1 + len) : -1;
+}
+
+int dc_legacy_exit_end(const dc *d, int i) {
+    if (i < 0 || i >= d->n || d->in[i].op != IR_POP_BLOCK)
+        return -1;
+    int e = exit_copy_end(d, i, 0);
+    return e >= 0 ? e : exit_copy_end(d, i, 1);
+}
+
+/* Leaves block s at its POP_BLOCK i; the region being walked ends at `end`. */
+static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     if (s < 0)
         return dc_fail(d, i, "POP_BLOCK outside a block");
     d->seen[i] = 1;
     int H = d->in[s].target, j = i + 1;
     if (d->in[s].op == IR_SETUP_WITH || d->in[s].op == IR_SETUP_ASYNC_WITH) {
+        /* 3.10 copies the normal exit of a with (POP_BLOCK, __exit__, the
+         * code after the with when it is a small return) into the branches
+         * that end its body: a copy of the exit where the region ends is
+         * read as going there (the walk after the region takes that one) */
+        int ce = exit_copy_end(d, i, d->in[s].op == IR_SETUP_ASYNC_WITH);
+        if (ce > i && end > ce && ce + 1 - i <= d->n - end && d->in[end].op == IR_POP_BLOCK &&
+            is_copy(d, i, end, ce + 1 - i)) {
+            dc_seen(d, i, ce + 1);
+            *next = end;
+            return 0;
+        }
         /* leave the with: its __exit__ is called (`return v` swaps v below it first) */
         if (j < d->n && d->in[j].op == IR_SWAP && d->in[j].arg == 2 && st->n >= 2) {
             dp_node *t = st->v[st->n - 1];
@@ -703,10 +728,10 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
     case IR_POP_BLOCK: {
         /* `return` and `break` leave several blocks in a row, inner first */
         int s = block_of(d, i);
-        r = pop_block(d, i, s, st, next);
-        while (r >= 0 && *next < d->n && d->in[*next].op == IR_POP_BLOCK) {
+        r = pop_block(d, i, s, end, st, next);
+        while (r >= 0 && *next < end && *next < d->n && d->in[*next].op == IR_POP_BLOCK) {
             s = enclosing_block(d, s);
-            r = pop_block(d, *next, s, st, next);
+            r = pop_block(d, *next, s, end, st, next);
         }
         break;
     }
