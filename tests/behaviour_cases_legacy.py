@@ -222,3 +222,37 @@ def async_with_if_else_ending_the_function(f, log):
 
     asyncio.run(run())
     return log
+
+
+@case((["k"], []), ([1], []), (["v"], []))
+def with_try_except_as_ending_the_function(xs, log):
+    # 3.10: the try body and the clause each go to their own copy of the
+    # with's exit
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        try:
+            log.append(act(xs.pop()))
+        except KeyError as exc:
+            log.append(type(exc).__name__)
+
+
+@case((["k"], []), ([1], []), (["v"], []))
+def async_with_try_except_ending_the_function(xs, log):
+    import asyncio
+
+    class ACtx:
+        async def __aenter__(self):
+            log.append("enter")
+
+        async def __aexit__(self, *exc):
+            log.append("exit")
+
+    async def run():
+        async with ACtx():
+            try:
+                log.append(act(xs.pop()))
+            except KeyError:
+                log.append("k")
+
+    asyncio.run(run())
+    return log

@@ -419,6 +419,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     }
     if (X >= 0 && join > X && join + (join - X) <= d->n && is_copy(d, join, X, join - X)) {
         dc_seen(d, join, join + (join - X)); /* 3.10: the clauses go to a copy of the code after */
+        d->skip_to[join] = join + (join - X); /* (the walk after the statement steps over it) */
         join = X;
     }
     /* `else`: where the body's exit jumps, when that is not the join */
