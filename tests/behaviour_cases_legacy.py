@@ -256,3 +256,38 @@ def async_with_try_except_ending_the_function(xs, log):
 
     asyncio.run(run())
     return log
+
+
+# --- 3.10 copies the RERAISE closing a finally body into its branches --------
+
+@case((1, [1]), (0, [1]), (1, ["k"]), (0, ["k"]))
+def finally_with_if_else(flag, xs):
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        if flag:
+            done = True
+        else:
+            done = False
+    if not done:
+        raise IndexError(log)
+    return log
+
+
+@case((1, [1]), (2, [1]), (0, ["k"]), (2, ["v"]))
+def finally_with_if_elif_else_and_nested_try(flag, xs):
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        if flag == 1:
+            log.append("one")
+        elif flag:
+            try:
+                log.append(act("k"))
+            except KeyError:
+                log.append("inner")
+        else:
+            log.append("zero")
+    return log

@@ -28,13 +28,24 @@ STILL_FALLING_BACK = {
     "loop_in_if_try_else_return": (3, 12),           # cannot structure PUSH_EXC_INFO here
     "for_try_return_except_pass": (3, 12),           # the structure kept an interpreter-only value
     "for_try_return_except_continue": (3, 12),       # the structure kept an interpreter-only value
+    "finally_with_if_else": (3, 12),                 # finally block left without its copy
     "with_try_return_except_raise": (3, 12),         # the structure kept an interpreter-only value
     "with_try_return_except_return": (3, 12),        # the structure kept an interpreter-only value
 }
 
 
+# cases of a shape the structurer refuses on purpose (test_behaviour.py
+# checks that they behave like the originals): 3.10 copies the RERAISE
+# closing the finally body into its branches, and the copies of the body on
+# the normal path then end in returns, which do not tell the RERAISEs of the
+# nested try from those copies
+MAY_FALL_BACK = {"finally_with_if_elif_else_and_nested_try"}
+
+
 @pytest.mark.parametrize("fn", LEGACY_CASES, ids=[fn.__name__ for fn in LEGACY_CASES])
 def test_no_state_machine(fn):
+    if fn.__name__ in MAY_FALL_BACK:
+        pytest.skip("behaviour only")
     since = STILL_FALLING_BACK.get(fn.__name__)
     if since and sys.version_info >= since:
         pytest.xfail("known: still the state machine on Python %d.%d+" % since)

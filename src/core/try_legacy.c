@@ -456,6 +456,33 @@ static int finally_len(const dc *d, int H, int FE) {
     return FE - H;
 }
 
+/* 3.10 copies the RERAISE closing the finally body at H (at FE, the body
+ * [H, H + flen)) into the branches that end the body.  Where a copy of the
+ * body on the way out of the try (after a POP_BLOCK of block s) leaves with
+ * a jump, the handler's RERAISE is such a copy (dc_copy_len takes a RERAISE
+ * for an exit only there): it becomes a jump to FE, the same code, which
+ * the walk reads as the end of the body.  A copy equal to the body says
+ * that every RERAISE in it is a nested statement's own. */
+static void reraise_exits(dc *d, int s, int H, int FE, int flen) {
+    int any = 0;
+    for (int k = H; k < H + flen && !any; k++)
+        any = d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg;
+    int jumps = 0;
+    for (int P = s + 1; P < H && any; P++)
+        if (d->in[P].op == IR_POP_BLOCK && block_of(d, P) == s) {
+            if (is_copy_to(d, P + 1, H, flen, FE))
+                return;
+            jumps = jumps || dc_copy_len(d, P + 1, H, d->in + H, flen) > 0;
+        }
+    for (int k = H; k < H + flen && jumps; k++)
+        if (d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg) {
+            d->f.ins[k].op = IR_JUMP;
+            d->f.ins[k].arg = 0;
+            d->f.ins[k].target = FE;
+            d->nref[FE]++;
+        }
+}
+
 static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
     int H = d->in[s].target, FE = finally_end(d, H);
     if (FE < 0)
@@ -490,6 +517,8 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
     }
     if (region_with(d, s + 1, body_end, after, st, &tr->l1, NULL, 0, NULL) < 0)
         return -1;
+    if (d->code->py_minor >= 10)
+        reraise_exits(d, s, H, FE, flen);
     /* 3.8 reaches the finally body from the try body too (BEGIN_FINALLY
      * pushes one value, CALL_FINALLY a return address): walk it as a handler */
     if (H + flen < FE)
@@ -695,12 +724,16 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     }
     /* a finally block: its body is copied here (3.9/3.10) */
     if (d->code->py_minor >= 9) {
-        int FE = finally_end(d, H), flen = FE < 0 ? 0 : finally_len(d, H, FE);
-        if (FE < 0 || !is_copy_to(d, j, H, flen, FE))
+        int FE = finally_end(d, H), flen = FE < 0 ? 0 : finally_len(d, H, FE), clen = flen;
+        /* (3.10 copies the closing RERAISE into the branches of the body,
+         * which the copy here leaves with jumps: dc_copy_len reads those) */
+        if (FE >= 0 && !is_copy_to(d, j, H, flen, FE))
+            clen = d->code->py_minor >= 10 ? dc_copy_len(d, j, d->n, d->in + H, flen) : 0;
+        if (FE < 0 || clen <= 0)
             return dc_fail(d, i, "finally block left without its copy");
-        dc_unthread_copy(d, j, flen);
-        dc_seen(d, j, j + flen);
-        *next = j + flen;
+        dc_unthread_copy(d, j, clen);
+        dc_seen(d, j, j + clen);
+        *next = j + clen;
         tail_copy_of(d, *next, FE + 1);
         return 0;
     }
