@@ -291,3 +291,27 @@ def finally_with_if_elif_else_and_nested_try(flag, xs):
         else:
             log.append("zero")
     return log
+
+
+# --- 3.10 copies a small raise after a with into the end of its body ---------
+
+@case((["k"], []), ([1], []))
+def except_clause_with_then_reraise(xs, log):
+    from behaviour_cases import Ctx
+    try:
+        log.append(act(xs.pop()))
+    except BaseException:
+        log.append("caught")
+        with Ctx(log, "m"):
+            log.append("inside")
+        raise
+    return log
+
+
+@case(([1], []), ([], []))
+def with_then_raise_ending_the_function(xs, log):
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        if xs:
+            log.append(xs.pop())
+    raise KeyError(len(log))

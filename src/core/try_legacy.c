@@ -70,6 +70,24 @@ static int tail_copy_of(dc *d, int k, int target) {
     return 1;
 }
 
+/* 3.10 copies the code after a with into the end of its body when that
+ * code is small: is [k, H), up to the with's handler at H, straight code
+ * ending in a raise and a copy of the code at `after`?  Then it is read as
+ * a jump there. */
+static int raise_copy_of(dc *d, int k, int H, int after) {
+    if (k >= H || after < 0 || after + (H - k) > d->n || (d->in[H - 1].op != IR_RAISE && d->in[H - 1].op != IR_RERAISE))
+        return 0;
+    for (int q = k; q < H; q++)
+        if (is_jump_op(d->in[q].op) || d->in[q].op == IR_POP_BLOCK || d->in[q].op == IR_POP_EXCEPT ||
+            (q < H - 1 && (d->in[q].op == IR_RAISE || d->in[q].op == IR_RERAISE || d->in[q].op == IR_RETURN_VALUE)))
+            return 0;
+    if (!is_copy(d, k, after, H - k))
+        return 0;
+    d->vjump[k] = after;
+    dc_seen(d, k, H);
+    return 1;
+}
+
 /* The innermost SETUP whose block is open at i: compiler output places a
  * block's handler after its body, so that is the last SETUP before i whose
  * handler comes after i. */
@@ -706,7 +724,12 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
         int const_return = e == k + 1 && d->in[k].op == IR_LOAD_CONST;
         if (const_return && d->loop && d->loop->head > s)
             return 0;
-        if (e > k && !tail_copy_of(d, k, with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH)) && !const_return)
+        int HE = with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH);
+        /* 3.10: straight code up to the handler that raises, a copy of the
+         * code after the with, is read as going there */
+        if (e < 0 && raise_copy_of(d, k, H, HE))
+            return 0;
+        if (e > k && !tail_copy_of(d, k, HE) && !const_return)
             return dc_fail(d, k, "code after __exit__ that is not the code after the with");
         return 0;
     }
