@@ -1,7 +1,6 @@
 /* The symbolic stack machine: every IR instruction that only computes a
  * value (or shuffles the stack) becomes an expression node. */
 #include <stdarg.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -14,7 +13,6 @@ int dc_fail(dc *d, int at, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     int off = (at >= 0 && at < d->n) ? d->in[at].offset : -1;
-    if (getenv("DEPYF_TRACE_FAIL")) fprintf(stderr, "FAIL at %d: %s\n", at, msg);
     dp_error_where(d->sh->err, d->code->qualname);
     return dp_fail(d->sh->err, off, "%s", msg);
 }
