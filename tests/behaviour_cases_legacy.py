@@ -315,3 +315,31 @@ def with_then_raise_ending_the_function(xs, log):
         if xs:
             log.append(xs.pop())
     raise KeyError(len(log))
+
+
+# --- statements nested in a finally body close their own handlers ------------
+
+@case((["k"], []), ([1], []), (["v"], []))
+def try_except_finally_with_a_with(xs, log):
+    # 3.8: the END_FINALLY of the with's handler is not the finally's
+    from behaviour_cases import Ctx
+    try:
+        log.append(act(xs.pop()))
+    except KeyError:
+        log.append("k")
+        raise
+    finally:
+        with Ctx(log, "m"):
+            log.append("fin")
+
+
+@case(([1], []), (["k"], []), (["v"], []))
+def finally_with_a_nested_try_finally(xs, log):
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        try:
+            log.append("inner")
+        finally:
+            log.append("innermost")
+        log.append("after")

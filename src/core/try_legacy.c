@@ -133,9 +133,17 @@ static int is_except_handler(const dc *d, int H) {
  * handler passes (nested statements end with their own), -1 if none. */
 static int finally_end(const dc *d, int H) {
     int closer = d->code->py_minor >= 9 ? IR_RERAISE : IR_END_FINALLY;
-    int far = -1;
+    /* up to 3.9 each block opened in the body closes its handler with one
+     * closer of its own (3.10 copies them into branches) */
+    int far = -1, nested = 0, count = d->code->py_minor <= 9;
     for (int j = H; j < d->n; j++) {
         const dp_instr *x = &d->in[j];
+        if (count && dc_is_block_setup(x->op) && x->target > j)
+            nested++;
+        if (x->op == closer && nested > 0) {
+            nested--;
+            continue;
+        }
         if (x->op == closer && far <= j)
             return j;
         if (x->target > j && !dc_is_loop_exit(d, x->target) && x->target > far)
