@@ -343,3 +343,19 @@ def finally_with_a_nested_try_finally(xs, log):
         finally:
             log.append("innermost")
         log.append("after")
+
+
+# --- 3.8: `return` in an except-as clause calls the name's cleanup -----------
+
+@case((1, ["v"]), (1, [3]), (0, []), (1, ["k"]))
+def except_as_clause_returning(flag, xs):
+    log = []
+    if flag:
+        try:
+            x = act(xs.pop())
+        except (ValueError, IndexError) as e:
+            log.append(type(e).__name__)
+            return 0, log
+    else:
+        x = 2
+    return x, log

@@ -352,7 +352,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         dp_node *h = dc_stmt(d, S_EXCEPT, p);
         if (h == NULL || dc_add(d, &tr->l2, h) < 0)
             return -1;
-        int body, limit, bare = 0;
+        int body, limit, bare = 0, cleanup = -1;
         if (ins->op == IR_POP_TOP) {
             if (p + 2 >= d->n || d->in[p + 1].op != IR_POP_TOP || d->in[p + 2].op != IR_POP_TOP)
                 return dc_fail(d, p, "malformed bare except");
@@ -390,7 +390,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
                 if (body >= limit || d->in[body].op != IR_SETUP_FINALLY ||
                     !is_name_cleanup_handler(d, d->in[body].target))
                     return dc_fail(d, body, "except-as clause without its cleanup");
-                int C = d->in[body].target;
+                int C = cleanup = d->in[body].target;
                 d->seen[body] = 1;
                 dc_seen(d, C, C + 4);
                 d->skip_to[C] = C + 4;
@@ -415,6 +415,8 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         if (h->s && stop < limit && is_name_cleanup(d, stop)) {
             dc_seen(d, stop, stop + 3);
             stop += 3;
+        } else if (cleanup >= 0 && stop < limit && d->in[stop].op == IR_CALL_FINALLY && d->in[stop].target == cleanup) {
+            d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
         }
         int cend = stop;
         int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, st, &h->l1, &cend) : -1;
