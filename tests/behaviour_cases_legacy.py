@@ -359,3 +359,30 @@ def except_as_clause_returning(flag, xs):
     else:
         x = 2
     return x, log
+
+
+@case((4, [1, 2, "k", 3]), (2, [1]), (3, []))
+def for_try_except_break(n, xs):
+    # 3.8/3.9: the break pops the iterator after POP_EXCEPT, then jumps
+    log = []
+    for _ in range(n):
+        try:
+            x = act(xs.pop(0))
+        except (KeyError, IndexError):
+            break
+        log.append(x)
+    return log
+
+
+@case((["v"],), ([1, "k"],), ([2, 1],), ([1, "v"],))
+def tries_whose_clauses_return_none(xs):
+    # the second clause's `return None` is no code after the first try
+    try:
+        a = act(xs.pop())
+    except ValueError:
+        return None
+    try:
+        b = act(xs.pop())
+    except (KeyError, IndexError):
+        return None
+    return a, b

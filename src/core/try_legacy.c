@@ -222,9 +222,10 @@ static int last_tail_copy(dc *d, int r, int len, int after) {
     dc_tail_index *t = tail_index(d);
     if (t == NULL)
         return -2;
+    /* (one right after a POP_EXCEPT is another except clause's own return) */
     for (int p = t->bucket[t->hash[r] & t->mask]; p > after; p = t->prev[p])
         if (t->hash[p] == t->hash[r] && p + len <= d->n && d->in[p + len - 1].op == IR_RETURN_VALUE &&
-            is_copy(d, r, p, len))
+            d->in[p - 1].op != IR_POP_EXCEPT && is_copy(d, r, p, len))
             return p;
     return -1;
 }
@@ -258,6 +259,14 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
             return -2;
         }
         return dc_fail(d, r, "except clause jumps backwards"), -3;
+    }
+    /* 3.8/3.9: `break` out of a for loop pops the iterator, then jumps */
+    if (d->in[r].op == IR_POP_TOP && r + 1 < d->n && d->in[r + 1].op == IR_JUMP && d->loop && d->loop->is_for &&
+        d->in[r + 1].target == d->loop->brk) {
+        dp_node *b = dc_stmt(d, S_BREAK, r);
+        dc_seen(d, r, r + 2);
+        *cend = r + 2;
+        return b == NULL || dc_add(d, body, b) < 0 ? -3 : -2;
     }
     if (d->in[r].op == IR_POP_BLOCK) {
         /* `return <constant>` leaving enclosing blocks (their finally copies) */
