@@ -386,3 +386,41 @@ def tries_whose_clauses_return_none(xs):
     except (KeyError, IndexError):
         return None
     return a, b
+
+
+# --- a try ending a loop body: its exits jump back, its handler follows -------
+
+@case(([1, "k", 2],), (["v", 1],), ([],))
+def while_true_ending_with_try_except(xs):
+    log = []
+    while True:
+        if not xs:
+            return log
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            pass
+
+
+@case(([1, "k"],), ([2, 1],), ([],))
+def while_ending_with_try_except_raise(xs):
+    log = []
+    while True:
+        if not xs:
+            break
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            raise ValueError(log)
+    return log
+
+
+@case(([1, 2],), ([1, "k"],), (["k"],))
+def while_test_ending_with_try_except_raise(xs):
+    log = []
+    while xs:
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            raise ValueError(log)
+    return log

@@ -1111,25 +1111,6 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
     return 0;
 }
 
-/* 3.8-3.10: is the jump back j a `continue` out of an except clause
- * (`POP_EXCEPT; JUMP head`, after an `except ... as e` clause `POP_EXCEPT;
- * e = None; del e; JUMP head`)?  It cannot end a loop: the handler it
- * leaves closes later (END_FINALLY, RERAISE), and the loop's own jump back
- * follows that (dead when an else clause returns). */
-static int continues_from_handler(const dc *d, int j) {
-    if (d->code->py_minor > 10 || j < 1)
-        return 0;
-    if (d->in[j - 1].op == IR_POP_EXCEPT)
-        return 1;
-    if (j < 4 || d->in[j - 4].op != IR_POP_EXCEPT)
-        return 0;
-    const dp_instr *c = &d->in[j - 3];
-    return c[0].op == IR_LOAD_CONST && c[0].cst &&
-           c[0].cst->kind == DP_CONST_NONE && c[1].op >= IR_STORE_NAME && c[1].op <= IR_STORE_DEREF &&
-           c[2].op >= IR_DELETE_NAME && c[2].op <= IR_DELETE_DEREF && c[1].name && c[2].name &&
-           strcmp(c[1].name, c[2].name) == 0;
-}
-
 /* The last backward jump to `head` inside [head, end), or -1; a dead one,
  * like 3.8/3.9 leave after an if/else whose branches both jump, only when
  * no reached plain jump back closes the loop. */
@@ -1153,14 +1134,14 @@ static int back_edge(dc *d, int head, int end) {
     int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10;
     if (d->last_back != NULL) {
         for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j])
-            if (j < end && (legacy || !d->seen[j]) && !continues_from_handler(d, j)) {
+            if (j < end && (legacy || !d->seen[j]) && !dc_legacy_inside_try(d, j)) {
                 last = last < 0 ? j : last;
                 last_reached = d->reach[j] ? j : -1;
             }
     } else { /* no memory for the chains: look inside */
         for (int j = head; j < end; j++)
             if (dc_is_jump(d->in[j].op) && d->in[j].target == head && (legacy || !d->seen[j]) &&
-                !continues_from_handler(d, j)) {
+                !dc_legacy_inside_try(d, j)) {
                 last = j;
                 last_reached = d->reach[j] ? j : last_reached;
             }

@@ -467,6 +467,10 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         join = X;
         after = H - 1;
         d->skip_to[H] = last;
+        /* (3.8: the jump back after the handler's END_FINALLY, which never
+         * falls through when it closes except clauses) */
+        if (last < d->n && d->in[last - 1].op == IR_END_FINALLY && d->in[last].op == IR_JUMP && d->in[last].target == X)
+            d->seen[last] = 1;
     }
     if (X >= 0 && join >= 0 && X != join) {
         if (X > join || X < last)
@@ -781,6 +785,19 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     }
     *next = j;
     return 0;
+}
+
+int dc_legacy_inside_try(const dc *d, int j) {
+    if (d->code->py_minor > 10 || j < 1 || j >= d->n)
+        return 0;
+    /* the try body's normal exit: its handler follows */
+    if (d->in[j - 1].op == IR_POP_BLOCK) {
+        int s = block_of(d, j - 1);
+        return s >= 0 && d->in[s].op == IR_SETUP_FINALLY && d->in[s].target > j;
+    }
+    if (d->in[j - 1].op == IR_POP_EXCEPT)
+        return 1;
+    return j >= 4 && d->in[j - 4].op == IR_POP_EXCEPT && is_name_cleanup(d, j - 3);
 }
 
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
