@@ -424,3 +424,14 @@ def while_test_ending_with_try_except_raise(xs):
         except KeyError:
             raise ValueError(log)
     return log
+
+
+@case((1, []), (0, []))
+def with_if_return_none_early(flag, log):
+    # `return` in a branch of the with body: after __exit__, `LOAD_CONST
+    # None; RETURN_VALUE` is that return, not the code after the with
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        if flag:
+            return
+        log.append("rest")

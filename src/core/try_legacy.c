@@ -743,9 +743,11 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
         if (e > k + 1 && d->in[k].op == IR_POP_TOP && d->loop && d->loop->is_for && tail_copy_of(d, k + 1, d->loop->brk))
             return 0;
         /* (from inside a loop within the with, control cannot go to the code
-         * after the with but by a return: `return <constant>` it is) */
+         * after the with but by a return: `return <constant>` it is; so is
+         * one before the end of the body, a branch's, whose walk has no
+         * place to go to the code after the with) */
         int const_return = e == k + 1 && d->in[k].op == IR_LOAD_CONST;
-        if (const_return && d->loop && d->loop->head > s)
+        if (const_return && ((d->loop && d->loop->head > s) || e + 1 < H))
             return 0;
         int HE = with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH);
         /* 3.10: straight code up to the handler that raises, a copy of the
