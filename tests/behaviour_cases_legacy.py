@@ -435,3 +435,17 @@ def with_if_return_none_early(flag, log):
         if flag:
             return
         log.append("rest")
+
+
+@case((["k", "k"],), (["v", "k"],), ([1, "k"],), ([1],), (["k", "v"],))
+def nested_except_returning(xs):
+    # `return v` out of two except blocks: POP_EXCEPT; POP_EXCEPT; return
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    except KeyError:
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            return False, log
+    return True, log

@@ -244,6 +244,13 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
     int q = r;
     while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
         q++;
+    /* `return v` out of nested except blocks: each is left first */
+    int te = q > r && q < d->n ? tail_end(d, q) : -1;
+    if (te >= q) {
+        dc_stack tmp = {0};
+        *cend = te + 1;
+        return dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, r, te + 1, -1, &tmp, body) < 0 ? -3 : -1;
+    }
     if (q > r && (q >= d->n || d->in[q].op != IR_JUMP || !dc_is_loop_exit(d, d->in[q].target)))
         return -1;
     if (d->in[q].op == IR_JUMP) {
