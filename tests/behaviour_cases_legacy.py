@@ -449,3 +449,15 @@ def nested_except_returning(xs):
         except KeyError:
             return False, log
     return True, log
+
+
+@case(([], 1), (["x"], "k"))
+def try_finally_around_a_with(log, q):
+    # 3.10: the with's exit jumps to a copy of the code after the with
+    # (POP_BLOCK, the finally body, return None)
+    from behaviour_cases import Ctx
+    try:
+        with Ctx(log, "m"):
+            log.append(act(q))
+    finally:
+        log.append("fin")

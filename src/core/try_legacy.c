@@ -557,6 +557,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
         if (copies && block_of(d, P) == s && is_copy_to(d, P + 1, H, flen, FE) &&
             !tail_copy_of(d, t, after)) {
             dc_seen(d, P, t);
+            dc_seen(d, e + 1, H); /* (the copies, which jumps from the body reach) */
             body_end = P;
             after = t;
             skip_from = e + 1;
