@@ -318,6 +318,25 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
     return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
 }
 
+/* The block enclosing the one that SETUP s opens, or -1. */
+static int enclosing_block(const dc *d, int s);
+
+/* Does the run of POP_BLOCKs ending at p leave block s (innermost) and only
+ * try/except blocks around it? */
+static int pops_except_blocks(const dc *d, int p, int s) {
+    int q = p;
+    while (q - 1 > s && d->in[q - 1].op == IR_POP_BLOCK)
+        q--;
+    if (block_of(d, q) != s)
+        return 0;
+    for (int b = s; q < p; q++) {
+        b = enclosing_block(d, b);
+        if (b < 0 || d->in[b].op != IR_SETUP_FINALLY || !is_except_handler(d, d->in[b].target))
+            return 0;
+    }
+    return 1;
+}
+
 static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *next) {
     int H = d->in[s].target;
     dp_node *tr = dc_stmt(d, S_TRY, s), *prev = new_exc_value(d);
@@ -343,11 +362,12 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && tail_end(d, t - 1) == H - 1)
             t--;
         /* (a value computed in the body is returned by a lone RETURN_VALUE;
-         * a POP_BLOCK after another one leaves an enclosing block, and a
-         * SWAP or POP_TOP after it moves the value past a loop's iterator:
-         * the return is the body's own) */
-        if (t > s + 2 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t - 2].op != IR_POP_BLOCK &&
-            d->in[t].op != IR_SWAP && d->in[t].op != IR_POP_TOP && block_of(d, t - 1) == s &&
+         * a SWAP or POP_TOP after the POP_BLOCK moves the value past a
+         * with's __exit__ or a loop's iterator, and POP_BLOCKs leaving
+         * enclosing blocks other than try/except ones precede their exit
+         * code (__exit__, a finally copy): the return is the body's own) */
+        if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t].op != IR_SWAP &&
+            d->in[t].op != IR_POP_TOP && pops_except_blocks(d, t - 1, s) &&
             tail_end(d, t) == H - 1) {
             T = t;
             X = t;

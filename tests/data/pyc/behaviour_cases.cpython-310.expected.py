@@ -2219,63 +2219,15 @@ def identity_tests_returning_inside_a_loop(values):
 
 @case(({}, 0), ({}, 1), ({'n': 5}, 2), ({'raise': 1}, 1), ({'raise': 1}, 0))
 def finally_with_a_branch_runs_once(d, c):
-    # depyf: no structured form was found (at offset 22: finally block left without its copy);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                d['body'] = 1
-                if 'raise' in d:
-                    __state = 1
-                else:
-                    __state = 2
-            if __state == 1:
-                raise KeyError
-            if __state == 2:
-                if c:
-                    __state = 3
-                else:
-                    __state = 4
-            if __state == 3:
-                d['n'] = d.get('n', 0) + 1
-                return None
-            if __state == 4:
-                d['m'] = 2
-                return None
-        except __builtins.BaseException as __exc0:
-            if __state in (0, 1):
-                __stack_0 = None
-                __stack_1 = None
-                __stack_2 = None
-                __stack_3 = __exc0.__traceback__
-                __stack_4 = __exc0
-                __stack_5 = __builtins.type(__exc0)
-                __state = 5
-            else:
-                raise
-            if __state == 5:
-                while True:
-                    if __state == 5:
-                        if c:
-                            __state = 6
-                        else:
-                            __state = 7
-                    if __state == 6:
-                        d['n'] = d.get('n', 0) + 1
-                        __stack_3 = __stack_5 = None
-                        try:
-                            raise __stack_4
-                        finally:
-                            __stack_4 = None
-                    if __state == 7:
-                        d['m'] = 2
-                        __stack_3 = __stack_5 = None
-                        try:
-                            raise __stack_4
-                        finally:
-                            __stack_4 = None
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+        else:
+            d['m'] = 2
 
 
 @case(({}, 0), ({}, 1), ({'raise': 1}, 1))
@@ -2313,3 +2265,4 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 
 import behaviour_cases_shapes
+import behaviour_cases_legacy
