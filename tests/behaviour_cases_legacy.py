@@ -461,3 +461,34 @@ def try_finally_around_a_with(log, q):
             log.append(act(q))
     finally:
         log.append("fin")
+
+
+@case((1, ["v"], []), (1, [3], []), (0, [], []))
+def if_try_except_as_return_then_code(flag, xs, log):
+    # the clause's `return` is no copy of the function's final `return
+    # None`: the code after the if must not run after the clause (3.8-3.10
+    # printed `else: log.append('after')` and let the clause fall into it)
+    if flag:
+        try:
+            log.append(act(xs.pop()))
+        except (ValueError, IndexError) as exc:
+            log.append(type(exc).__name__)
+            return
+    log.append("after")
+
+
+@case((1, "7"), (1, "-3"), (1, "x"), (None, "7"))
+def try_else_ending_an_if_branch(c, s):
+    # the clause jumps past the if's else: the try's else is not the code up
+    # to there (3.8/3.9 printed the if's `n = 5` inside it)
+    if c is not None:
+        try:
+            n = int(s)
+        except ValueError:
+            n = None
+        else:
+            if n < 0:
+                n = None
+    else:
+        n = 5
+    return n

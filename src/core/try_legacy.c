@@ -234,9 +234,10 @@ static int last_tail_copy(dc *d, int r, int len, int after) {
 
 /* Where an except clause that stopped at r (its POP_EXCEPT done) goes: a
  * jump (consumed), or a copy of the code at the join ending in a return
- * (3.10 duplicates small exits).  Returns the join, -2 for a break or
- * continue (appended to `body`), -1 for none, -3 on error. */
-static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes *body, int *cend) {
+ * (3.10 duplicates small exits) within the region ending at `end`.
+ * Returns the join, -2 for a break or continue (appended to `body`), -1
+ * for none, -3 on error. */
+static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, dp_nodes *body, int *cend) {
     *cend = r;
     if (r >= d->n || !d->reach[r])
         return -1;
@@ -307,10 +308,11 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
      * a copy elsewhere would not see: no such copy) */
     /* the code itself comes after its copies; it ends with a RETURN_VALUE
      * as the copy does */
-    int copy = d->in[r].op == IR_POP_TOP ? -1 : last_tail_copy(d, r, len, e);
+    /* (only 3.10 copies exits: up to 3.9 a return in a clause is its own) */
+    int copy = d->in[r].op == IR_POP_TOP || d->code->py_minor < 10 ? -1 : last_tail_copy(d, r, len, e);
     if (copy == -2)
         return -3;
-    if (copy >= 0) {
+    if (copy >= 0 && copy <= end) { /* (past the region's end it is no place to join) */
         dc_seen(d, r, e + 1);
         return copy;
     }
@@ -455,7 +457,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
         }
         int cend = stop;
-        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, st, &h->l1, &cend) : -1;
+        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend) : -1;
         if (j == -3)
             return -1;
         if (j >= 0) {
@@ -500,7 +502,9 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             d->seen[last] = 1;
     }
     if (X >= 0 && join >= 0 && X != join) {
-        if (X > join || X < last)
+        /* (an else running past the enclosing region's end would take code
+         * that is not the statement's: the clauses' join is not there) */
+        if (X > join || X < last || join > end)
             return dc_fail(d, H, "try body exits to an unexpected place");
         if (dc_region(d, X, join, join, st, &tr->l3) < 0)
             return -1;
