@@ -264,6 +264,17 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen);
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 /* async with from its BEFORE_ASYNC_WITH at i (called by dc_with). */
 int dc_legacy_async_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
+/* The end (RETURN_VALUE) of the normal exit of a with at its POP_BLOCK i,
+ * `POP_BLOCK; <call __exit__>; <code computing a return value>`, which 3.10
+ * copies into the branches that end the with's body, or -1. */
+int dc_legacy_exit_end(const dc *d, int i);
+/* Is the jump j a way out of a try statement that goes on past j: the
+ * try body's normal exit (`POP_BLOCK; JUMP`, its handler after j) or the
+ * end of an except clause (`POP_EXCEPT; JUMP`, after an `except ... as e`
+ * clause `POP_EXCEPT; e = None; del e; JUMP`)?  A jump back so placed is
+ * no loop's end: the handler closes later (END_FINALLY, RERAISE), and the
+ * loop's own jump back follows that (dead when every part leaves). */
+int dc_legacy_inside_try(const dc *d, int j);
 /* ---- end of try_legacy.c ---- */
 
 /* ---- helpers shared by stmt.c, try.c and try_legacy.c: comparing and

@@ -1005,7 +1005,8 @@ static int return_tail_end(const dc *d, int k) {
 
 /* Does control reaching a go on exactly as control reaching b does: the
  * same place once jumps are followed, or copies of one `return` tail
- * (3.10+ duplicates small exit blocks into the jumps leading there)? */
+ * (3.10+ duplicates small exit blocks into the jumps leading there, 3.10
+ * with the exit of the with they leave)? */
 static int continues_as(const dc *d, int a, int b) {
     a = resolve_jumps(d, a);
     b = resolve_jumps(d, b);
@@ -1014,12 +1015,25 @@ static int continues_as(const dc *d, int a, int b) {
     if (a < 0 || b < 0 || a >= d->n || b >= d->n)
         return 0;
     int e = return_tail_end(d, a);
+    if (e < 0 && d->code->py_minor <= 10)
+        e = dc_legacy_exit_end(d, a); /* (a copy of a with's exit ending in a return) */
     if (e < 0 || b + (e - a) >= d->n)
         return 0;
     for (int k = 0; k <= e - a; k++)
         if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || d->handler[a + k] != d->handler[b + k])
             return 0;
     return 1;
+}
+
+/* A jump to t goes on as the region does at `to` (continues_as): when t
+ * is a 3.10 copy of the exit of a with, that copy is no code of its own
+ * (the exit at `to` is walked where the region goes on). */
+static void skip_exit_copy_at(dc *d, int t, int to) {
+    int e = d->code->py_minor <= 10 && t != to ? dc_legacy_exit_end(d, t) : -1;
+    if (e > t) {
+        dc_seen(d, t, e + 1);
+        d->skip_to[t] = e + 1;
+    }
 }
 
 /* A jump leaving the region: break, continue, or the region's own exit. */
@@ -1046,8 +1060,11 @@ enum { FAR_CONTINUE = 1, FAR_GOES_ON = 2 };
 static int far_jump_stmt(dc *d, int i, int target, int end, int exit, dp_nodes *out) {
     if (d->loop && resolve_jumps(d, target) == d->loop->head)
         return dc_add(d, out, dc_stmt(d, S_CONTINUE, i)) < 0 ? -1 : FAR_CONTINUE;
-    if (target >= end && continues_as(d, target, exit >= 0 ? exit : end))
+    int to = exit >= 0 ? exit : end;
+    if (target >= end && continues_as(d, target, to)) {
+        skip_exit_copy_at(d, target, to);
         return FAR_GOES_ON;
+    }
     return 0;
 }
 
@@ -1112,17 +1129,19 @@ static int back_edge(dc *d, int head, int end) {
     }
     /* (a jump already consumed is none: 3.12+ ends a cold with or except
      * handler, placed after the code, with a jump back to where the
-     * statement continues) */
-    int last = -1, last_reached = -1;
+     * statement continues.  Up to 3.10 a consumed jump back was consumed
+     * by a walk that failed, a speculation over this loop: still the loop's) */
+    int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10;
     if (d->last_back != NULL) {
         for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j])
-            if (j < end && !d->seen[j]) {
+            if (j < end && (legacy || !d->seen[j]) && !dc_legacy_inside_try(d, j)) {
                 last = last < 0 ? j : last;
                 last_reached = d->reach[j] ? j : -1;
             }
     } else { /* no memory for the chains: look inside */
         for (int j = head; j < end; j++)
-            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && !d->seen[j]) {
+            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && (legacy || !d->seen[j]) &&
+                !dc_legacy_inside_try(d, j)) {
                 last = j;
                 last_reached = d->reach[j] ? j : last_reached;
             }
@@ -2557,6 +2576,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         /* (past the region's end it must be where the region goes on:
          * else the jump is a statement of the then-part) */
         if (!is_break && (!is_continue || t == exit) && (t <= end || continues_as(d, t, exit >= 0 ? exit : end))) {
+            if (t > end)
+                skip_exit_copy_at(d, t, exit >= 0 ? exit : end);
             then_end = F - 1;
             J = t > end ? end : t;
             d->seen[F - 1] = 1;

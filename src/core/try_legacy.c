@@ -70,6 +70,24 @@ static int tail_copy_of(dc *d, int k, int target) {
     return 1;
 }
 
+/* 3.10 copies the code after a with into the end of its body when that
+ * code is small: is [k, H), up to the with's handler at H, straight code
+ * ending in a raise and a copy of the code at `after`?  Then it is read as
+ * a jump there. */
+static int raise_copy_of(dc *d, int k, int H, int after) {
+    if (k >= H || after < 0 || after + (H - k) > d->n || (d->in[H - 1].op != IR_RAISE && d->in[H - 1].op != IR_RERAISE))
+        return 0;
+    for (int q = k; q < H; q++)
+        if (is_jump_op(d->in[q].op) || d->in[q].op == IR_POP_BLOCK || d->in[q].op == IR_POP_EXCEPT ||
+            (q < H - 1 && (d->in[q].op == IR_RAISE || d->in[q].op == IR_RERAISE || d->in[q].op == IR_RETURN_VALUE)))
+            return 0;
+    if (!is_copy(d, k, after, H - k))
+        return 0;
+    d->vjump[k] = after;
+    dc_seen(d, k, H);
+    return 1;
+}
+
 /* The innermost SETUP whose block is open at i: compiler output places a
  * block's handler after its body, so that is the last SETUP before i whose
  * handler comes after i. */
@@ -115,9 +133,17 @@ static int is_except_handler(const dc *d, int H) {
  * handler passes (nested statements end with their own), -1 if none. */
 static int finally_end(const dc *d, int H) {
     int closer = d->code->py_minor >= 9 ? IR_RERAISE : IR_END_FINALLY;
-    int far = -1;
+    /* up to 3.9 each block opened in the body closes its handler with one
+     * closer of its own (3.10 copies them into branches) */
+    int far = -1, nested = 0, count = d->code->py_minor <= 9;
     for (int j = H; j < d->n; j++) {
         const dp_instr *x = &d->in[j];
+        if (count && dc_is_block_setup(x->op) && x->target > j)
+            nested++;
+        if (x->op == closer && nested > 0) {
+            nested--;
+            continue;
+        }
         if (x->op == closer && far <= j)
             return j;
         if (x->target > j && !dc_is_loop_exit(d, x->target) && x->target > far)
@@ -196,9 +222,10 @@ static int last_tail_copy(dc *d, int r, int len, int after) {
     dc_tail_index *t = tail_index(d);
     if (t == NULL)
         return -2;
+    /* (one right after a POP_EXCEPT is another except clause's own return) */
     for (int p = t->bucket[t->hash[r] & t->mask]; p > after; p = t->prev[p])
         if (t->hash[p] == t->hash[r] && p + len <= d->n && d->in[p + len - 1].op == IR_RETURN_VALUE &&
-            is_copy(d, r, p, len))
+            d->in[p - 1].op != IR_POP_EXCEPT && is_copy(d, r, p, len))
             return p;
     return -1;
 }
@@ -207,9 +234,10 @@ static int last_tail_copy(dc *d, int r, int len, int after) {
 
 /* Where an except clause that stopped at r (its POP_EXCEPT done) goes: a
  * jump (consumed), or a copy of the code at the join ending in a return
- * (3.10 duplicates small exits).  Returns the join, -2 for a break or
- * continue (appended to `body`), -1 for none, -3 on error. */
-static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes *body, int *cend) {
+ * (3.10 duplicates small exits) within the region ending at `end`.
+ * Returns the join, -2 for a break or continue (appended to `body`), -1
+ * for none, -3 on error. */
+static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, dp_nodes *body, int *cend) {
     *cend = r;
     if (r >= d->n || !d->reach[r])
         return -1;
@@ -217,6 +245,13 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
     int q = r;
     while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
         q++;
+    /* `return v` out of nested except blocks: each is left first */
+    int te = q > r && q < d->n ? tail_end(d, q) : -1;
+    if (te >= q) {
+        dc_stack tmp = {0};
+        *cend = te + 1;
+        return dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, r, te + 1, -1, &tmp, body) < 0 ? -3 : -1;
+    }
     if (q > r && (q >= d->n || d->in[q].op != IR_JUMP || !dc_is_loop_exit(d, d->in[q].target)))
         return -1;
     if (d->in[q].op == IR_JUMP) {
@@ -232,6 +267,14 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
             return -2;
         }
         return dc_fail(d, r, "except clause jumps backwards"), -3;
+    }
+    /* 3.8/3.9: `break` out of a for loop pops the iterator, then jumps */
+    if (d->in[r].op == IR_POP_TOP && r + 1 < d->n && d->in[r + 1].op == IR_JUMP && d->loop && d->loop->is_for &&
+        d->in[r + 1].target == d->loop->brk) {
+        dp_node *b = dc_stmt(d, S_BREAK, r);
+        dc_seen(d, r, r + 2);
+        *cend = r + 2;
+        return b == NULL || dc_add(d, body, b) < 0 ? -3 : -2;
     }
     if (d->in[r].op == IR_POP_BLOCK) {
         /* `return <constant>` leaving enclosing blocks (their finally copies) */
@@ -265,15 +308,35 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
      * a copy elsewhere would not see: no such copy) */
     /* the code itself comes after its copies; it ends with a RETURN_VALUE
      * as the copy does */
-    int copy = d->in[r].op == IR_POP_TOP ? -1 : last_tail_copy(d, r, len, e);
+    /* (only 3.10 copies exits: up to 3.9 a return in a clause is its own) */
+    int copy = d->in[r].op == IR_POP_TOP || d->code->py_minor < 10 ? -1 : last_tail_copy(d, r, len, e);
     if (copy == -2)
         return -3;
-    if (copy >= 0) {
+    if (copy >= 0 && copy <= end) { /* (past the region's end it is no place to join) */
         dc_seen(d, r, e + 1);
         return copy;
     }
     /* a return of the clause's own */
     return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
+}
+
+/* The block enclosing the one that SETUP s opens, or -1. */
+static int enclosing_block(const dc *d, int s);
+
+/* Does the run of POP_BLOCKs ending at p leave block s (innermost) and only
+ * try/except blocks around it? */
+static int pops_except_blocks(const dc *d, int p, int s) {
+    int q = p;
+    while (q - 1 > s && d->in[q - 1].op == IR_POP_BLOCK)
+        q--;
+    if (block_of(d, q) != s)
+        return 0;
+    for (int b = s; q < p; q++) {
+        b = enclosing_block(d, b);
+        if (b < 0 || d->in[b].op != IR_SETUP_FINALLY || !is_except_handler(d, d->in[b].target))
+            return 0;
+    }
+    return 1;
 }
 
 static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *next) {
@@ -300,8 +363,13 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         int t = H - 1;
         while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && tail_end(d, t - 1) == H - 1)
             t--;
-        /* (a value computed in the body is returned by a lone RETURN_VALUE) */
-        if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && block_of(d, t - 1) == s &&
+        /* (a value computed in the body is returned by a lone RETURN_VALUE;
+         * a SWAP or POP_TOP after the POP_BLOCK moves the value past a
+         * with's __exit__ or a loop's iterator, and POP_BLOCKs leaving
+         * enclosing blocks other than try/except ones precede their exit
+         * code (__exit__, a finally copy): the return is the body's own) */
+        if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t].op != IR_SWAP &&
+            d->in[t].op != IR_POP_TOP && pops_except_blocks(d, t - 1, s) &&
             tail_end(d, t) == H - 1) {
             T = t;
             X = t;
@@ -322,7 +390,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         dp_node *h = dc_stmt(d, S_EXCEPT, p);
         if (h == NULL || dc_add(d, &tr->l2, h) < 0)
             return -1;
-        int body, limit, bare = 0;
+        int body, limit, bare = 0, cleanup = -1;
         if (ins->op == IR_POP_TOP) {
             if (p + 2 >= d->n || d->in[p + 1].op != IR_POP_TOP || d->in[p + 2].op != IR_POP_TOP)
                 return dc_fail(d, p, "malformed bare except");
@@ -360,7 +428,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
                 if (body >= limit || d->in[body].op != IR_SETUP_FINALLY ||
                     !is_name_cleanup_handler(d, d->in[body].target))
                     return dc_fail(d, body, "except-as clause without its cleanup");
-                int C = d->in[body].target;
+                int C = cleanup = d->in[body].target;
                 d->seen[body] = 1;
                 dc_seen(d, C, C + 4);
                 d->skip_to[C] = C + 4;
@@ -385,9 +453,11 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         if (h->s && stop < limit && is_name_cleanup(d, stop)) {
             dc_seen(d, stop, stop + 3);
             stop += 3;
+        } else if (cleanup >= 0 && stop < limit && d->in[stop].op == IR_CALL_FINALLY && d->in[stop].target == cleanup) {
+            d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
         }
         int cend = stop;
-        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, st, &h->l1, &cend) : -1;
+        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend) : -1;
         if (j == -3)
             return -1;
         if (j >= 0) {
@@ -405,8 +475,17 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         X = join; /* the body's copy of the code after the handlers */
         T = -1;
     }
+    if (T >= 0 && join >= 0 && join != T) {
+        /* the clauses go on elsewhere: the return after the body's
+         * POP_BLOCK is the statement's else clause (3.10 places it before
+         * the handlers) */
+        if (dc_region(d, T, H, -1, st, &tr->l3) < 0)
+            return -1;
+        X = T = -1;
+    }
     if (X >= 0 && join > X && join + (join - X) <= d->n && is_copy(d, join, X, join - X)) {
         dc_seen(d, join, join + (join - X)); /* 3.10: the clauses go to a copy of the code after */
+        d->skip_to[join] = join + (join - X); /* (the walk after the statement steps over it) */
         join = X;
     }
     /* `else`: where the body's exit jumps, when that is not the join */
@@ -417,9 +496,15 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         join = X;
         after = H - 1;
         d->skip_to[H] = last;
+        /* (3.8: the jump back after the handler's END_FINALLY, which never
+         * falls through when it closes except clauses) */
+        if (last < d->n && d->in[last - 1].op == IR_END_FINALLY && d->in[last].op == IR_JUMP && d->in[last].target == X)
+            d->seen[last] = 1;
     }
     if (X >= 0 && join >= 0 && X != join) {
-        if (X > join || X < last)
+        /* (an else running past the enclosing region's end would take code
+         * that is not the statement's: the clauses' join is not there) */
+        if (X > join || X < last || join > end)
             return dc_fail(d, H, "try body exits to an unexpected place");
         if (dc_region(d, X, join, join, st, &tr->l3) < 0)
             return -1;
@@ -441,6 +526,33 @@ static int finally_len(const dc *d, int H, int FE) {
     if (d->code->py_minor >= 10 && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE)
         return FE - 1 - H;
     return FE - H;
+}
+
+/* 3.10 copies the RERAISE closing the finally body at H (at FE, the body
+ * [H, H + flen)) into the branches that end the body.  Where a copy of the
+ * body on the way out of the try (after a POP_BLOCK of block s) leaves with
+ * a jump, the handler's RERAISE is such a copy (dc_copy_len takes a RERAISE
+ * for an exit only there): it becomes a jump to FE, the same code, which
+ * the walk reads as the end of the body.  A copy equal to the body says
+ * that every RERAISE in it is a nested statement's own. */
+static void reraise_exits(dc *d, int s, int H, int FE, int flen) {
+    int any = 0;
+    for (int k = H; k < H + flen && !any; k++)
+        any = d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg;
+    int jumps = 0;
+    for (int P = s + 1; P < H && any; P++)
+        if (d->in[P].op == IR_POP_BLOCK && block_of(d, P) == s) {
+            if (is_copy_to(d, P + 1, H, flen, FE))
+                return;
+            jumps = jumps || dc_copy_len(d, P + 1, H, d->in + H, flen) > 0;
+        }
+    for (int k = H; k < H + flen && jumps; k++)
+        if (d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg) {
+            d->f.ins[k].op = IR_JUMP;
+            d->f.ins[k].arg = 0;
+            d->f.ins[k].target = FE;
+            d->nref[FE]++;
+        }
 }
 
 static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
@@ -469,6 +581,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
         if (copies && block_of(d, P) == s && is_copy_to(d, P + 1, H, flen, FE) &&
             !tail_copy_of(d, t, after)) {
             dc_seen(d, P, t);
+            dc_seen(d, e + 1, H); /* (the copies, which jumps from the body reach) */
             body_end = P;
             after = t;
             skip_from = e + 1;
@@ -477,6 +590,8 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
     }
     if (region_with(d, s + 1, body_end, after, st, &tr->l1, NULL, 0, NULL) < 0)
         return -1;
+    if (d->code->py_minor >= 10)
+        reraise_exits(d, s, H, FE, flen);
     /* 3.8 reaches the finally body from the try body too (BEGIN_FINALLY
      * pushes one value, CALL_FINALLY a return address): walk it as a handler */
     if (H + flen < FE)
@@ -607,13 +722,38 @@ static int enclosing_block(const dc *d, int s) {
     return -1;
 }
 
-/* Leaves block s at its POP_BLOCK i. */
-static int pop_block(dc *d, int i, int s, dc_stack *st, int *next) {
+/* The end (RETURN_VALUE) of the normal exit of a with at its POP_BLOCK i
+ * when it ends in a return (`POP_BLOCK; <call __exit__>; <tail>`), or -1. */
+static int exit_copy_end(const dc *d, int i, int is_async) {
+    int len = i + 1 < d->n ? exit_call_len(d, i + 1, is_async) : 0;
+    return len > 0 && i + 1 + len < d->n ? tail_end(d, i + 1 + len) : -1;
+}
+
+int dc_legacy_exit_end(const dc *d, int i) {
+    if (i < 0 || i >= d->n || d->in[i].op != IR_POP_BLOCK)
+        return -1;
+    int e = exit_copy_end(d, i, 0);
+    return e >= 0 ? e : exit_copy_end(d, i, 1);
+}
+
+/* Leaves block s at its POP_BLOCK i; the region being walked ends at `end`. */
+static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     if (s < 0)
         return dc_fail(d, i, "POP_BLOCK outside a block");
     d->seen[i] = 1;
     int H = d->in[s].target, j = i + 1;
     if (d->in[s].op == IR_SETUP_WITH || d->in[s].op == IR_SETUP_ASYNC_WITH) {
+        /* 3.10 copies the normal exit of a with (POP_BLOCK, __exit__, the
+         * code after the with when it is a small return) into the branches
+         * that end its body: a copy of the exit where the region ends is
+         * read as going there (the walk after the region takes that one) */
+        int ce = exit_copy_end(d, i, d->in[s].op == IR_SETUP_ASYNC_WITH);
+        if (ce > i && end > ce && ce + 1 - i <= d->n - end && d->in[end].op == IR_POP_BLOCK &&
+            is_copy(d, i, end, ce + 1 - i)) {
+            dc_seen(d, i, ce + 1);
+            *next = end;
+            return 0;
+        }
         /* leave the with: its __exit__ is called (`return v` swaps v below it first) */
         if (j < d->n && d->in[j].op == IR_SWAP && d->in[j].arg == 2 && st->n >= 2) {
             dp_node *t = st->v[st->n - 1];
@@ -634,8 +774,19 @@ static int pop_block(dc *d, int i, int s, dc_stack *st, int *next) {
         /* 3.10: `break` out of a for loop pops the iterator, then copies the code after the loop */
         if (e > k + 1 && d->in[k].op == IR_POP_TOP && d->loop && d->loop->is_for && tail_copy_of(d, k + 1, d->loop->brk))
             return 0;
-        if (e > k && !tail_copy_of(d, k, with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH)) &&
-            !(e == k + 1 && d->in[k].op == IR_LOAD_CONST))
+        /* (from inside a loop within the with, control cannot go to the code
+         * after the with but by a return: `return <constant>` it is; so is
+         * one before the end of the body, a branch's, whose walk has no
+         * place to go to the code after the with) */
+        int const_return = e == k + 1 && d->in[k].op == IR_LOAD_CONST;
+        if (const_return && ((d->loop && d->loop->head > s) || e + 1 < H))
+            return 0;
+        int HE = with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH);
+        /* 3.10: straight code up to the handler that raises, a copy of the
+         * code after the with, is read as going there */
+        if (e < 0 && raise_copy_of(d, k, H, HE))
+            return 0;
+        if (e > k && !tail_copy_of(d, k, HE) && !const_return)
             return dc_fail(d, k, "code after __exit__ that is not the code after the with");
         return 0;
     }
@@ -653,17 +804,34 @@ static int pop_block(dc *d, int i, int s, dc_stack *st, int *next) {
     }
     /* a finally block: its body is copied here (3.9/3.10) */
     if (d->code->py_minor >= 9) {
-        int FE = finally_end(d, H), flen = FE < 0 ? 0 : finally_len(d, H, FE);
-        if (FE < 0 || !is_copy_to(d, j, H, flen, FE))
+        int FE = finally_end(d, H), flen = FE < 0 ? 0 : finally_len(d, H, FE), clen = flen;
+        /* (3.10 copies the closing RERAISE into the branches of the body,
+         * which the copy here leaves with jumps: dc_copy_len reads those) */
+        if (FE >= 0 && !is_copy_to(d, j, H, flen, FE))
+            clen = d->code->py_minor >= 10 ? dc_copy_len(d, j, d->n, d->in + H, flen) : 0;
+        if (FE < 0 || clen <= 0)
             return dc_fail(d, i, "finally block left without its copy");
-        dc_unthread_copy(d, j, flen);
-        dc_seen(d, j, j + flen);
-        *next = j + flen;
+        dc_unthread_copy(d, j, clen);
+        dc_seen(d, j, j + clen);
+        *next = j + clen;
         tail_copy_of(d, *next, FE + 1);
         return 0;
     }
     *next = j;
     return 0;
+}
+
+int dc_legacy_inside_try(const dc *d, int j) {
+    if (d->code->py_minor > 10 || j < 1 || j >= d->n)
+        return 0;
+    /* the try body's normal exit: its handler follows */
+    if (d->in[j - 1].op == IR_POP_BLOCK) {
+        int s = block_of(d, j - 1);
+        return s >= 0 && d->in[s].op == IR_SETUP_FINALLY && d->in[s].target > j;
+    }
+    if (d->in[j - 1].op == IR_POP_EXCEPT)
+        return 1;
+    return j >= 4 && d->in[j - 4].op == IR_POP_EXCEPT && is_name_cleanup(d, j - 3);
 }
 
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
@@ -687,10 +855,10 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
     case IR_POP_BLOCK: {
         /* `return` and `break` leave several blocks in a row, inner first */
         int s = block_of(d, i);
-        r = pop_block(d, i, s, st, next);
-        while (r >= 0 && *next < d->n && d->in[*next].op == IR_POP_BLOCK) {
+        r = pop_block(d, i, s, end, st, next);
+        while (r >= 0 && *next < end && *next < d->n && d->in[*next].op == IR_POP_BLOCK) {
             s = enclosing_block(d, s);
-            r = pop_block(d, *next, s, st, next);
+            r = pop_block(d, *next, s, end, st, next);
         }
         break;
     }

@@ -1729,71 +1729,18 @@ def index_errors_and_lookups(seq, i):
 
 @case((0,), (1,), (2,), (3,))
 def while_else_and_try_in_loop(n):
-    # depyf: no structured form was found (at offset 76: unstructured backward jump);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
+    log = []
+    while n:
+        n -= 1
         try:
-            if __state == 0:
-                log = []
-                if n:
-                    __state = 1
-                else:
-                    __state = 9
-            if __state == 1:
-                n -= 1
-                __state = 2
-            if __state == 2:
-                if n == 1:
-                    __state = 3
-                else:
-                    __state = 8
-            if __state == 3:
+            if n == 1:
                 raise ValueError
-            if __state == 6:
-                return log
-            if __state == 8:
-                log.append('ok')
-                if n:
-                    __state = 1
-                else:
-                    __state = 9
-            if __state == 9:
-                log.append('while else')
-                return log
-        except __builtins.BaseException as __exc0:
-            if __state in (2, 3):
-                __stack_0 = None
-                __stack_1 = None
-                __stack_2 = None
-                __stack_3 = __exc0.__traceback__
-                __stack_4 = __exc0
-                __stack_5 = __builtins.type(__exc0)
-                __state = 4
-            else:
-                raise
-            if __state == 4:
-                while True:
-                    if __state == 4:
-                        if __builtins.issubclass(__stack_5, ValueError):
-                            __state = 5
-                        else:
-                            __state = 7
-                    if __state == 5:
-                        __stack_5 = None
-                        __stack_4 = None
-                        __stack_3 = None
-                        log.append('v')
-                        __stack_0 = __stack_1 = __stack_2 = None
-                        __state = 6
-                        break
-                    if __state == 7:
-                        __stack_3 = __stack_5 = None
-                        try:
-                            raise __stack_4
-                        finally:
-                            __stack_4 = None
+        except ValueError:
+            log.append('v')
+            return log
+        log.append('ok')
+    log.append('while else')
+    return log
 
 
 @case((10, 3), (0, 1), (5, 0))
@@ -2219,63 +2166,15 @@ def identity_tests_returning_inside_a_loop(values):
 
 @case(({}, 0), ({}, 1), ({'n': 5}, 2), ({'raise': 1}, 1), ({'raise': 1}, 0))
 def finally_with_a_branch_runs_once(d, c):
-    # depyf: no structured form was found (at offset 22: finally block left without its copy);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                d['body'] = 1
-                if 'raise' in d:
-                    __state = 1
-                else:
-                    __state = 2
-            if __state == 1:
-                raise KeyError
-            if __state == 2:
-                if c:
-                    __state = 3
-                else:
-                    __state = 4
-            if __state == 3:
-                d['n'] = d.get('n', 0) + 1
-                return None
-            if __state == 4:
-                d['m'] = 2
-                return None
-        except __builtins.BaseException as __exc0:
-            if __state in (0, 1):
-                __stack_0 = None
-                __stack_1 = None
-                __stack_2 = None
-                __stack_3 = __exc0.__traceback__
-                __stack_4 = __exc0
-                __stack_5 = __builtins.type(__exc0)
-                __state = 5
-            else:
-                raise
-            if __state == 5:
-                while True:
-                    if __state == 5:
-                        if c:
-                            __state = 6
-                        else:
-                            __state = 7
-                    if __state == 6:
-                        d['n'] = d.get('n', 0) + 1
-                        __stack_3 = __stack_5 = None
-                        try:
-                            raise __stack_4
-                        finally:
-                            __stack_4 = None
-                    if __state == 7:
-                        d['m'] = 2
-                        __stack_3 = __stack_5 = None
-                        try:
-                            raise __stack_4
-                        finally:
-                            __stack_4 = None
+    try:
+        d['body'] = 1
+        if 'raise' in d:
+            raise KeyError
+    finally:
+        if c:
+            d['n'] = d.get('n', 0) + 1
+        else:
+            d['m'] = 2
 
 
 @case(({}, 0), ({}, 1), ({'raise': 1}, 1))
@@ -2313,3 +2212,4 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 
 import behaviour_cases_shapes
+import behaviour_cases_legacy

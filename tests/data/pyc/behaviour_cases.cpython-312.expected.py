@@ -2333,3 +2333,4 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 
 import behaviour_cases_shapes
+import behaviour_cases_legacy

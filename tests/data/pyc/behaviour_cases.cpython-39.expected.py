@@ -1784,77 +1784,18 @@ if sys.version_info >= (3, 10):
 
 @case((0,), (1,), (3,), (5,))
 def for_else_with_break_in_except(n):
-    # depyf: no structured form was found (at offset 58: POP_TOP was left out of the structure);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
+    log = []
+    for i in range(n):
         try:
-            if __state == 0:
-                log = []
-                __stack_0 = __builtins.iter(range(n))
-                __state = 1
-            if __state == 1:
-                try:
-                    __stack_1 = __builtins.next(__stack_0)
-                    __state = 2
-                except __builtins.StopIteration:
-                    __stack_0 = None
-                    __state = 10
-            if __state == 2:
-                i = __stack_1
-                __stack_1 = None
-                __state = 3
-            if __state == 3:
-                if i == 1:
-                    __state = 4
-                else:
-                    __state = 9
-            if __state == 4:
+            if i == 1:
                 raise ValueError
-            if __state == 7:
-                __stack_0 = None
-                __state = 11
-            if __state == 9:
-                log.append('ok')
-                __state = 1
-            if __state == 10:
-                log.append('else')
-                __state = 11
-            if __state == 11:
-                return log
-        except __builtins.BaseException as __exc0:
-            if __state in (3, 4):
-                __stack_1 = None
-                __stack_2 = None
-                __stack_3 = None
-                __stack_4 = __exc0.__traceback__
-                __stack_5 = __exc0
-                __stack_6 = __builtins.type(__exc0)
-                __state = 5
-            else:
-                raise
-            if __state == 5:
-                while True:
-                    if __state == 5:
-                        if __builtins.issubclass(__stack_6, ValueError):
-                            __state = 6
-                        else:
-                            __state = 8
-                    if __state == 6:
-                        __stack_6 = None
-                        __stack_5 = None
-                        __stack_4 = None
-                        log.append('v')
-                        __stack_1 = __stack_2 = __stack_3 = None
-                        __state = 7
-                        break
-                    if __state == 8:
-                        __stack_4 = __stack_6 = None
-                        try:
-                            raise __stack_5
-                        finally:
-                            __stack_5 = None
+        except ValueError:
+            log.append('v')
+            break
+        log.append('ok')
+    else:
+        log.append('else')
+    return log
 
 
 @case((0,), (2,), (3,), (7,))
@@ -2283,3 +2224,4 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 
 import behaviour_cases_shapes
+import behaviour_cases_legacy

@@ -1,0 +1,494 @@
+"""Behaviour cases for try/except/finally and with shapes of the 3.8-3.10
+block-stack bytecode (SETUP_FINALLY, POP_EXCEPT, END_FINALLY, ...) that once
+decompiled to the state-machine fallback although a structured form exists
+(issue 11, found on third-party packages).  They run on every interpreter.
+Imported by behaviour_cases.py, whose CASES they join; test_legacy_shapes.py
+checks that none of them needs the fallback."""
+from behaviour_cases import case
+
+
+def act(x):
+    """x itself, or the exception x names ('k': KeyError, 'v': ValueError)."""
+    if x == "k":
+        raise KeyError(x)
+    if x == "v":
+        raise ValueError(x)
+    return x
+
+
+# --- loops whose body is a try with a `continue` out of an except clause -----
+
+@case((["v", "k"],), ([1, "k"],), ([],), ([2],))
+def loop_try_except_else_return(xs):
+    # 3.8/3.9: the clause's `POP_EXCEPT; JUMP head` is no end of the loop
+    # (the jump after the handler is, dead as the else returns); 3.10
+    # places the else's return before the handlers
+    log = []
+    while True:
+        try:
+            x = act(xs.pop())
+        except KeyError:
+            log.append("k")
+        except BaseException:
+            log.append("b")
+            raise
+        else:
+            return x, log
+
+
+@case((["k", "k"],), ([3, "k"],), ([],))
+def loop_try_one_clause_else_return(xs):
+    log = []
+    while True:
+        try:
+            x = act(xs.pop())
+        except (KeyError, IndexError):
+            log.append("k")
+            if not xs:
+                return None, log
+        else:
+            return x, log
+
+
+@case((["k", 1, "k"],), ([5],), (["v"],), ([],))
+def while_test_try_except_else_return(xs):
+    log = []
+    while xs:
+        try:
+            x = act(xs.pop())
+        except KeyError:
+            log.append("k")
+        else:
+            return x, log
+    return "done", log
+
+
+@case(([1, "k", 2],), (["v"],), ([],))
+def loop_try_except_continue_then_code(xs):
+    log = []
+    while xs:
+        try:
+            x = act(xs.pop())
+        except KeyError:
+            log.append("k")
+            continue
+        log.append(x)
+    return log
+
+
+# --- `return v` leaving a try and the with around it --------------------------
+
+@case(([1, 2],), ([],))
+def with_try_return_except_raise(xs):
+    # the return pops two blocks (POP_BLOCK; POP_BLOCK; SWAP; __exit__):
+    # the code after the first POP_BLOCK is no copy of the code after the try
+    from behaviour_cases import Ctx
+    log = []
+    with Ctx(log, "m"):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            raise KeyError(len(log)) from None
+
+
+@case(([1, 2],), ([],))
+def with_try_return_except_return(xs):
+    from behaviour_cases import Ctx
+    log = []
+    with Ctx(log, "m"):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            return None, log
+
+
+@case((["k", 4],), (["v"],), (["k", "k", 0],), ([],))
+def loop_try_except_as_raise_else_return(xs):
+    # 3.9: the dead `POP_EXCEPT; e = None; del e; JUMP head` after the
+    # raise of an `except ... as e` clause is no end of the loop either
+    from behaviour_cases import Ctx
+    log = []
+    with Ctx(log, "m"):
+        while True:
+            try:
+                x = act(xs.pop())
+            except KeyError:
+                log.append("k")
+            except (ValueError, IndexError) as exc:
+                if not xs:
+                    raise KeyError(type(exc).__name__) from None
+                raise TypeError from exc
+            else:
+                return x, log
+
+
+@case((["k", 1], []), (["k", "v"], []), ([], []))
+def with_loop_try_else_return_none(xs, log):
+    # the `return` leaves the loop and the with: `LOAD_CONST None;
+    # RETURN_VALUE` after __exit__ is no copy of the code after the with
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        while True:
+            try:
+                log.append(act(xs.pop()))
+            except KeyError:
+                log.append("k")
+            else:
+                return
+    log.append("never")
+
+
+@case((1, ["k", 7]), (1, ["v"]), (0, []), (1, []))
+def loop_in_if_try_else_return(p, xs):
+    # 3.8/3.9: a speculative walk of the if as a conditional expression
+    # consumed the loop's jump back; the loop is found again afterwards
+    log = []
+    if p:
+        while True:
+            try:
+                x = act(xs.pop())
+            except KeyError:
+                log.append("k")
+            else:
+                return x, log
+    else:
+        return None, log
+
+
+@case(([1, 2],), (["k", 3],), (["k"],), (["v", 1],))
+def for_try_return_except_pass(xs):
+    # `return v` in a for loop's try: POP_BLOCK; SWAP 2; POP_TOP (the
+    # iterator); RETURN_VALUE is the body's own return
+    for x in xs:
+        try:
+            return act(x)
+        except KeyError:
+            pass
+    raise IndexError
+
+
+@case(([1, 2], None), (["k", "3"], int), (["k", "x"], int), (["k"], None))
+def for_try_return_except_continue(xs, conv):
+    for x in xs:
+        if conv is not None:
+            try:
+                return conv(act(x))
+            except (KeyError, ValueError):
+                continue
+        return x
+    return "none"
+
+
+# --- 3.10 copies the normal exit of a with into each branch ending its body ---
+
+@case((1, []), (0, []), (2, []))
+def with_if_else_ending_the_function(f, log):
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        if f == 1:
+            log.append("one")
+        elif f:
+            log.append("other")
+        else:
+            log.append("zero")
+
+
+@case((1, []), (0, []))
+def with_if_then_return_constant(f, log):
+    from behaviour_cases import Ctx
+    with Ctx(log, "m") as name:
+        if f:
+            log.append(name)
+    return 7
+
+
+@case((1, []), (0, []))
+def async_with_if_else_ending_the_function(f, log):
+    import asyncio
+
+    class ACtx:
+        async def __aenter__(self):
+            log.append("enter")
+
+        async def __aexit__(self, *exc):
+            log.append("exit")
+
+    async def run():
+        async with ACtx():
+            if f:
+                log.append("yes")
+            else:
+                log.append("no")
+
+    asyncio.run(run())
+    return log
+
+
+@case((["k"], []), ([1], []), (["v"], []))
+def with_try_except_as_ending_the_function(xs, log):
+    # 3.10: the try body and the clause each go to their own copy of the
+    # with's exit
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        try:
+            log.append(act(xs.pop()))
+        except KeyError as exc:
+            log.append(type(exc).__name__)
+
+
+@case((["k"], []), ([1], []), (["v"], []))
+def async_with_try_except_ending_the_function(xs, log):
+    import asyncio
+
+    class ACtx:
+        async def __aenter__(self):
+            log.append("enter")
+
+        async def __aexit__(self, *exc):
+            log.append("exit")
+
+    async def run():
+        async with ACtx():
+            try:
+                log.append(act(xs.pop()))
+            except KeyError:
+                log.append("k")
+
+    asyncio.run(run())
+    return log
+
+
+# --- 3.10 copies the RERAISE closing a finally body into its branches --------
+
+@case((1, [1]), (0, [1]), (1, ["k"]), (0, ["k"]))
+def finally_with_if_else(flag, xs):
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        if flag:
+            done = True
+        else:
+            done = False
+    if not done:
+        raise IndexError(log)
+    return log
+
+
+@case((1, [1]), (2, [1]), (0, ["k"]), (2, ["v"]))
+def finally_with_if_elif_else_and_nested_try(flag, xs):
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        if flag == 1:
+            log.append("one")
+        elif flag:
+            try:
+                log.append(act("k"))
+            except KeyError:
+                log.append("inner")
+        else:
+            log.append("zero")
+    return log
+
+
+# --- 3.10 copies a small raise after a with into the end of its body ---------
+
+@case((["k"], []), ([1], []))
+def except_clause_with_then_reraise(xs, log):
+    from behaviour_cases import Ctx
+    try:
+        log.append(act(xs.pop()))
+    except BaseException:
+        log.append("caught")
+        with Ctx(log, "m"):
+            log.append("inside")
+        raise
+    return log
+
+
+@case(([1], []), ([], []))
+def with_then_raise_ending_the_function(xs, log):
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        if xs:
+            log.append(xs.pop())
+    raise KeyError(len(log))
+
+
+# --- statements nested in a finally body close their own handlers ------------
+
+@case((["k"], []), ([1], []), (["v"], []))
+def try_except_finally_with_a_with(xs, log):
+    # 3.8: the END_FINALLY of the with's handler is not the finally's
+    from behaviour_cases import Ctx
+    try:
+        log.append(act(xs.pop()))
+    except KeyError:
+        log.append("k")
+        raise
+    finally:
+        with Ctx(log, "m"):
+            log.append("fin")
+
+
+@case(([1], []), (["k"], []), (["v"], []))
+def finally_with_a_nested_try_finally(xs, log):
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        try:
+            log.append("inner")
+        finally:
+            log.append("innermost")
+        log.append("after")
+
+
+# --- 3.8: `return` in an except-as clause calls the name's cleanup -----------
+
+@case((1, ["v"]), (1, [3]), (0, []), (1, ["k"]))
+def except_as_clause_returning(flag, xs):
+    log = []
+    if flag:
+        try:
+            x = act(xs.pop())
+        except (ValueError, IndexError) as e:
+            log.append(type(e).__name__)
+            return 0, log
+    else:
+        x = 2
+    return x, log
+
+
+@case((4, [1, 2, "k", 3]), (2, [1]), (3, []))
+def for_try_except_break(n, xs):
+    # 3.8/3.9: the break pops the iterator after POP_EXCEPT, then jumps
+    log = []
+    for _ in range(n):
+        try:
+            x = act(xs.pop(0))
+        except (KeyError, IndexError):
+            break
+        log.append(x)
+    return log
+
+
+@case((["v"],), ([1, "k"],), ([2, 1],), ([1, "v"],))
+def tries_whose_clauses_return_none(xs):
+    # the second clause's `return None` is no code after the first try
+    try:
+        a = act(xs.pop())
+    except ValueError:
+        return None
+    try:
+        b = act(xs.pop())
+    except (KeyError, IndexError):
+        return None
+    return a, b
+
+
+# --- a try ending a loop body: its exits jump back, its handler follows -------
+
+@case(([1, "k", 2],), (["v", 1],), ([],))
+def while_true_ending_with_try_except(xs):
+    log = []
+    while True:
+        if not xs:
+            return log
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            pass
+
+
+@case(([1, "k"],), ([2, 1],), ([],))
+def while_ending_with_try_except_raise(xs):
+    log = []
+    while True:
+        if not xs:
+            break
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            raise ValueError(log)
+    return log
+
+
+@case(([1, 2],), ([1, "k"],), (["k"],))
+def while_test_ending_with_try_except_raise(xs):
+    log = []
+    while xs:
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            raise ValueError(log)
+    return log
+
+
+@case((1, []), (0, []))
+def with_if_return_none_early(flag, log):
+    # `return` in a branch of the with body: after __exit__, `LOAD_CONST
+    # None; RETURN_VALUE` is that return, not the code after the with
+    from behaviour_cases import Ctx
+    with Ctx(log, "m"):
+        if flag:
+            return
+        log.append("rest")
+
+
+@case((["k", "k"],), (["v", "k"],), ([1, "k"],), ([1],), (["k", "v"],))
+def nested_except_returning(xs):
+    # `return v` out of two except blocks: POP_EXCEPT; POP_EXCEPT; return
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    except KeyError:
+        try:
+            log.append(act(xs.pop()))
+        except KeyError:
+            return False, log
+    return True, log
+
+
+@case(([], 1), (["x"], "k"))
+def try_finally_around_a_with(log, q):
+    # 3.10: the with's exit jumps to a copy of the code after the with
+    # (POP_BLOCK, the finally body, return None)
+    from behaviour_cases import Ctx
+    try:
+        with Ctx(log, "m"):
+            log.append(act(q))
+    finally:
+        log.append("fin")
+
+
+@case((1, ["v"], []), (1, [3], []), (0, [], []))
+def if_try_except_as_return_then_code(flag, xs, log):
+    # the clause's `return` is no copy of the function's final `return
+    # None`: the code after the if must not run after the clause (3.8-3.10
+    # printed `else: log.append('after')` and let the clause fall into it)
+    if flag:
+        try:
+            log.append(act(xs.pop()))
+        except (ValueError, IndexError) as exc:
+            log.append(type(exc).__name__)
+            return
+    log.append("after")
+
+
+@case((1, "7"), (1, "-3"), (1, "x"), (None, "7"))
+def try_else_ending_an_if_branch(c, s):
+    # the clause jumps past the if's else: the try's else is not the code up
+    # to there (3.8/3.9 printed the if's `n = 5` inside it)
+    if c is not None:
+        try:
+            n = int(s)
+        except ValueError:
+            n = None
+        else:
+            if n < 0:
+                n = None
+    else:
+        n = 5
+    return n
