@@ -1937,6 +1937,23 @@ static dp_node *cond_boolop(dc *d, int is_or, dp_node *l, dp_node *r) {
     return dc_boolop(d, is_or, l, r);
 }
 
+/* Can segs[i..j] split into operands segs[i..split) and segs[split..j]?
+ * The left operand's jumps go inside itself, to the right operand's start,
+ * or to one exit: returns that exit (T: `or`, F: `and`), -1 when none
+ * leaves, -2 when the split does not hold. */
+static int split_exit(const seg *s, int i, int split, int j, int T, int F) {
+    int L = s[split].start, other = -1;
+    for (int m = i; m < split; m++) {
+        int t = s[m].target, at = seg_starting_at(s, j + 1, t);
+        if (t == L || (at > m && at < split))
+            continue;
+        if (t != T && t != F)
+            return -2;
+        other = other < 0 || other == t ? t : -2;
+    }
+    return other;
+}
+
 /* The condition of segs[i..j] that holds exactly when control reaches T
  * (the other exit being F). */
 static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
@@ -1958,12 +1975,14 @@ static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
             split = at;
     }
     if (split > i) {
-        int L = s[split].start, other = -1;
-        for (int m = i; m < split; m++) {
-            int t = s[m].target;
-            if (t == T || t == F)
-                other = other < 0 || other == t ? t : -2;
-        }
+        int other = split_exit(s, i, split, j, T, F);
+        /* `a and (b and c or d)`: the furthest target is inside the right
+         * operand; the outer split is then nearer, where every jump of
+         * the left part leaves to the right part's start or to one exit */
+        for (int k = split - 1; other == -2 && k > i; k--)
+            if ((other = split_exit(s, i, k, j, T, F)) != -2)
+                split = k;
+        int L = s[split].start;
         if (other == F || other == -1) {
             dp_node *l = parse_cond(d, s, i, split - 1, L, F), *r = l ? parse_cond(d, s, split, j, T, F) : NULL;
             return cond_boolop(d, 0, l, r);
