@@ -22,3 +22,59 @@ def and_of_a_nested_and_or(a, b, c, d):
     if not a and (not (b or c) or d == "pyparsing"):
         out.append(3)
     return out
+
+
+@case(([1, 2, 3], [2]), ([], [1]), ([4, 5], []), ([1, 2], [1, 2]))
+def for_else_ending_a_loop_body(xs, cs):
+    # docutils Element.first_child_not_matching_class: the break skips the
+    # else and continues the outer loop (3.8/3.9: a jump back to its head
+    # that is not the outer loop's end)
+    out = []
+    for i in xs:
+        for c in cs:
+            if i == c:
+                break
+        else:
+            out.append(i)
+    for i in xs:
+        if i > 1:
+            for c in cs:
+                if i == c:
+                    break
+            else:
+                out.append(-i)
+    while xs:
+        i = xs.pop()
+        for c in cs:
+            if i == c:
+                break
+        else:
+            return out, i
+    return out
+
+
+@case(([1, 2, 3], [2]), ([], [1]), ([4, 5], []), ([1, 2], [1, 2]))
+def for_else_returning_at_the_end_of_a_loop_body(xs, cs):
+    for i in xs:
+        if i:
+            for c in cs:
+                if i == c:
+                    break
+            else:
+                return i
+    return None
+
+
+@case((0, [1, 2]), (3, [1, -1, 5]), (2, []), (1, [-1]))
+def break_past_the_jump_after_a_loop(a, xs):
+    # the compiler threads the break past the jump over the else branch
+    if a:
+        for i in xs:
+            if i == -1:
+                break
+            a += i
+    else:
+        a = 5
+    if a % 3:
+        a += 1
+    return a

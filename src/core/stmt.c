@@ -1022,6 +1022,17 @@ static int continues_as(const dc *d, int a, int b) {
     return 1;
 }
 
+/* Does a jump to target leave loop lp as its `break` does?  Either it
+ * lands where control goes on once the loop is done (the compiler threads
+ * a break past a jump that follows the loop), or the loop ends its region
+ * and the jump goes where the region goes on (a for-else ending a loop
+ * body: the break skips the else and continues the outer loop). */
+static int breaks_out(const dc *d, const dc_loop *lp, int target) {
+    if (target == lp->head || resolve_jumps(d, target) == resolve_jumps(d, lp->head))
+        return 0;
+    return continues_as(d, target, lp->brk) || (lp->then >= 0 && continues_as(d, target, lp->then));
+}
+
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
@@ -1034,6 +1045,8 @@ static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *han
         return 0;
     if (lp && target == lp->head)
         return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
+    if (lp && breaks_out(d, lp, target))
+        return dc_add(d, out, dc_stmt(d, S_BREAK, i));
     *handled = 0;
     return 0;
 }
@@ -1129,8 +1142,12 @@ static int back_edge(dc *d, int head, int end) {
     }
     /* a dead jump stands for the loop's end only where no reached jump back
      * closes it: 3.8/3.9 end a body whose last statement is an assert
-     * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back */
-    if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP)
+     * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back.
+     * A reached one is no end where code before it jumps further in, past
+     * the block that starts right after it (a for-else ending the body,
+     * whose break continues the loop: its exhausted FOR_ITER goes there) */
+    if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP &&
+        !jumps_into(d, head, last_reached, last_reached + 2, last + 1))
         return last_reached;
     return last;
 }
@@ -1534,8 +1551,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         case IR_FOR_ITER:
-            if (for_loop(d, i, end, exit, st, out, &next) < 0)
+            if ((r = for_loop(d, i, end, exit, st, out, &next)) < 0)
                 goto fail;
+            if (r == REST_OF_REGION)
+                live = d->region_live; /* its else holds the rest of the region */
             break;
         case IR_JUMP: {
             int handled;
@@ -1622,6 +1641,18 @@ static int find_loop_exit(dc *d, int from, int to, int after) {
     return brk;
 }
 
+/* Does a jump in [from, to) leave for where control goes on from `exit`
+ * rather than from `after`? */
+static int jumps_as(const dc *d, int from, int to, int exit, int after) {
+    for (int j = from; j < to; j++) {
+        int t = d->in[j].target;
+        if (dc_is_jump(d->in[j].op) && (t < from - 1 || t >= to) && continues_as(d, t, exit) &&
+            !continues_as(d, t, after))
+            return 1;
+    }
+    return 0;
+}
+
 /* The copy at `at` of the code a region [from, end) goes on with, reached
  * only from that region (a loop's exit), is no code of its own: the
  * statements that follow skip it. */
@@ -1667,6 +1698,11 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
     int brk = find_loop_exit(d, i + 1, body_end, done_at);
     if (brk > end)
         brk = done_at;
+    int then = -1;
+    if (brk == done_at && done_at < end && exit >= 0 && jumps_as(d, i + 1, body_end, exit, done_at)) {
+        brk = end; /* a break that skips [done_at, end): the else */
+        then = exit;
+    }
     dp_node *s = dc_stmt(d, S_FOR, i), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
     if (s == NULL || holder == NULL || slot == NULL || dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0)
         return -1;
@@ -1676,7 +1712,7 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
     dc_stack body_st = {0};
     if (dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, slot) < 0)
         return -1;
-    dc_loop lp = {i, brk, 1, NULL};
+    dc_loop lp = {i, brk, 1, NULL, then};
     if (loop_body(d, &lp, i + 1, body_end, &body_st, &s->l1) < 0)
         return -1;
     /* without a jump back, falling off the body leaves the loop: the
@@ -1688,13 +1724,20 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
     if (dc_pop(d, st, i) == NULL) /* the exhausted iterator is gone */
         return -1;
     if (brk > done_at) {
-        if (dc_region(d, done_at, brk, brk, st, &s->l2) < 0)
+        /* (an else that returns leaves the stack it unwound behind: the
+         * loop goes on with the one its breaks leave) */
+        dc_stack els = {0};
+        if (dc_stack_copy(d, &els, st) < 0 || dc_region(d, done_at, brk, brk, &els, &s->l2) < 0)
+            return -1;
+        if (d->region_live && dc_stack_copy(d, st, &els) < 0)
             return -1;
     }
     if (done_at > end)
         skip_exit_copy(d, i, end, done_at);
     *next = brk > done_at ? brk : done_at;
-    return dc_add(d, out, s);
+    if (dc_add(d, out, s) < 0)
+        return -1;
+    return then >= 0 ? REST_OF_REGION : 0;
 }
 
 /* async for: `GET_AITER; head: GET_ANEXT; <await>; <store target>; body;
@@ -1733,7 +1776,7 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     dc_stack body_st = {0};
     if (dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, slot) < 0)
         return -1;
-    dc_loop lp = {i, brk, 1, NULL};
+    dc_loop lp = {i, brk, 1, NULL, -1};
     if (loop_body(d, &lp, body, body_end, &body_st, &s->l1) < 0)
         return -1;
     if ((s->a = holder->l1.v[0]) == NULL)
@@ -1755,7 +1798,7 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
-    dc_loop lp = {i, brk, 0, NULL};
+    dc_loop lp = {i, brk, 0, NULL, -1};
     dc_seen(d, last, last + 1);
     if (loop_body(d, &lp, i, last, st, &s->l1) < 0)
         return -1;
@@ -2061,7 +2104,7 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     int brk = find_loop_exit(d, B, bottom, F);
     if (brk > end)
         brk = F;
-    dc_loop lp = {s[0].start, brk, 0, NULL};
+    dc_loop lp = {s[0].start, brk, 0, NULL, -1};
     dc_seen(d, bottom, last + 1); /* the test repeated at the bottom */
     for (int j = last + 1; j < F; j++)
         if (d->in[j].op == IR_POP_TOP || d->in[j].op == IR_JUMP)
@@ -2219,7 +2262,7 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *
     dp_node *w = dc_stmt(d, S_WHILE, i);
     if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
         return -1;
-    dc_loop lp = {i, F, 0, NULL};
+    dc_loop lp = {i, F, 0, NULL, -1};
     if (loop_body(d, &lp, B, F, st, &w->l1) < 0)
         return -1;
     /* code after the back edge that falls into the exit ends with `break` */
