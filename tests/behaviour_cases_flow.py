@@ -78,3 +78,16 @@ def break_past_the_jump_after_a_loop(a, xs):
     if a % 3:
         a += 1
     return a
+
+
+@case((0,), (5,), (31,), (32,), (127,), (130,), (160,), (-3,))
+def or_with_a_chained_comparison(c):
+    # rich cells.get_character_cell_size: the chain's cleanup block makes
+    # the compiler copy `return 0` (3.12+) or leave a jump over the cleanup
+    # that the true side skips
+    out = []
+    if c and c < 32 or 0x07F <= c < 0x0A0:
+        out.append(0)
+    if c < 32 or 0x07F <= c < 0x0A0:
+        return out, 0
+    return out, 1

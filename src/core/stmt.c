@@ -1899,25 +1899,68 @@ static int same_exit(const dc *d, int a, int b) {
         return 1;
     if (a < 0 || b < 0 || a + 1 >= d->n || b + 1 >= d->n)
         return 0;
-    return d->in[a].op == IR_LOAD_CONST && d->in[b].op == IR_LOAD_CONST && d->in[a].cst == d->in[b].cst &&
-           d->in[a + 1].op == IR_RETURN_VALUE && d->in[b + 1].op == IR_RETURN_VALUE;
+    if (d->in[a].op == IR_LOAD_CONST && d->in[b].op == IR_LOAD_CONST && d->in[a].cst == d->in[b].cst &&
+        d->in[a + 1].op == IR_RETURN_VALUE && d->in[b + 1].op == IR_RETURN_VALUE)
+        return 1;
+    /* (3.12+ copies any small block that returns: `return x, 0`) */
+    int e = return_tail_end(d, a);
+    if (e < 0 || e - a > 8 || b + (e - a) >= d->n)
+        return 0;
+    for (int k = 0; k <= e - a; k++)
+        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || d->handler[a + k] != d->handler[b + k])
+            return 0;
+    return 1;
+}
+
+/* Does control at B only pass NOPs to reach t (the jump a chained
+ * comparison's cleanup left there, erased with it)? */
+static int falls_to(const dc *d, int B, int t) {
+    if (t < B || t - B > 8)
+        return 0;
+    for (int j = B; j < t; j++)
+        if (d->in[j].op != IR_NOP || d->in[j].arg2 != 0)
+            return 0;
+    return 1;
+}
+
+static int past_nops(const dc *d, int i) {
+    while (i < d->n && d->in[i].op == IR_NOP && d->in[i].arg2 == 0)
+        i++;
+    return i;
+}
+
+static void retarget(dc *d, seg *g, int to) {
+    dp_instr *j = &d->f.ins[g->jump];
+    int old = j->target;
+    d->nref[old]--;
+    d->nref[to]++;
+    j->target = to;
+    g->target = to;
+    /* a copy of a return tail nothing reaches any more is no code of its
+     * own (NOPs before it: code erased as dead, a chain's cleanup) */
+    int p = old - 1;
+    while (p >= 0 && d->in[p].op == IR_NOP && d->nref[p] == 0)
+        p--;
+    int e = d->nref[old] == 0 && p >= 0 && is_terminator(d->in[p].op) ? return_tail_end(d, old) : -1;
+    if (e >= 0)
+        dc_seen(d, old, e + 1);
 }
 
 /* Points every jump of the chain that goes to a copy of exit F at the
- * earliest copy after the condition, so the chain has one far exit. */
+ * earliest copy after the condition, so the chain has one far exit, and
+ * every jump to a copy of the code at B (a `return <const>` the true side
+ * falls into) at B itself. */
 static int unify_exits(dc *d, seg *s, int k) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     for (int m = 0; m < k; m++)
         if (s[m].target >= B && s[m].target < F && same_exit(d, s[m].target, F))
             F = s[m].target;
     for (int m = 0; m < k; m++) {
-        if (s[m].target != F && same_exit(d, s[m].target, F)) {
-            dp_instr *j = &d->f.ins[s[m].jump];
-            d->nref[j->target]--;
-            d->nref[F]++;
-            j->target = F;
-            s[m].target = F;
-        }
+        if (s[m].target != F && same_exit(d, s[m].target, F))
+            retarget(d, &s[m], F);
+        else if (s[m].target != B && !same_exit(d, s[m].target, F) &&
+                 (same_exit(d, s[m].target, past_nops(d, B)) || falls_to(d, B, s[m].target)))
+            retarget(d, &s[m], B);
     }
     return F;
 }
@@ -1939,7 +1982,7 @@ static int chain_valid(const dc *d, const seg *s, int k) {
         int t = s[m].target;
         if (s[m].or_pop) /* its value flows on: `a or b and c` nests to the right */
             return 0;
-        if (same_exit(d, t, F) || t == B)
+        if (same_exit(d, t, F) || t == B || same_exit(d, t, past_nops(d, B)) || falls_to(d, B, t))
             continue;
         int at = seg_starting_at(s, k, t);
         if (at <= m)
