@@ -91,3 +91,32 @@ def or_with_a_chained_comparison(c):
     if c < 32 or 0x07F <= c < 0x0A0:
         return out, 0
     return out, 1
+
+
+@case(([None, 40, 7, 300],), ([],), ([11, 12, None],))
+def while_else_ending_a_loop_body(xs):
+    # werkzeug _iter_module_paths: the while's break continues the for
+    out = []
+    for name in xs:
+        if name is None:
+            continue
+        while name > 10:
+            old = name
+            name = name // 2
+            if name == old or name == 20:
+                break
+        else:
+            out.append(name)
+    return out
+
+
+@case((0, 1), (1, 1), (1, 5), (1, -5), (0, 9))
+def while_ending_an_if_branch_with_an_else(a, b):
+    # docutils Contents.apply (3.8/3.9): the loop's exit is the jump over
+    # the else
+    if a:
+        while not (b > 3 or b < -3):
+            b = b * 2 + 1
+    else:
+        b = 0
+    return b

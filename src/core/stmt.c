@@ -1096,7 +1096,8 @@ static int is_legacy_async_for(const dc *d, int i) {
 }
 
 static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
-static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *st, dp_nodes *out, int *next);
+static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out,
+                                     int *next);
 
 /* Does any jump in [from, to) land in [lo, hi)?  (A `continue` of a while
  * loop jumps back to the test; the loop's real back edge comes later.) */
@@ -1297,9 +1298,11 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                  * the loop whose body starts with the try) */
                 if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1) &&
                     !(dc_is_block_setup(ins->op) && ins->target > last)) {
-                    int r = while_without_bottom_test(d, i, last, end, st, out, &next);
+                    int r = while_without_bottom_test(d, i, last, end, exit, st, out, &next);
                     if (r < 0 || (r == 0 && while_true(d, i, last, end, exit, st, out, &next) < 0))
                         goto fail;
+                    if (r == REST_OF_REGION)
+                        live = d->region_live; /* its else holds the rest of the region */
                     i = next;
                     continue;
                 }
@@ -2132,8 +2135,17 @@ static int same_bottom_test(const dc *d, const seg *s, int k, int bottom, int ju
 /* A while loop whose test [s0, B) is repeated at [test_end - len, test_end)
  * before the back edge at `last` (the same instruction up to 3.11, a JUMP
  * after the copy from 3.12 on). */
-static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int end, dc_stack *st, dp_nodes *out,
-                      int *next) {
+/* The else of a loop that ends its region [from, end), its breaks going
+ * where the region goes on. */
+static int while_else(dc *d, int from, int end, dc_stack *st, dp_nodes *out) {
+    dc_stack els = {0};
+    if (dc_stack_copy(d, &els, st) < 0 || dc_region(d, from, end, end, &els, out) < 0)
+        return -1;
+    return d->region_live && dc_stack_copy(d, st, &els) < 0 ? -1 : 0;
+}
+
+static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int end, int exit, dc_stack *st,
+                      dp_nodes *out, int *next) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     int top_len = B - s[0].start;
     int bottom = test_end - top_len;
@@ -2148,12 +2160,22 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     if (brk > end)
         brk = F;
     dc_loop lp = {s[0].start, brk, 0, NULL, -1};
+    if (brk == F && F < end && exit >= 0 && jumps_as(d, B, bottom, exit, F)) {
+        lp.brk = end; /* a break that skips [F, end): the else */
+        lp.then = exit;
+    }
     dc_seen(d, bottom, last + 1); /* the test repeated at the bottom */
     for (int j = last + 1; j < F; j++)
         if (d->in[j].op == IR_POP_TOP || d->in[j].op == IR_JUMP)
             d->seen[j] = 1; /* a chained comparison's cleanup */
     if (loop_body(d, &lp, B, bottom, st, &w->l1) < 0)
         return -1;
+    if (lp.then >= 0) {
+        if (while_else(d, F, end, st, &w->l2) < 0)
+            return -1;
+        *next = end;
+        return dc_add(d, out, w) < 0 ? -1 : REST_OF_REGION;
+    }
     if (brk > F && dc_region(d, F, brk, brk, st, &w->l2) < 0)
         return -1;
     *next = brk;
@@ -2280,7 +2302,8 @@ static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
  * continue), so CPython emits no test at the bottom: the loop head at i
  * starts with a test that exits past the back edge `last`.  Returns 1 if
  * handled, 0 if the loop is not of this shape. */
-static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *st, dp_nodes *out, int *next) {
+static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out,
+                                     int *next) {
     seg s[MAX_SEGS];
     int r = try_segment(d, i, end, st, &s[0]);
     if (r <= 0)
@@ -2291,12 +2314,24 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     /* (up to 3.9 a `while` has no bottom test: its exit follows the back
      * edge; later that layout is a `while True:` whose test breaks) */
-    if (s[k - 1].or_pop || B > last || F < last + 1 || (F == last + 1 && d->code->py_minor > 9) || F > end)
+    if (s[k - 1].or_pop || B > last || F < last + 1 || (F == last + 1 && d->code->py_minor > 9))
         return 0;
+    /* (an exit past the region's end is where the region goes on: the
+     * loop ends an if's branch, which jumps over the else) */
+    int stop = F;
+    if (F > end) {
+        if (!continues_as(d, F, end))
+            return 0;
+        stop = end;
+    }
+    /* a loop ending its region whose breaks go where the region goes on:
+     * [stop, end) is its else */
+    int then = stop < end && exit >= 0 && jumps_as(d, B, last, exit, stop) ? exit : -1;
     /* (a jump out past that exit is a `break` of a `while ... else`, or
      * threaded through it: the `while True:` form covers those) */
-    if (F == last + 1 && jumps_into(d, B, last, F + 1, d->n + 1))
-        return 0;
+    for (int j = B; F == last + 1 && j < last; j++)
+        if (d->in[j].target > F && !(then >= 0 && continues_as(d, d->in[j].target, then)))
+            return 0;
     for (int m = 0; m < k; m++)
         if (s[m].target != F && s[m].target != B && seg_starting_at(s, k, s[m].target) < 0)
             return 0;
@@ -2305,18 +2340,25 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *
     dp_node *w = dc_stmt(d, S_WHILE, i);
     if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
         return -1;
-    dc_loop lp = {i, F, 0, NULL, -1};
-    if (loop_body(d, &lp, B, F, st, &w->l1) < 0)
+    dc_loop lp = {i, then >= 0 ? end : F, 0, NULL, then};
+    if (loop_body(d, &lp, B, stop, st, &w->l1) < 0)
         return -1;
     /* code after the back edge that falls into the exit ends with `break` */
-    for (int j = last + 1; j < F; j++)
+    for (int j = last + 1; j < stop; j++)
         if (d->reach[j] && d->nref[j] > 0) {
             if (dc_add(d, &w->l1, dc_stmt(d, S_BREAK, j)) < 0)
                 return -1;
             break;
         }
-    *next = F;
-    return dc_add(d, out, w) < 0 ? -1 : 1;
+    *next = stop;
+    if (lp.then >= 0) {
+        if (while_else(d, stop, end, st, &w->l2) < 0)
+            return -1;
+        *next = end;
+    }
+    if (dc_add(d, out, w) < 0)
+        return -1;
+    return lp.then >= 0 ? REST_OF_REGION : 1;
 }
 
 /* `if a: assert b` compiles to one chain of tests `a and not b` jumping
@@ -2537,9 +2579,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
             return -1;
         int test_end = d->in[last].op == IR_JUMP ? last : last + 1;
-        int r = cond_while(d, s, k, test_end, last, end, st, out, next);
+        int r = cond_while(d, s, k, test_end, last, end, exit, st, out, next);
         if (r != 0)
-            return r < 0 ? -1 : 0;
+            return r < 0 ? -1 : r == REST_OF_REGION ? REST_OF_REGION : 0;
     }
     dp_node *cond = parse_cond(d, s, 0, k - 1, B, F);
     if (cond == NULL)
@@ -2576,10 +2618,19 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         dc_spec_begin(d, &sp);
         dc_stack t1 = {0}, t2 = {0};
         dp_node *a = NULL, *b = NULL;
+        /* (a branch that is no value leaves its loops as they were: a jump
+         * back marked seen would hide the loop from the statement walk) */
+        char *seen = dp_alloc(d->sh->ar, (size_t)(J - B));
+        if (seen == NULL)
+            return dc_fail(d, B, "out of memory");
+        memcpy(seen, d->seen + B, (size_t)(J - B));
         if (dc_stack_copy(d, &t1, st) == 0 && dc_stack_copy(d, &t2, st) == 0) {
             a = dc_value_region(d, B, then_end, &t1);
             b = a ? dc_value_region(d, F, J, &t2) : NULL;
         }
+        for (int j = B; !b && j < J; j++)
+            if (dc_is_jump(d->in[j].op) && d->in[j].target >= 0 && d->in[j].target <= j)
+                d->seen[j] = seen[j - B];
         if (dc_spec_end(d, &sp, b ? 0 : -1)) {
             dp_node *e = dc_node(d, E_IFEXP);
             if (e == NULL)
