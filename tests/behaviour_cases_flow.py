@@ -120,3 +120,48 @@ def while_ending_an_if_branch_with_an_else(a, b):
     else:
         b = 0
     return b
+
+
+class Scanner:
+    """A token stream for the loop cases (repr: what is left)."""
+
+    def __init__(self, toks):
+        self.toks = list(toks)
+
+    def accept(self, tok):
+        if self.toks and self.toks[0] == tok:
+            self.toks.pop(0)
+            return True
+        return False
+
+    def peek(self):
+        return self.toks[0] if self.toks else None
+
+    def advance(self):
+        return self.toks.pop(0)
+
+    def __repr__(self):
+        return "Scanner(%r)" % self.toks
+
+
+@case((Scanner("*ab*c*x"),), (Scanner("x"),), (Scanner("**a"),), (Scanner(""),))
+def while_exiting_to_the_outer_loop_head(s):
+    # pycparser _scan_declarator_name_info (3.8/3.9): the inner test jumps
+    # straight back to the outer one
+    seen = []
+    while s.accept("*"):
+        while s.peek() in ("a", "b", "c"):
+            seen.append(s.advance())
+    return seen, s.peek()
+
+
+@case((Scanner("  x"),), (Scanner("y"),), (Scanner("   "),))
+def while_and_with_an_empty_body(s):
+    # tomlkit Parser._parse_key (3.10/3.11): the test repeated at the
+    # bottom jumps back to the `pass`, not to the test
+    while s.peek() == " " and s.advance():
+        pass
+    if s.peek() == "x":
+        return 1, s
+    else:
+        return 2, s

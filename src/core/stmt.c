@@ -2267,8 +2267,8 @@ static int extend_chain(dc *d, seg *s, int end, dc_stack *st) {
 static int cut_at_loop_test(dc *d, const seg *s, int k) {
     int B = s[k - 1].jump + 1, cut = k;
     for (int m = 1; m < k && cut == k; m++)
-        if (back_edge(d, s[m].start, d->n) >= B)
-            cut = m;
+        if (back_edge(d, s[m].start, d->n) >= s[m].start) /* (3.10/3.11 `while a and b: pass`: */
+            cut = m;                                          /* the bottom test jumps back to the NOP) */
     int j = back_edge(d, B, d->n);
     if (cut == k && j > B && is_cond_jump(d->in[j].op)) {
         for (int m = 0; m < k; m++) {
@@ -2302,6 +2302,18 @@ static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
  * continue), so CPython emits no test at the bottom: the loop head at i
  * starts with a test that exits past the back edge `last`.  Returns 1 if
  * handled, 0 if the loop is not of this shape. */
+/* 3.8/3.9: does the test of the loop [i, last] exit by jumping back to F,
+ * where the region goes on (the head of the enclosing loop), with nothing
+ * that runs between the loop and the region's end? */
+static int exits_back(const dc *d, int i, int last, int end, int exit, int F) {
+    if (F >= i || exit < 0 || !continues_as(d, F, exit) || d->code->py_minor > 9)
+        return 0;
+    for (int j = last + 1; j < end; j++)
+        if (d->reach[j] && d->in[j].op != IR_NOP)
+            return 0;
+    return 1;
+}
+
 static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out,
                                      int *next) {
     seg s[MAX_SEGS];
@@ -2314,11 +2326,12 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, 
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     /* (up to 3.9 a `while` has no bottom test: its exit follows the back
      * edge; later that layout is a `while True:` whose test breaks) */
-    if (s[k - 1].or_pop || B > last || F < last + 1 || (F == last + 1 && d->code->py_minor > 9))
+    if (s[k - 1].or_pop || B > last || (F < last + 1 && !exits_back(d, i, last, end, exit, F)) ||
+        (F == last + 1 && d->code->py_minor > 9))
         return 0;
     /* (an exit past the region's end is where the region goes on: the
      * loop ends an if's branch, which jumps over the else) */
-    int stop = F;
+    int stop = F < i ? last + 1 : F;
     if (F > end) {
         if (!continues_as(d, F, end))
             return 0;
@@ -2326,7 +2339,7 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, 
     }
     /* a loop ending its region whose breaks go where the region goes on:
      * [stop, end) is its else */
-    int then = stop < end && exit >= 0 && jumps_as(d, B, last, exit, stop) ? exit : -1;
+    int then = F > i && stop < end && exit >= 0 && jumps_as(d, B, last, exit, stop) ? exit : -1;
     /* (a jump out past that exit is a `break` of a `while ... else`, or
      * threaded through it: the `while True:` form covers those) */
     for (int j = B; F == last + 1 && j < last; j++)
