@@ -165,3 +165,20 @@ def while_and_with_an_empty_body(s):
         return 1, s
     else:
         return 2, s
+
+
+@case((1, 4, 1, 9), (1, 5, 1, 9), (1, 12, 1, 9), (0, 4, 9, 1), (0, 6, 9, 1), (0, 0, 9, 1))
+def nested_if_jumping_to_a_copied_raise(g, value, a, b):
+    # more_itertools numeric_range.index (3.12+): the chain's cleanup holds
+    # a copy of the final raise, and the inner if jumps past its branch
+    if g:
+        if a <= value < b:
+            q, r = divmod(value, 2)
+            if r == 0:
+                return int(q)
+    else:
+        if a >= value > b:
+            q, r = divmod(value, 3)
+            if r == 0:
+                return int(q)
+    raise ValueError(value)

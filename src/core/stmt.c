@@ -2524,6 +2524,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (inside)
             end = F;
     }
+    int far_exit = -1;
     if (F > end) {
         int handled;
         dp_nodes body = {0};
@@ -2552,6 +2553,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             if (s[m].target == F)
                 s[m].target = end;
         F = end;
+        far_exit = exit; /* where the then-part goes on too */
     }
     /* 3.12+ has no backward conditional jump: `if c: rest` ending a loop
      * body compiles to `c; jump to rest if c; JUMP head` just like `if not
@@ -2664,7 +2666,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     dc_stack t1 = {0};
     if (dc_stack_copy(d, &t1, st) < 0)
         return -1;
-    if (dc_region(d, B, then_end, J == F ? F : J, &t1, &ifs->l1) < 0)
+    if (dc_region(d, B, then_end, J > F ? J : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
         return -1;
     if (d->region_live && !same_stack(&t1, st))
         return dc_fail(d, B, "a value flows out of the branch");
