@@ -182,3 +182,24 @@ def nested_if_jumping_to_a_copied_raise(g, value, a, b):
             if r == 0:
                 return int(q)
     raise ValueError(value)
+
+
+@case((Scanner("a(b)c)"),), (Scanner("(()x)"),), (Scanner("(("),), (Scanner("x)"),))
+def while_true_with_continue_and_break_in_an_elif(s):
+    # pycparser _scan_declarator_name_info: a `continue` jumps to the NOP
+    # of `while True:` (3.10+), the body's end past it
+    depth = 1
+    while True:
+        tok = s.peek()
+        if tok is None:
+            return None, depth
+        if tok == "(":
+            depth += 1
+        elif tok == ")":
+            depth -= 1
+            s.advance()
+            if depth == 0:
+                break
+            continue
+        s.advance()
+    return s, depth

@@ -1099,6 +1099,12 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
 static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out,
                                      int *next);
 
+static int past_nops(const dc *d, int i) {
+    while (i < d->n && d->in[i].op == IR_NOP && d->in[i].arg2 == 0)
+        i++;
+    return i;
+}
+
 /* Does any jump in [from, to) land in [lo, hi)?  (A `continue` of a while
  * loop jumps back to the test; the loop's real back edge comes later.) */
 static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
@@ -1291,8 +1297,16 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 i = next;
                 continue;
             }
-            if (ins->op != IR_FOR_ITER && d->nref[i] > 0) {
+            /* (the body of a `while True:` starts at the loop's head: the
+             * jumps back there are its continues, not another loop) */
+            if (ins->op != IR_FOR_ITER && d->nref[i] > 0 && !(i == start && d->loop && d->loop->head == i)) {
                 int last = back_edge(d, i, end);
+                /* (3.10+ `while True:` keeps a NOP for its line: a
+                 * `continue` jumps to it, the body's end past it) */
+                if (ins->op == IR_NOP && last >= 0) {
+                    int body = past_nops(d, i), l2 = body < end ? back_edge(d, body, end) : -1;
+                    last = l2 > last ? l2 : last;
+                }
                 /* (3.8-3.10: a try or with opened here whose handler lies past
                  * that jump does not end there: the jump is a `continue` of
                  * the loop whose body starts with the try) */
@@ -1924,12 +1938,6 @@ static int falls_to(const dc *d, int B, int t) {
         if (d->in[j].op != IR_NOP || d->in[j].arg2 != 0)
             return 0;
     return 1;
-}
-
-static int past_nops(const dc *d, int i) {
-    while (i < d->n && d->in[i].op == IR_NOP && d->in[i].arg2 == 0)
-        i++;
-    return i;
 }
 
 static void retarget(dc *d, seg *g, int to) {
