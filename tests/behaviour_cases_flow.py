@@ -203,3 +203,13 @@ def while_true_with_continue_and_break_in_an_elif(s):
             continue
         s.advance()
     return s, depth
+
+
+@case((0, 0), (1, 0), (1, 1), (2, 5), ("ab", 1))
+def lambdas_with_conditional_expressions(a, b):
+    # pyparsing srange, anyio TLSStream.extra_attributes: each branch of
+    # the lambda's conditional expression returns on its own
+    f = lambda p: p if not isinstance(p, str) else "".join(chr(ord(x) + 1) for x in p)
+    g = lambda p, q: p if p else (q if q > 1 else -q)
+    h = lambda: a if a else b if b else None
+    return f(a), g(a if isinstance(a, int) else 1, b), h()
