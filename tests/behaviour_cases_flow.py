@@ -213,3 +213,23 @@ def lambdas_with_conditional_expressions(a, b):
     g = lambda p, q: p if p else (q if q > 1 else -q)
     h = lambda: a if a else b if b else None
     return f(a), g(a if isinstance(a, int) else 1, b), h()
+
+
+@case(([(1, 4), (2, 12), (3, 7)], [20, 21, 22, 23, 24, 25, 26, 27, 30]), ([], [1]), ([(0, 11)], [0]))
+def while_true_ending_a_loop_body_with_final_break(pairs, ids):
+    # docutils AnonymousHyperlinks.apply: every way out of the while is a
+    # break, the last one's jump dropped (3.8-3.11) or threaded to the for
+    # loop's head (3.12+), and a continue jumps back before the end
+    out = []
+    for ref, target in pairs:
+        while True:
+            if target > 10:
+                out.append((ref, target))
+                break
+            else:
+                if not target % 2:
+                    target = ids[target]
+                    continue
+                out.append((ref, -target))
+                break
+    return out

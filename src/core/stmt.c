@@ -1313,10 +1313,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1) &&
                     !(dc_is_block_setup(ins->op) && ins->target > last)) {
                     int r = while_without_bottom_test(d, i, last, end, exit, st, out, &next);
-                    if (r < 0 || (r == 0 && while_true(d, i, last, end, exit, st, out, &next) < 0))
+                    if (r == 0)
+                        r = while_true(d, i, last, end, exit, st, out, &next);
+                    if (r < 0)
                         goto fail;
                     if (r == REST_OF_REGION)
-                        live = d->region_live; /* its else holds the rest of the region */
+                        live = d->region_live; /* it holds the rest of the region */
                     i = next;
                     continue;
                 }
@@ -1807,7 +1809,6 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
 }
 
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
-    (void)exit;
     int brk = find_loop_exit(d, i, last, last + 1);
     if (brk > end)
         brk = last + 1;
@@ -1816,10 +1817,35 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
     dc_loop lp = {i, brk, 0, NULL, -1};
-    dc_seen(d, last, last + 1);
-    if (loop_body(d, &lp, i, last, st, &s->l1) < 0)
+    /* code after the jump back that the body jumps to is the body's own:
+     * that jump is a `continue`, and the body ends with a `break` whose
+     * jump the compiler dropped (it falls into the loop's exit) */
+    int body_end = brk > last + 1 && jumps_into(d, i, last, last + 1, brk) ? brk : last;
+    /* (the same, the loop ending the body of an enclosing loop: its
+     * breaks go to that loop's head) */
+    if (brk == last + 1 && brk < end && d->loop && exit == d->loop->head && jumps_into(d, i, last, last + 1, end) &&
+        jumps_as(d, i, last, exit, brk)) {
+        body_end = brk = lp.brk = end;
+        lp.then = exit;
+    }
+    if (body_end == last)
+        dc_seen(d, last, last + 1);
+    if (loop_body(d, &lp, i, body_end, st, &s->l1) < 0)
         return -1;
-    if (brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
+    if (lp.then >= 0) {
+        /* (falling into the region's end is not the breaks' way out: what
+         * it means is the enclosing statement's, a 3.12+ for loop's exit) */
+        if (d->region_live)
+            return dc_fail(d, end, "a loop body falls off its enclosing block");
+        *next = end;
+        if (dc_add(d, out, s) < 0)
+            return -1;
+        d->region_live = 0; /* its breaks leave by their jumps */
+        return REST_OF_REGION;
+    }
+    if (body_end == brk && d->region_live && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, brk - 1)) < 0)
+        return -1;
+    if (body_end == last && brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
         return -1;
     *next = brk;
     return dc_add(d, out, s);
