@@ -1685,6 +1685,16 @@ static void skip_exit_copy(dc *d, int from, int end, int at) {
     d->skip_to[at] = e + 1;
 }
 
+/* A loop's else [from, end), its breaks going to end.  (An else that
+ * returns leaves the stack it unwound behind: the loop goes on with the
+ * one its breaks leave.) */
+static int loop_else(dc *d, int from, int end, dc_stack *st, dp_nodes *out) {
+    dc_stack els = {0};
+    if (dc_stack_copy(d, &els, st) < 0 || dc_region(d, from, end, end, &els, out) < 0)
+        return -1;
+    return d->region_live && dc_stack_copy(d, st, &els) < 0 ? -1 : 0;
+}
+
 static int loop_body(dc *d, dc_loop *lp, int start, int end, dc_stack *st, dp_nodes *out) {
     lp->up = d->loop;
     d->loop = lp;
@@ -1742,15 +1752,8 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
         return dc_fail(d, i, "for loop without a target");
     if (dc_pop(d, st, i) == NULL) /* the exhausted iterator is gone */
         return -1;
-    if (brk > done_at) {
-        /* (an else that returns leaves the stack it unwound behind: the
-         * loop goes on with the one its breaks leave) */
-        dc_stack els = {0};
-        if (dc_stack_copy(d, &els, st) < 0 || dc_region(d, done_at, brk, brk, &els, &s->l2) < 0)
-            return -1;
-        if (d->region_live && dc_stack_copy(d, st, &els) < 0)
-            return -1;
-    }
+    if (brk > done_at && loop_else(d, done_at, brk, st, &s->l2) < 0)
+        return -1;
     if (done_at > end)
         skip_exit_copy(d, i, end, done_at);
     *next = brk > done_at ? brk : done_at;
@@ -2169,15 +2172,6 @@ static int same_bottom_test(const dc *d, const seg *s, int k, int bottom, int ju
 /* A while loop whose test [s0, B) is repeated at [test_end - len, test_end)
  * before the back edge at `last` (the same instruction up to 3.11, a JUMP
  * after the copy from 3.12 on). */
-/* The else of a loop that ends its region [from, end), its breaks going
- * where the region goes on. */
-static int while_else(dc *d, int from, int end, dc_stack *st, dp_nodes *out) {
-    dc_stack els = {0};
-    if (dc_stack_copy(d, &els, st) < 0 || dc_region(d, from, end, end, &els, out) < 0)
-        return -1;
-    return d->region_live && dc_stack_copy(d, st, &els) < 0 ? -1 : 0;
-}
-
 static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int end, int exit, dc_stack *st,
                       dp_nodes *out, int *next) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
@@ -2205,7 +2199,7 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     if (loop_body(d, &lp, B, bottom, st, &w->l1) < 0)
         return -1;
     if (lp.then >= 0) {
-        if (while_else(d, F, end, st, &w->l2) < 0)
+        if (loop_else(d, F, end, st, &w->l2) < 0)
             return -1;
         *next = end;
         return dc_add(d, out, w) < 0 ? -1 : REST_OF_REGION;
@@ -2399,7 +2393,7 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, 
         }
     *next = stop;
     if (lp.then >= 0) {
-        if (while_else(d, stop, end, st, &w->l2) < 0)
+        if (loop_else(d, stop, end, st, &w->l2) < 0)
             return -1;
         *next = end;
     }
