@@ -44,6 +44,8 @@ typedef struct dc_loop {
     int brk;           /* where `break` jumps (-1 if unknown) */
     int is_for;        /* the iterator sits on the stack inside the body */
     struct dc_loop *up;
+    int then;          /* where control goes on from brk when brk ends the
+                          enclosing region (its exit), else -1 */
 } dc_loop;
 
 typedef struct dc_shared {

@@ -691,6 +691,26 @@ dp_node *dc_funcdef(dc *d, dp_node *fn, const char *name, int at) {
     return def;
 }
 
+/* The value statements body[from..] return, as one expression: `return
+ * x`, or `if c: <returns a>` then <returns b> (or its else), which is
+ * `a if c else b` (a lambda's conditional expression compiles so where
+ * both branches return: CPython copies the RETURN into each). */
+static dp_node *returned_value(dc *d, const dp_nodes *body, int from, int depth) {
+    if (from >= body->n || depth > DP_MAX_NESTING)
+        return NULL;
+    const dp_node *s = body->v[from];
+    if (s->kind == S_RETURN)
+        return from == body->n - 1 ? s->a : NULL;
+    if (s->kind != S_IF || (s->l2.n > 0 && from != body->n - 1))
+        return NULL;
+    dp_node *e = dc_node(d, E_IFEXP);
+    if (e == NULL || (e->b = returned_value(d, &s->l1, 0, depth + 1)) == NULL)
+        return NULL;
+    e->c = s->l2.n > 0 ? returned_value(d, &s->l2, 0, depth + 1) : returned_value(d, body, from + 1, depth + 1);
+    e->a = s->a;
+    return e->c ? e : NULL;
+}
+
 dp_node *dc_lambda(dc *d, dp_node *fn, int at) {
     const dp_code *code = fn->cst->code;
     dp_node *lam = dc_node(d, E_LAMBDA);
@@ -704,11 +724,10 @@ dp_node *dc_lambda(dc *d, dp_node *fn, int at) {
     /* generator lambdas end with an implicit `return None` after the yield */
     if (body.n == 2 && body.v[0]->kind == S_EXPR && is_return_none(body.v[1]))
         body.n = 1, body.v[0]->kind = S_RETURN;
-    if (body.n != 1 || body.v[0]->kind != S_RETURN || body.v[0]->a == NULL) {
+    if ((lam->b = returned_value(d, &body, 0, 0)) == NULL) {
         dc_fail(d, at, "lambda body is not a single expression");
         return NULL;
     }
-    lam->b = body.v[0]->a;
     return lam;
 }
 

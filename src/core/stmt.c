@@ -1036,6 +1036,17 @@ static void skip_exit_copy_at(dc *d, int t, int to) {
     }
 }
 
+/* Does a jump to target leave loop lp as its `break` does?  Either it
+ * lands where control goes on once the loop is done (the compiler threads
+ * a break past a jump that follows the loop), or the loop ends its region
+ * and the jump goes where the region goes on (a for-else ending a loop
+ * body: the break skips the else and continues the outer loop). */
+static int breaks_out(const dc *d, const dc_loop *lp, int target) {
+    if (target == lp->head || resolve_jumps(d, target) == resolve_jumps(d, lp->head))
+        return 0;
+    return continues_as(d, target, lp->brk) || (lp->then >= 0 && continues_as(d, target, lp->then));
+}
+
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
@@ -1048,6 +1059,8 @@ static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *han
         return 0;
     if (lp && target == lp->head)
         return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
+    if (lp && breaks_out(d, lp, target))
+        return dc_add(d, out, dc_stmt(d, S_BREAK, i));
     *handled = 0;
     return 0;
 }
@@ -1100,7 +1113,14 @@ static int is_legacy_async_for(const dc *d, int i) {
 }
 
 static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
-static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *st, dp_nodes *out, int *next);
+static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out,
+                                     int *next);
+
+static int past_nops(const dc *d, int i) {
+    while (i < d->n && d->in[i].op == IR_NOP && d->in[i].arg2 == 0)
+        i++;
+    return i;
+}
 
 /* Does any jump in [from, to) land in [lo, hi)?  (A `continue` of a while
  * loop jumps back to the test; the loop's real back edge comes later.) */
@@ -1148,8 +1168,12 @@ static int back_edge(dc *d, int head, int end) {
     }
     /* a dead jump stands for the loop's end only where no reached jump back
      * closes it: 3.8/3.9 end a body whose last statement is an assert
-     * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back */
-    if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP)
+     * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back.
+     * A reached one is no end where code before it jumps further in, past
+     * the block that starts right after it (a for-else ending the body,
+     * whose break continues the loop: its exhausted FOR_ITER goes there) */
+    if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP &&
+        !jumps_into(d, head, last_reached, last_reached + 2, last + 1))
         return last_reached;
     return last;
 }
@@ -1361,16 +1385,28 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 i = next;
                 continue;
             }
-            if (ins->op != IR_FOR_ITER && d->nref[i] > 0) {
+            /* (the body of a `while True:` starts at the loop's head: the
+             * jumps back there are its continues, not another loop) */
+            if (ins->op != IR_FOR_ITER && d->nref[i] > 0 && !(i == start && d->loop && d->loop->head == i)) {
                 int last = back_edge(d, i, end);
+                /* (3.10+ `while True:` keeps a NOP for its line: a
+                 * `continue` jumps to it, the body's end past it) */
+                if (ins->op == IR_NOP && last >= 0) {
+                    int body = past_nops(d, i), l2 = body < end ? back_edge(d, body, end) : -1;
+                    last = l2 > last ? l2 : last;
+                }
                 /* (3.8-3.10: a try or with opened here whose handler lies past
                  * that jump does not end there: the jump is a `continue` of
                  * the loop whose body starts with the try) */
                 if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1) &&
                     !(dc_is_block_setup(ins->op) && ins->target > last)) {
-                    int r = while_without_bottom_test(d, i, last, end, st, out, &next);
-                    if (r < 0 || (r == 0 && while_true(d, i, last, end, exit, st, out, &next) < 0))
+                    int r = while_without_bottom_test(d, i, last, end, exit, st, out, &next);
+                    if (r == 0)
+                        r = while_true(d, i, last, end, exit, st, out, &next);
+                    if (r < 0)
                         goto fail;
+                    if (r == REST_OF_REGION)
+                        live = d->region_live; /* it holds the rest of the region */
                     i = next;
                     continue;
                 }
@@ -1624,8 +1660,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         case IR_FOR_ITER:
-            if (for_loop(d, i, end, exit, st, out, &next) < 0)
+            if ((r = for_loop(d, i, end, exit, st, out, &next)) < 0)
                 goto fail;
+            if (r == REST_OF_REGION)
+                live = d->region_live; /* its else holds the rest of the region */
             break;
         case IR_JUMP: {
             int handled;
@@ -1719,6 +1757,18 @@ static int find_loop_exit(dc *d, int from, int to, int after) {
     return brk;
 }
 
+/* Does a jump in [from, to) leave for where control goes on from `exit`
+ * rather than from `after`? */
+static int jumps_as(const dc *d, int from, int to, int exit, int after) {
+    for (int j = from; j < to; j++) {
+        int t = d->in[j].target;
+        if (dc_is_jump(d->in[j].op) && (t < from - 1 || t >= to) && continues_as(d, t, exit) &&
+            !continues_as(d, t, after))
+            return 1;
+    }
+    return 0;
+}
+
 /* The copy at `at` of the code a region [from, end) goes on with, reached
  * only from that region (a loop's exit), is no code of its own: the
  * statements that follow skip it. */
@@ -1730,6 +1780,16 @@ static void skip_exit_copy(dc *d, int from, int end, int at) {
         if (d->reach[j] && d->in[j].target == at && (j < from || j >= end))
             return;
     d->skip_to[at] = e + 1;
+}
+
+/* A loop's else [from, end), its breaks going to end.  (An else that
+ * returns leaves the stack it unwound behind: the loop goes on with the
+ * one its breaks leave.) */
+static int loop_else(dc *d, int from, int end, dc_stack *st, dp_nodes *out) {
+    dc_stack els = {0};
+    if (dc_stack_copy(d, &els, st) < 0 || dc_region(d, from, end, end, &els, out) < 0)
+        return -1;
+    return d->region_live && dc_stack_copy(d, st, &els) < 0 ? -1 : 0;
 }
 
 static int loop_body(dc *d, dc_loop *lp, int start, int end, dc_stack *st, dp_nodes *out) {
@@ -1764,6 +1824,11 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
     int brk = find_loop_exit(d, i + 1, body_end, done_at);
     if (brk > end)
         brk = done_at;
+    int then = -1;
+    if (brk == done_at && done_at < end && exit >= 0 && jumps_as(d, i + 1, body_end, exit, done_at)) {
+        brk = end; /* a break that skips [done_at, end): the else */
+        then = exit;
+    }
     dp_node *s = dc_stmt(d, S_FOR, i), *holder = dc_node(d, E_TUPLE), *slot = dc_node(d, X_SLOT);
     if (s == NULL || holder == NULL || slot == NULL || dp_nodes_push(d->sh->ar, &holder->l1, NULL) < 0)
         return -1;
@@ -1773,7 +1838,7 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
     dc_stack body_st = {0};
     if (dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, slot) < 0)
         return -1;
-    dc_loop lp = {i, brk, 1, NULL};
+    dc_loop lp = {i, brk, 1, NULL, then};
     if (loop_body(d, &lp, i + 1, body_end, &body_st, &s->l1) < 0)
         return -1;
     /* without a jump back, falling off the body leaves the loop: the
@@ -1784,14 +1849,14 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
         return dc_fail(d, i, "for loop without a target");
     if (dc_pop(d, st, i) == NULL) /* the exhausted iterator is gone */
         return -1;
-    if (brk > done_at) {
-        if (dc_region(d, done_at, brk, brk, st, &s->l2) < 0)
-            return -1;
-    }
+    if (brk > done_at && loop_else(d, done_at, brk, st, &s->l2) < 0)
+        return -1;
     if (done_at > end)
         skip_exit_copy(d, i, end, done_at);
     *next = brk > done_at ? brk : done_at;
-    return dc_add(d, out, s);
+    if (dc_add(d, out, s) < 0)
+        return -1;
+    return then >= 0 ? REST_OF_REGION : 0;
 }
 
 /* async for: `GET_AITER; head: GET_ANEXT; <await>; <store target>; body;
@@ -1861,7 +1926,7 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     dc_stack body_st = {0};
     if (dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, slot) < 0)
         return -1;
-    dc_loop lp = {i, brk, 1, NULL};
+    dc_loop lp = {i, brk, 1, NULL, -1};
     if (loop_body(d, &lp, body, body_end, &body_st, &s->l1) < 0)
         return -1;
     if ((s->a = holder->l1.v[0]) == NULL)
@@ -1875,7 +1940,6 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
 }
 
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
-    (void)exit;
     int brk = find_loop_exit(d, i, last, last + 1);
     if (brk > end)
         brk = last + 1;
@@ -1883,11 +1947,36 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
-    dc_loop lp = {i, brk, 0, NULL};
-    dc_seen(d, last, last + 1);
-    if (loop_body(d, &lp, i, last, st, &s->l1) < 0)
+    dc_loop lp = {i, brk, 0, NULL, -1};
+    /* code after the jump back that the body jumps to is the body's own:
+     * that jump is a `continue`, and the body ends with a `break` whose
+     * jump the compiler dropped (it falls into the loop's exit) */
+    int body_end = brk > last + 1 && jumps_into(d, i, last, last + 1, brk) ? brk : last;
+    /* (the same, the loop ending the body of an enclosing loop: its
+     * breaks go to that loop's head) */
+    if (brk == last + 1 && brk < end && d->loop && exit == d->loop->head && jumps_into(d, i, last, last + 1, end) &&
+        jumps_as(d, i, last, exit, brk)) {
+        body_end = brk = lp.brk = end;
+        lp.then = exit;
+    }
+    if (body_end == last)
+        dc_seen(d, last, last + 1);
+    if (loop_body(d, &lp, i, body_end, st, &s->l1) < 0)
         return -1;
-    if (brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
+    if (lp.then >= 0) {
+        /* (falling into the region's end is not the breaks' way out: what
+         * it means is the enclosing statement's, a 3.12+ for loop's exit) */
+        if (d->region_live)
+            return dc_fail(d, end, "a loop body falls off its enclosing block");
+        *next = end;
+        if (dc_add(d, out, s) < 0)
+            return -1;
+        d->region_live = 0; /* its breaks leave by their jumps */
+        return REST_OF_REGION;
+    }
+    if (body_end == brk && d->region_live && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, brk - 1)) < 0)
+        return -1;
+    if (body_end == last && brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
         return -1;
     *next = brk;
     return dc_add(d, out, s);
@@ -1984,25 +2073,62 @@ static int same_exit(const dc *d, int a, int b) {
         return 1;
     if (a < 0 || b < 0 || a + 1 >= d->n || b + 1 >= d->n)
         return 0;
-    return d->in[a].op == IR_LOAD_CONST && d->in[b].op == IR_LOAD_CONST && d->in[a].cst == d->in[b].cst &&
-           d->in[a + 1].op == IR_RETURN_VALUE && d->in[b + 1].op == IR_RETURN_VALUE;
+    if (d->in[a].op == IR_LOAD_CONST && d->in[b].op == IR_LOAD_CONST && d->in[a].cst == d->in[b].cst &&
+        d->in[a + 1].op == IR_RETURN_VALUE && d->in[b + 1].op == IR_RETURN_VALUE)
+        return 1;
+    /* (3.12+ copies any small block that returns: `return x, 0`) */
+    int e = return_tail_end(d, a);
+    if (e < 0 || e - a > 8 || b + (e - a) >= d->n)
+        return 0;
+    for (int k = 0; k <= e - a; k++)
+        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || d->handler[a + k] != d->handler[b + k])
+            return 0;
+    return 1;
+}
+
+/* Does control at B only pass NOPs to reach t (the jump a chained
+ * comparison's cleanup left there, erased with it)? */
+static int falls_to(const dc *d, int B, int t) {
+    if (t < B || t - B > 8)
+        return 0;
+    for (int j = B; j < t; j++)
+        if (d->in[j].op != IR_NOP || d->in[j].arg2 != 0)
+            return 0;
+    return 1;
+}
+
+static void retarget(dc *d, seg *g, int to) {
+    dp_instr *j = &d->f.ins[g->jump];
+    int old = j->target;
+    d->nref[old]--;
+    d->nref[to]++;
+    j->target = to;
+    g->target = to;
+    /* a copy of a return tail nothing reaches any more is no code of its
+     * own (NOPs before it: code erased as dead, a chain's cleanup) */
+    int p = old - 1;
+    while (p >= 0 && d->in[p].op == IR_NOP && d->nref[p] == 0)
+        p--;
+    int e = d->nref[old] == 0 && p >= 0 && is_terminator(d->in[p].op) ? return_tail_end(d, old) : -1;
+    if (e >= 0)
+        dc_seen(d, old, e + 1);
 }
 
 /* Points every jump of the chain that goes to a copy of exit F at the
- * earliest copy after the condition, so the chain has one far exit. */
+ * earliest copy after the condition, so the chain has one far exit, and
+ * every jump to a copy of the code at B (a `return <const>` the true side
+ * falls into) at B itself. */
 static int unify_exits(dc *d, seg *s, int k) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     for (int m = 0; m < k; m++)
         if (s[m].target >= B && s[m].target < F && same_exit(d, s[m].target, F))
             F = s[m].target;
     for (int m = 0; m < k; m++) {
-        if (s[m].target != F && same_exit(d, s[m].target, F)) {
-            dp_instr *j = &d->f.ins[s[m].jump];
-            d->nref[j->target]--;
-            d->nref[F]++;
-            j->target = F;
-            s[m].target = F;
-        }
+        if (s[m].target != F && same_exit(d, s[m].target, F))
+            retarget(d, &s[m], F);
+        else if (s[m].target != B && !same_exit(d, s[m].target, F) &&
+                 (same_exit(d, s[m].target, past_nops(d, B)) || falls_to(d, B, s[m].target)))
+            retarget(d, &s[m], B);
     }
     return F;
 }
@@ -2024,7 +2150,7 @@ static int chain_valid(const dc *d, const seg *s, int k) {
         int t = s[m].target;
         if (s[m].or_pop) /* its value flows on: `a or b and c` nests to the right */
             return 0;
-        if (same_exit(d, t, F) || t == B)
+        if (same_exit(d, t, F) || t == B || same_exit(d, t, past_nops(d, B)) || falls_to(d, B, t))
             continue;
         int at = seg_starting_at(s, k, t);
         if (at <= m)
@@ -2065,6 +2191,23 @@ static dp_node *cond_boolop(dc *d, int is_or, dp_node *l, dp_node *r) {
     return dc_boolop(d, is_or, l, r);
 }
 
+/* Can segs[i..j] split into operands segs[i..split) and segs[split..j]?
+ * The left operand's jumps go inside itself, to the right operand's start,
+ * or to one exit: returns that exit (T: `or`, F: `and`), -1 when none
+ * leaves, -2 when the split does not hold. */
+static int split_exit(const seg *s, int i, int split, int j, int T, int F) {
+    int L = s[split].start, other = -1;
+    for (int m = i; m < split; m++) {
+        int t = s[m].target, at = seg_starting_at(s, j + 1, t);
+        if (t == L || (at > m && at < split))
+            continue;
+        if (t != T && t != F)
+            return -2;
+        other = other < 0 || other == t ? t : -2;
+    }
+    return other;
+}
+
 /* The condition of segs[i..j] that holds exactly when control reaches T
  * (the other exit being F). */
 static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
@@ -2086,12 +2229,14 @@ static dp_node *parse_cond(dc *d, const seg *s, int i, int j, int T, int F) {
             split = at;
     }
     if (split > i) {
-        int L = s[split].start, other = -1;
-        for (int m = i; m < split; m++) {
-            int t = s[m].target;
-            if (t == T || t == F)
-                other = other < 0 || other == t ? t : -2;
-        }
+        int other = split_exit(s, i, split, j, T, F);
+        /* `a and (b and c or d)`: the furthest target is inside the right
+         * operand; the outer split is then nearer, where every jump of
+         * the left part leaves to the right part's start or to one exit */
+        for (int k = split - 1; other == -2 && k > i; k--)
+            if ((other = split_exit(s, i, k, j, T, F)) != -2)
+                split = k;
+        int L = s[split].start;
         if (other == F || other == -1) {
             dp_node *l = parse_cond(d, s, i, split - 1, L, F), *r = l ? parse_cond(d, s, split, j, T, F) : NULL;
             return cond_boolop(d, 0, l, r);
@@ -2155,8 +2300,8 @@ static int same_bottom_test(const dc *d, const seg *s, int k, int bottom, int ju
 /* A while loop whose test [s0, B) is repeated at [test_end - len, test_end)
  * before the back edge at `last` (the same instruction up to 3.11, a JUMP
  * after the copy from 3.12 on). */
-static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int end, dc_stack *st, dp_nodes *out,
-                      int *next) {
+static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int end, int exit, dc_stack *st,
+                      dp_nodes *out, int *next) {
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     int top_len = B - s[0].start;
     int bottom = test_end - top_len;
@@ -2170,13 +2315,23 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     int brk = find_loop_exit(d, B, bottom, F);
     if (brk > end)
         brk = F;
-    dc_loop lp = {s[0].start, brk, 0, NULL};
+    dc_loop lp = {s[0].start, brk, 0, NULL, -1};
+    if (brk == F && F < end && exit >= 0 && jumps_as(d, B, bottom, exit, F)) {
+        lp.brk = end; /* a break that skips [F, end): the else */
+        lp.then = exit;
+    }
     dc_seen(d, bottom, last + 1); /* the test repeated at the bottom */
     for (int j = last + 1; j < F; j++)
         if (d->in[j].op == IR_POP_TOP || d->in[j].op == IR_JUMP)
             d->seen[j] = 1; /* a chained comparison's cleanup */
     if (loop_body(d, &lp, B, bottom, st, &w->l1) < 0)
         return -1;
+    if (lp.then >= 0) {
+        if (loop_else(d, F, end, st, &w->l2) < 0)
+            return -1;
+        *next = end;
+        return dc_add(d, out, w) < 0 ? -1 : REST_OF_REGION;
+    }
     if (brk > F && dc_region(d, F, brk, brk, st, &w->l2) < 0)
         return -1;
     *next = brk;
@@ -2268,8 +2423,8 @@ static int extend_chain(dc *d, seg *s, int end, dc_stack *st) {
 static int cut_at_loop_test(dc *d, const seg *s, int k) {
     int B = s[k - 1].jump + 1, cut = k;
     for (int m = 1; m < k && cut == k; m++)
-        if (back_edge(d, s[m].start, d->n) >= B)
-            cut = m;
+        if (back_edge(d, s[m].start, d->n) >= s[m].start) /* (3.10/3.11 `while a and b: pass`: */
+            cut = m;                                          /* the bottom test jumps back to the NOP) */
     int j = back_edge(d, B, d->n);
     if (cut == k && j > B && is_cond_jump(d->in[j].op)) {
         for (int m = 0; m < k; m++) {
@@ -2303,7 +2458,20 @@ static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
  * continue), so CPython emits no test at the bottom: the loop head at i
  * starts with a test that exits past the back edge `last`.  Returns 1 if
  * handled, 0 if the loop is not of this shape. */
-static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *st, dp_nodes *out, int *next) {
+/* 3.8/3.9: does the test of the loop [i, last] exit by jumping back to F,
+ * where the region goes on (the head of the enclosing loop), with nothing
+ * that runs between the loop and the region's end? */
+static int exits_back(const dc *d, int i, int last, int end, int exit, int F) {
+    if (F >= i || exit < 0 || !continues_as(d, F, exit) || d->code->py_minor > 9)
+        return 0;
+    for (int j = last + 1; j < end; j++)
+        if (d->reach[j] && d->in[j].op != IR_NOP)
+            return 0;
+    return 1;
+}
+
+static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out,
+                                     int *next) {
     seg s[MAX_SEGS];
     int r = try_segment(d, i, end, st, &s[0]);
     if (r <= 0)
@@ -2314,12 +2482,25 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *
     int B = s[k - 1].jump + 1, F = s[k - 1].target;
     /* (up to 3.9 a `while` has no bottom test: its exit follows the back
      * edge; later that layout is a `while True:` whose test breaks) */
-    if (s[k - 1].or_pop || B > last || F < last + 1 || (F == last + 1 && d->code->py_minor > 9) || F > end)
+    if (s[k - 1].or_pop || B > last || (F < last + 1 && !exits_back(d, i, last, end, exit, F)) ||
+        (F == last + 1 && d->code->py_minor > 9))
         return 0;
+    /* (an exit past the region's end is where the region goes on: the
+     * loop ends an if's branch, which jumps over the else) */
+    int stop = F < i ? last + 1 : F;
+    if (F > end) {
+        if (!continues_as(d, F, end))
+            return 0;
+        stop = end;
+    }
+    /* a loop ending its region whose breaks go where the region goes on:
+     * [stop, end) is its else */
+    int then = F > i && stop < end && exit >= 0 && jumps_as(d, B, last, exit, stop) ? exit : -1;
     /* (a jump out past that exit is a `break` of a `while ... else`, or
      * threaded through it: the `while True:` form covers those) */
-    if (F == last + 1 && jumps_into(d, B, last, F + 1, d->n + 1))
-        return 0;
+    for (int j = B; F == last + 1 && j < last; j++)
+        if (d->in[j].target > F && !(then >= 0 && continues_as(d, d->in[j].target, then)))
+            return 0;
     for (int m = 0; m < k; m++)
         if (s[m].target != F && s[m].target != B && seg_starting_at(s, k, s[m].target) < 0)
             return 0;
@@ -2328,18 +2509,25 @@ static int while_without_bottom_test(dc *d, int i, int last, int end, dc_stack *
     dp_node *w = dc_stmt(d, S_WHILE, i);
     if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
         return -1;
-    dc_loop lp = {i, F, 0, NULL};
-    if (loop_body(d, &lp, B, F, st, &w->l1) < 0)
+    dc_loop lp = {i, then >= 0 ? end : F, 0, NULL, then};
+    if (loop_body(d, &lp, B, stop, st, &w->l1) < 0)
         return -1;
     /* code after the back edge that falls into the exit ends with `break` */
-    for (int j = last + 1; j < F; j++)
+    for (int j = last + 1; j < stop; j++)
         if (d->reach[j] && d->nref[j] > 0) {
             if (dc_add(d, &w->l1, dc_stmt(d, S_BREAK, j)) < 0)
                 return -1;
             break;
         }
-    *next = F;
-    return dc_add(d, out, w) < 0 ? -1 : 1;
+    *next = stop;
+    if (lp.then >= 0) {
+        if (loop_else(d, stop, end, st, &w->l2) < 0)
+            return -1;
+        *next = end;
+    }
+    if (dc_add(d, out, w) < 0)
+        return -1;
+    return lp.then >= 0 ? REST_OF_REGION : 1;
 }
 
 /* `if a: assert b` compiles to one chain of tests `a and not b` jumping
@@ -2492,6 +2680,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (inside)
             end = F;
     }
+    int far_exit = -1;
     if (F > end) {
         int handled;
         dp_nodes body = {0};
@@ -2520,6 +2709,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             if (s[m].target == F)
                 s[m].target = end;
         F = end;
+        far_exit = exit; /* where the then-part goes on too */
     }
     /* 3.12+ has no backward conditional jump: `if c: rest` ending a loop
      * body compiles to `c; jump to rest if c; JUMP head` just like `if not
@@ -2560,9 +2750,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
             return -1;
         int test_end = d->in[last].op == IR_JUMP ? last : last + 1;
-        int r = cond_while(d, s, k, test_end, last, end, st, out, next);
+        int r = cond_while(d, s, k, test_end, last, end, exit, st, out, next);
         if (r != 0)
-            return r < 0 ? -1 : 0;
+            return r < 0 ? -1 : r == REST_OF_REGION ? REST_OF_REGION : 0;
     }
     dp_node *cond = parse_cond(d, s, 0, k - 1, B, F);
     if (cond == NULL)
@@ -2601,10 +2791,19 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         dc_spec_begin(d, &sp);
         dc_stack t1 = {0}, t2 = {0};
         dp_node *a = NULL, *b = NULL;
+        /* (a branch that is no value leaves its loops as they were: a jump
+         * back marked seen would hide the loop from the statement walk) */
+        char *seen = dp_alloc(d->sh->ar, (size_t)(J - B));
+        if (seen == NULL)
+            return dc_fail(d, B, "out of memory");
+        memcpy(seen, d->seen + B, (size_t)(J - B));
         if (dc_stack_copy(d, &t1, st) == 0 && dc_stack_copy(d, &t2, st) == 0) {
             a = dc_value_region(d, B, then_end, &t1);
             b = a ? dc_value_region(d, F, J, &t2) : NULL;
         }
+        for (int j = B; !b && j < J; j++)
+            if (dc_is_jump(d->in[j].op) && d->in[j].target >= 0 && d->in[j].target <= j)
+                d->seen[j] = seen[j - B];
         if (dc_spec_end(d, &sp, b ? 0 : -1)) {
             dp_node *e = dc_node(d, E_IFEXP);
             if (e == NULL)
@@ -2625,7 +2824,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     dc_stack t1 = {0};
     if (dc_stack_copy(d, &t1, st) < 0)
         return -1;
-    if (dc_region(d, B, then_end, J == F ? F : J, &t1, &ifs->l1) < 0)
+    if (dc_region(d, B, then_end, J > F ? J : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
         return -1;
     if (d->region_live && !same_stack(&t1, st))
         return dc_fail(d, B, "a value flows out of the branch");
