@@ -491,7 +491,10 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
             return -1;
         int stop = d->region_stop;
         int join = cold_join(d, stop, H, cend);
-        if (join > stop && region_with(d, stop, join, join, st, &tr->l3, NULL, NULL) < 0)
+        /* (the else clause ends at the handler at the latest: the join can
+         * be cold code placed after it, a loop's jump back) */
+        int else_end = join > H ? H : join;
+        if (join > stop && region_with(d, stop, else_end, join, st, &tr->l3, NULL, NULL) < 0)
             return -1;
         if (except_handlers(d, tr, H, clean, join, st) < 0)
             return -1;
