@@ -52,3 +52,100 @@ async def async_retry_loop_with_else_return(xs):
             raise
         else:
             return x, log
+
+
+# --- an if branch ending in a try/except whose clause jumps back to the code
+# after the if (3.12+: past the else branch placed between) -----------------
+
+@case((1, 1), (1, "value"), (0, 1), (1, "key"))
+def try_in_if_branch_joining_after_the_else(p, x):
+    log = []
+    if p:
+        h = 1
+        try:
+            _step(log, x)
+        except ValueError:
+            h = None
+    else:
+        h = 2
+    log.append(h)
+    return log
+
+
+# --- return inside a try whose finally body branches (3.12+: each branch of
+# the finally copy ends in its own copy of RETURN_VALUE) ----------------------
+
+@case((1, None), (1, 2), ("value", 2), ("key", 3), ("value", None))
+def return_in_try_with_a_branching_finally(x, h):
+    log = []
+    try:
+        return _step(log, x), log
+    finally:
+        if h is not None and h > 1:
+            log.append("cleanup")
+
+
+@case((1, None), (1, 2), ("value", 2), ("key", 3), ("value", None))
+def return_in_try_except_with_a_branching_finally(x, h):
+    log = []
+    try:
+        return _step(log, x), log
+    except KeyError:
+        log.append("key")
+        raise
+    finally:
+        if h is not None:
+            log.append("cleanup")
+
+
+@case((1, None, 1), (0, 2, "value"), (1, 2, "value"), (1, 2, "key"), (0, None, 1))
+def try_except_finally_after_an_if_with_a_try(p, h, x):
+    log = []
+    if p:
+        h = 1
+        try:
+            _step(log, x)
+        except ValueError:
+            h = None
+    else:
+        h = None
+    log.append(0)
+    try:
+        return _step(log, x), log
+    except KeyError:
+        if len(log) > 2:
+            raise KeyboardInterrupt()
+        raise
+    finally:
+        if h is not None and h > 0:
+            log.append("cleanup")
+
+
+# --- coroutines: try statements nested in except and else clauses (3.12+:
+# the generator's StopIteration handler covers every instruction, which hid
+# where a try body ends) ------------------------------------------------------
+
+async def _astep(log, x):
+    await asyncio.sleep(0)
+    return _step(log, x)
+
+
+@case((1, 2, 3), ("value", 2, 3), ("value", "value", 3), (1, "key", 3), (1, 2, "value"), ("key", 1, 1))
+async def async_tries_in_except_and_else_clauses(a, b, c):
+    log = []
+    try:
+        _step(log, a)
+    except ValueError:
+        try:
+            await _astep(log, b)
+        except BaseException:
+            log.append("undo")
+            raise
+        log.append("added")
+    else:
+        try:
+            await _astep(log, c)
+        except BaseException:
+            log.append("release")
+            raise
+    return log

@@ -189,8 +189,10 @@ dp_node *dc_value_region(dc *d, int start, int end, dc_stack *st);
  * conditional jump (stmt.c); *next receives where to continue. */
 int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 /* try/except/finally and with (try.c): returns 1 if a try statement starts at
- * i (then *next is set), 0 if not, -1 on error. */
-int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
+ * i (then *next is set, and d->region_live to whether the statement can
+ * complete normally), 0 if not, -1 on error.  [?, end) is the enclosing
+ * region, `exit` where it goes on (dc_region). */
+int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 /* A with statement whose BEFORE_WITH is at i (try.c). */
 int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
 /* The same as dc_block with an explicit exit label: where control goes when

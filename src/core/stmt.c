@@ -1249,7 +1249,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
             ins->op == IR_GET_ANEXT || is_legacy_async_for(d, i)) {
-            int r = dc_try(d, i, end, st, out, &next);
+            int r = dc_try(d, i, end, exit, st, out, &next);
             if (r < 0)
                 goto fail;
             if (r > 0) {
@@ -1262,6 +1262,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                         dc_fail(d, i, "try statement runs past its enclosing block");
                         goto fail;
                     }
+                live = d->region_live; /* (the code after it can be reached only by a jump) */
                 i = next;
                 continue;
             }

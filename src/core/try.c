@@ -405,7 +405,13 @@ static void unthread_reraises(dc *d, int from, int close) {
     }
 }
 
-static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, int *next) {
+/* The try statement whose handler is h, starting at i, in the region [?, end)
+ * that goes on at `exit`.  *next: where the code after it starts; *falls:
+ * 0 when control cannot reach that place from the statement (it returns,
+ * raises or jumps away on every path), else 1. */
+static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next,
+                    int *falls) {
+    *falls = 1;
     int H = h->at;
     int clean = H < d->n ? d->handler[H] : -1;
     int cend = cleanup_end(d, clean);
@@ -448,6 +454,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
                 taken++;
             after = d->region_stop;
             int cl = r >= 0 ? dc_copy_len(d, j, H, &d->in[H + 1], d->fin_len) : 0;
+            *falls = cl > 0 || live;
             if (cl > 0) {
                 dc_unthread_copy(d, j, cl);
                 dc_seen(d, j, j + cl);
@@ -489,17 +496,21 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         d->finish_stmt = 1;
         if (region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL) < 0)
             return -1;
-        int stop = d->region_stop;
+        int stop = d->region_stop, live = d->region_live;
         int join = cold_join(d, stop, H, cend);
+        *falls = join > stop || live;
+        /* the clauses can join where the enclosing region goes on (an if
+         * branch, its else placed before the join): the try ends with it */
+        int last = join > end && end >= stop && join == exit ? end : join;
         /* (the else clause ends at the handler at the latest: the join can
          * be cold code placed after it, a loop's jump back) */
-        int else_end = join > H ? H : join;
+        int else_end = last > H ? H : last;
         if (join > stop && region_with(d, stop, else_end, join, st, &tr->l3, NULL, NULL) < 0)
             return -1;
         if (except_handlers(d, tr, H, clean, join, st) < 0)
             return -1;
         d->skip_to[H] = cend;
-        *next = join > stop ? join : stop;
+        *next = join > stop ? last : stop;
         return dc_add(d, out, tr);
     }
     int after = try_after(d, body_end, cend, cend);
@@ -512,6 +523,10 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
     if (region_with(d, i, body_end, after, st, &tr->l1, NULL, NULL) < 0)
         return -1;
     body_end = d->region_stop;
+    /* (past the copied exit that the body's last finally copy no longer
+     * reaches: dc_unthread_copy consumed it, it is no else clause) */
+    while (!d->region_live && body_end < H && d->seen[body_end] && d->nref[body_end] == 0)
+        body_end++;
     if (body_end < H && region_with(d, body_end, H, after, st, &tr->l3, NULL, NULL) < 0)
         return -1;
     if (except_handlers(d, tr, H, clean, after, st) < 0)
@@ -649,7 +664,7 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     return dc_add(d, out, w);
 }
 
-int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
+int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     if (find_handlers(d) < 0)
         return -1;
     if (d->handlers == NULL || i < 0 || i >= d->n)
@@ -665,5 +680,7 @@ int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     }
     if (best == NULL)
         return 0;
-    return try_stmt(d, best, i, st, out, next) < 0 ? -1 : 1;
+    int falls, r = try_stmt(d, best, i, end, exit, st, out, next, &falls);
+    d->region_live = falls;
+    return r < 0 ? -1 : 1;
 }
