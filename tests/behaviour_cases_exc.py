@@ -149,3 +149,33 @@ async def async_tries_in_except_and_else_clauses(a, b, c):
             log.append("release")
             raise
     return log
+
+
+# --- finally bodies whose normal-path copy differs from the handler's by
+# NOPs: an if/else ending on a line of its own, an await (3.12+: its
+# CLEANUP_THROW is inline in the handler, after the function in the copy) ----
+
+@case((["a"], "value"), (["a"], 1), ([], 1), ([], "key"))
+def finally_assigning_in_both_branches(xs, x):
+    log = []
+    try:
+        _step(log, x)
+    finally:
+        if xs:
+            log.append(xs.pop())
+            done = True
+        else:
+            done = False
+    if not done:
+        log.append("not done")
+    return log
+
+
+@case((1, 2), ("value", 2), (1, "key"), ("key", "value"))
+async def await_in_try_and_finally(a, b):
+    log = []
+    try:
+        await _astep(log, a)
+    finally:
+        await _astep(log, b)
+    return log

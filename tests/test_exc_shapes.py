@@ -21,6 +21,7 @@ KNOWN_FALLBACK = {
     "return_in_try_with_a_branching_finally": {10},  # finally block left without its copy
     "try_except_finally_after_an_if_with_a_try": {10},
     "async_tries_in_except_and_else_clauses": {10},  # cannot structure CHECK_EXC_MATCH
+    "finally_assigning_in_both_branches": {10},  # finally block left without its copy
 }
 
 

@@ -826,18 +826,19 @@ static int fin_exit(const dc *d, int base, int len, int k) {
            d->handler[base + k] == d->handler[base + len];
 }
 
-enum { MAX_COPY_EXITS = 64 };
+/* The longest finally body whose copies are recognized (the walk keeps a
+ * place per instruction of the body, on the stack). */
+enum { MAX_COPY_LEN = 4096 };
 
-/* Where the copy at i holds the body's instruction t. */
-static int copy_place(int i, int t, const int *at, const int *grow, int nx) {
-    int q = i + t;
-    for (int x = 0; x < nx && at[x] < t; x++)
-        q += grow[x];
-    return q;
+/* The first instruction from i on that is no NOP. */
+static int past_nops(const dc *d, int i) {
+    while (i >= 0 && i < d->n && d->in[i].op == IR_NOP)
+        i++;
+    return i;
 }
 
 int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
-    if (ops == NULL || len <= 0 || i < 0 || i + len > end || end > d->n)
+    if (ops == NULL || len <= 0 || len > MAX_COPY_LEN || i < 0 || i >= end || end > d->n)
         return 0;
     int base = (int)(ops - d->in);
     if (base < 0 || base + len >= d->n)
@@ -845,21 +846,29 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
     /* Walk both in step.  Where the body leaves for its end, the copy goes
      * on to the code after it, C: a JUMP there, or a copy of C's code when
      * that returns (CPython copies such exits into each jump to them);
-     * where the body leaves last, the copy falls into C.  An exit copied
-     * in is where the layouts shift apart: at[] and grow[] record them. */
-    int at[MAX_COPY_EXITS], grow[MAX_COPY_EXITS], nx = 0;
+     * where the body leaves last, the copy falls into C.  NOPs do nothing:
+     * either side can have them where the other has none (3.12+ places
+     * an await's CLEANUP_THROW, a NOP here, inline in the handler and
+     * after the function in the copy).  at[k]: where the copy holds the
+     * body's instruction k. */
+    int at[MAX_COPY_LEN];
     int k = 0, p = i;
     for (; k < len; k++) {
+        if (ops[k].op == IR_NOP) {
+            at[k] = p;
+            continue;
+        }
+        while (p < end && d->in[p].op == IR_NOP && d->nref[p] == 0)
+            p++;
         if (p >= end)
             return 0;
+        at[k] = p;
         if (fin_exit(d, base, len, k)) {
             if (k == len - 1)
                 break;
             int m = d->in[p].op == IR_JUMP ? 1 : exit_block_len(d, p);
-            if (m == 0 || p + m > end || nx == MAX_COPY_EXITS)
+            if (m == 0 || p + m > end)
                 return 0;
-            at[nx] = k;
-            grow[nx++] = m - 1;
             p += m;
             continue;
         }
@@ -868,35 +877,33 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
         p++;
     }
     int c = p;
+    /* (a line's NOP that nothing jumps to can end the copy: the exits
+     * copied in go on past it) */
+    while (c < end && d->in[c].op == IR_NOP && d->nref[c] == 0)
+        c++;
     /* the exits go on as C does; jumps inside keep their places */
-    for (int x = 0; x < nx; x++) {
-        int q = i + at[x], t;
-        for (int y = 0; y < x; y++)
-            q += grow[y];
-        t = d->in[q].op == IR_JUMP ? d->in[q].target : q;
-        if (!dc_same_continuation(d, t, c))
-            return 0;
-    }
-    for (int kk = 0, q = i, x = 0; kk < k; kk++) {
-        int step = x < nx && at[x] == kk ? grow[x++] + 1 : 1;
+    for (int kk = 0; kk < k; kk++) {
         const dp_instr *b = &ops[kk];
-        if (!dc_is_jump(b->op) || fin_exit(d, base, len, kk)) {
-            q += step;
+        int q = at[kk];
+        if (b->op == IR_NOP)
+            continue;
+        if (fin_exit(d, base, len, kk)) {
+            if (!dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
+                return 0;
             continue;
         }
-        int t = b->target - base, want;
+        if (!dc_is_jump(b->op))
+            continue;
+        int t = b->target - base;
         if (t < 0 || t > len)
             return 0;
+        int same_place = t < len && past_nops(d, d->in[q].target) == past_nops(d, at[t]);
         if (t == len || fin_exit(d, base, len, t)) {
-            if (!dc_same_continuation(d, d->in[q].target, c) &&
-                !(t < len && d->in[q].target == copy_place(i, t, at, grow, nx)))
+            if (!dc_same_continuation(d, d->in[q].target, c) && !same_place)
                 return 0;
-        } else {
-            want = copy_place(i, t, at, grow, nx);
-            if (d->in[q].target != want)
-                return 0;
+        } else if (!same_place) {
+            return 0;
         }
-        q += step;
     }
     return c - i;
 }
