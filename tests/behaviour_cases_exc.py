@@ -5,7 +5,7 @@ by behaviour_cases.py, whose CASES they join; tests/test_exc_shapes.py checks
 that none of them needs the fallback (nor fails validation)."""
 import asyncio
 
-from behaviour_cases import case
+from behaviour_cases import AsyncCtx, Ctx, case
 
 
 def _step(log, x):
@@ -179,3 +179,54 @@ async def await_in_try_and_finally(a, b):
     finally:
         await _astep(log, b)
     return log
+
+
+# --- return from a try inside a with (the return value takes __exit__'s
+# place on the stack before the RETURN_VALUE: the try body is not over) ------
+
+@case(([1, 2],), ([],))
+def return_in_try_in_with(xs):
+    log = []
+    with Ctx(log, "c"):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            log.append("empty")
+    return None, log
+
+
+@case(([1, 2],), ([],))
+def return_in_try_in_with_except_raising(xs):
+    log = []
+    with Ctx(log, "c", suppress=True):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            raise KeyError("empty") from None
+    return "suppressed", log
+
+
+# --- a with whose body never completes: the code after it runs only when
+# __exit__ suppresses (3.12+: its only copy is in the cold handler; it was
+# once dropped as if it were a copy of code found elsewhere) -----------------
+
+@case(([1],), ([],), (["value"],))
+def code_after_a_with_reached_only_by_suppressing(xs):
+    log = []
+    with Ctx(log, "c", suppress=True):
+        if xs:
+            return _step(log, xs.pop()), log
+        raise KeyError()
+    log.append("after")
+    return "suppressed", log
+
+
+@case(([1],), ([],), (["value"],))
+async def code_after_an_async_with_reached_only_by_suppressing(xs):
+    log = []
+    async with AsyncCtx(log, "c", suppress=True):
+        if xs:
+            return _step(log, xs.pop()), log
+        raise KeyError()
+    log.append("after")
+    return "suppressed", log

@@ -22,6 +22,8 @@ KNOWN_FALLBACK = {
     "try_except_finally_after_an_if_with_a_try": {10},
     "async_tries_in_except_and_else_clauses": {10},  # cannot structure CHECK_EXC_MATCH
     "finally_assigning_in_both_branches": {10},  # finally block left without its copy
+    "return_in_try_in_with": {8, 9, 10},  # try body exits to an unexpected place
+    "return_in_try_in_with_except_raising": {8, 9, 10},  # bad SWAP 2
 }
 
 

@@ -1229,8 +1229,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
              * stops protecting statements; its table entries can reach
              * further, over except clauses placed after the code that
              * follows the try */
-            if (finish && i > start && d->code->py_minor >= 12 && d->handler[i] < 0 && ins->op != IR_NOP)
-                break;
+            if (finish && i > start && d->code->py_minor >= 12 && d->handler[i] < 0 && ins->op != IR_NOP &&
+                (st->n == 0 || memcmp(st->v, start_stack, (size_t)st->n * sizeof *st->v) == 0))
+                break; /* (not with a return value in place of a with's __exit__: see start_stack) */
             /* a with block ends once __exit__ was called and its result popped */
             if (stop && st->n <= stop_base && !on_stack(st, stop) &&
                 (st->n == 0 || memcmp(st->v, below, (size_t)st->n * sizeof *below) == 0))

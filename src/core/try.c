@@ -650,17 +650,27 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     if (region_with(d, body, H, after, st, &w->l2, exitfn, slot) < 0)
         return -1;
     w->l1.v[0]->b = slot->a->l1.v[0];
+    int body_live = d->region_live;
     d->skip_to[H] = L + 4;
     dc_seen(d, H, L + 4);
+    dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
+    *next = d->region_stop;
     int cl = d->handler[H], clend = cleanup_end(d, cl);
     if (cl > L && clend > 0) {
+        if (!body_live && after == L + 4 && d->in[L + 4].op != IR_JUMP) {
+            /* 3.12+, a body that never completes: the code after the with
+             * runs only when __exit__ suppresses an exception, so its only
+             * copy is in the cold handler: it goes on there */
+            d->skip_to[cl] = clend;
+            dc_seen(d, cl, clend);
+            *next = L + 4;
+            return dc_add(d, out, w);
+        }
         /* 3.12+: the handler is cold: after it, a jump back to the code
          * after the with or a copy of that code, then its cleanup block */
         dc_seen(d, L + 4, clend);
         d->skip_to[H] = clend;
     }
-    dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
-    *next = d->region_stop;
     return dc_add(d, out, w);
 }
 
