@@ -230,3 +230,39 @@ async def code_after_an_async_with_reached_only_by_suppressing(xs):
         raise KeyError()
     log.append("after")
     return "suppressed", log
+
+
+# --- while True whose only jump back is a `continue` in an except clause
+# (3.12+: cold code after the function; the try body's `break` falls into
+# the code after the loop) ----------------------------------------------------
+
+@case((["value", "value", 3],), ([1],), (["value", "key"],))
+def retry_with_continue_in_except_as(xs):
+    log = []
+    xs = list(xs)
+    while True:
+        x = xs.pop(0)
+        try:
+            got = _step(log, x)
+            break
+        except ValueError as e:
+            if e.args[0] == "value":
+                continue
+            raise
+    log.append(got)
+    return log
+
+
+@case((["value", 2],), ([1],), (["key"],))
+def retry_with_continue_in_bare_except(xs):
+    log = []
+    xs = list(xs)
+    while True:
+        try:
+            got = _step(log, xs.pop(0))
+            break
+        except ValueError:
+            if len(log) < 5:
+                continue
+            raise
+    return got, log

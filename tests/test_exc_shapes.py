@@ -24,6 +24,8 @@ KNOWN_FALLBACK = {
     "finally_assigning_in_both_branches": {10},  # finally block left without its copy
     "return_in_try_in_with": {8, 9, 10},  # try body exits to an unexpected place
     "return_in_try_in_with_except_raising": {8, 9, 10},  # bad SWAP 2
+    "retry_with_continue_in_except_as": {8, 9, 10},  # unstructured jump / stack underflow at RERAISE
+    "retry_with_continue_in_bare_except": {8, 9, 10},
 }
 
 

@@ -1619,13 +1619,29 @@ dp_node *dc_value_region(dc *d, int start, int end, dc_stack *st) {
 /* ------------------------------------------------------------------ */
 /* Loops                                                                */
 
+/* Do the jump at j and its target lie in one except clause or finally
+ * body (both protected by that handler's cleanup block: `COPY 3;
+ * POP_EXCEPT; RERAISE 1`, or `e = None; del e; RERAISE 1` in an `except ...
+ * as e` body) that does not hold the loop at `head`?  3.12+ places a loop's
+ * last jump back in an except clause after the function: the clause's own
+ * jumps past it leave no loop. */
+static int within_handler(const dc *d, int head, int j, int target) {
+    int c = d->code->py_minor >= 11 && target < d->n ? d->handler[j] : -1;
+    if (c < 0 || c + 2 >= d->n || d->handler[target] != c || d->handler[head] == c)
+        return 0;
+    const dp_instr *x = &d->in[c];
+    return (x[0].op == IR_COPY && x[1].op == IR_POP_EXCEPT && x[2].op == IR_RERAISE) ||
+           (c + 3 < d->n && x[0].op == IR_LOAD_CONST && is_name_store(x[1].op) && x[2].op >= IR_DELETE_NAME &&
+            x[2].op <= IR_DELETE_DEREF && x[3].op == IR_RERAISE);
+}
+
 /* Where `break` jumps: the largest forward jump target beyond `after` found
  * in [from, to), or `after` when no jump leaves the loop. */
 static int find_loop_exit(dc *d, int from, int to, int after) {
     int brk = after;
     for (int j = from; j < to; j++) {
         const dp_instr *x = &d->in[j];
-        if (dc_is_jump(x->op) && x->target > brk && x->target > to)
+        if (dc_is_jump(x->op) && x->target > brk && x->target > to && !within_handler(d, from, j, x->target))
             brk = x->target;
     }
     return brk;
@@ -1768,9 +1784,14 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     dc_seen(d, last, last + 1);
     if (loop_body(d, &lp, i, last, st, &s->l1) < 0)
         return -1;
-    if (brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
+    /* 3.11+: the last jump back can be a `continue` in an except clause,
+     * whose handler's code the body's try statement took whole (3.12+
+     * places it after the function): the loop, and its else, start past
+     * where the body's walk ended */
+    int from = d->code->py_minor >= 11 && d->region_stop > last + 1 ? d->region_stop : last + 1;
+    if (brk > from && dc_region(d, from, brk, brk, st, &s->l2) < 0)
         return -1;
-    *next = brk;
+    *next = brk > from ? brk : from;
     return dc_add(d, out, s);
 }
 
