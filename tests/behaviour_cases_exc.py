@@ -266,3 +266,27 @@ def retry_with_continue_in_bare_except(xs):
                 continue
             raise
     return got, log
+
+
+# --- except clauses returning the same value as a later, unrelated return
+# (3.12+: a clause's `return` is a copy of no code after the try when that
+# code lies past the enclosing if branch) -------------------------------------
+
+@case(("d", [1, 2], [1, 2]), ("d", [1, 2], [1]), ("d", [1], [1, 2]), ("d", [1], [2]), ("x", [1], [1]), ("x", [], [1]))
+def tries_returning_like_the_code_after_the_if(kind, a, b):
+    i1, i2 = iter(a), iter(b)
+    if kind == "d":
+        try:
+            for k1 in i1:
+                if k1 != next(i2):
+                    return False
+        except StopIteration:
+            return False
+        try:
+            next(i2)
+        except StopIteration:
+            return True
+        return False
+    if len(a) != len(b):
+        return False
+    return True

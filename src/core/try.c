@@ -347,9 +347,10 @@ static int is_finally(dc *d, int H, int clean) {
 
 /* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
  * except clause either with a backward jump to where the try statement
- * continues or with a copy of that code.  The join of the try at `stop`,
- * or -1 when every clause leaves otherwise (return, raise). */
-static int cold_join(dc *d, int stop, int H, int cend) {
+ * continues or with a copy of that code.  The join of the try at `stop`
+ * in the region [?, end) that goes on at `exit`, or -1 when every clause
+ * leaves otherwise (return, raise). */
+static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
         if (x->op == IR_JUMP && (x->target < H || x->target >= cend) && !dc_is_loop_exit(d, x->target))
@@ -377,6 +378,10 @@ static int cold_join(dc *d, int stop, int H, int cend) {
         const int *ret = returns_of(d, &nret);
         for (int x = returns_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
             int J = ret[x] + 1 - len, same = 1;
+            /* (a return of the same value past the enclosing region is
+             * some other statement's: the clause's copy is its own) */
+            if (ret[x] >= end && J != exit)
+                break;
             for (int k = 0; k < len && same; k++)
                 same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
             if (same && (join < 0 || join == J)) {
@@ -497,7 +502,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         if (region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL) < 0)
             return -1;
         int stop = d->region_stop, live = d->region_live;
-        int join = cold_join(d, stop, H, cend);
+        int join = cold_join(d, stop, H, cend, end, exit);
         *falls = join > stop || live;
         /* the clauses can join where the enclosing region goes on (an if
          * branch, its else placed before the join): the try ends with it */
