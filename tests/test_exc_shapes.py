@@ -26,6 +26,7 @@ KNOWN_FALLBACK = {
     "return_in_try_in_with_except_raising": {8, 9, 10},  # bad SWAP 2
     "retry_with_continue_in_except_as": {8, 9, 10},  # unstructured jump / stack underflow at RERAISE
     "retry_with_continue_in_bare_except": {8, 9, 10},
+    "tries_returning_like_the_code_after_the_if": {10},  # try body exits to an unexpected place
 }
 
 

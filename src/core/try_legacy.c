@@ -209,7 +209,7 @@ static int last_tail_copy(dc *d, int r, int len, int after) {
  * jump (consumed), or a copy of the code at the join ending in a return
  * (3.10 duplicates small exits).  Returns the join, -2 for a break or
  * continue (appended to `body`), -1 for none, -3 on error. */
-static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes *body, int *cend) {
+static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, dp_nodes *body, int *cend) {
     *cend = r;
     if (r >= d->n || !d->reach[r])
         return -1;
@@ -268,6 +268,10 @@ static int clause_exit(dc *d, int r, int tail, int head, dc_stack *st, dp_nodes 
     int copy = d->in[r].op == IR_POP_TOP ? -1 : last_tail_copy(d, r, len, e);
     if (copy == -2)
         return -3;
+    /* (3.8/3.9 copy no code into a clause: the same return found later is
+     * another statement's; so is one past the enclosing region) */
+    if (d->code->py_minor < 10 || copy + len > end)
+        copy = -1;
     if (copy >= 0) {
         dc_seen(d, r, e + 1);
         return copy;
@@ -387,7 +391,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             stop += 3;
         }
         int cend = stop;
-        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, st, &h->l1, &cend) : -1;
+        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend) : -1;
         if (j == -3)
             return -1;
         if (j >= 0) {
