@@ -290,3 +290,22 @@ def tries_returning_like_the_code_after_the_if(kind, a, b):
     if len(a) != len(b):
         return False
     return True
+
+
+# --- an await in a try body inside a with (3.12+: the await's CLEANUP_THROW,
+# placed after the function, is protected by the try's handler; that entry
+# once stretched the try body over the code after it) ------------------------
+
+@case((b"ab", 2), (b"", 0), (b"abc", 2), (b"value", 5))
+async def await_in_try_inside_with_then_assert(data, n):
+    log = []
+    with Ctx(log, "c"):
+        if not data:
+            await asyncio.sleep(0)
+            return log
+        try:
+            written = await _astep(log, "value" if data == b"value" else n)
+        except ValueError as ex:
+            raise KeyError("broken") from ex
+        assert written == len(data)
+    return written, log

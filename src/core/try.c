@@ -98,6 +98,19 @@ static int nest_starts(dc *d, struct dc_try_index *ix) {
     return 0;
 }
 
+/* Does table entry e protect code of a try body?  Not when it covers code
+ * stepped over (a comprehension's cleanup) or only NOPs: 3.12+ places an
+ * await's CLEANUP_THROW (a NOP once lifted) after the function, where its
+ * entry would stretch the try body over the code that follows it. */
+static int protects_code(const dc *d, const dp_exc_entry *e) {
+    if (d->skip_to[e->start] >= e->end)
+        return 0;
+    for (int j = e->start; j < e->end; j++)
+        if (d->in[j].op != IR_NOP)
+            return 1;
+    return 0;
+}
+
 /* Builds d->handlers and the lookups once per code object. */
 static int find_handlers(dc *d) {
     if (d->handlers != NULL || d->f.nexc == 0)
@@ -115,8 +128,8 @@ static int find_handlers(dc *d) {
         const dp_exc_entry *e = &d->f.exc[k];
         ix->entry_next[k] = ix->entry_first[e->target];
         ix->entry_first[e->target] = k;
-        /* (code stepped over, a comprehension's cleanup, is no part of a try) */
-        if (!is_handler_start(d, e->target) || d->skip_to[e->start] >= e->end)
+        /* (entries over no code of a try: see protects_code) */
+        if (!is_handler_start(d, e->target) || !protects_code(d, e))
             continue;
         int h = ix->handler_at[e->target];
         if (h < 0) {
@@ -190,12 +203,12 @@ static int returns_before(dc *d, int k) {
 }
 
 /* Where the try body protected by handler h ends: its table entries, those
- * over code not stepped over, reach that far. */
+ * over code (protects_code), reach that far. */
 static int try_body_end(const dc *d, const dc_handler *h) {
     int end = h->end;
     for (int k = d->try_index->entry_first[h->at]; k >= 0; k = d->try_index->entry_next[k]) {
         const dp_exc_entry *e = &d->f.exc[k];
-        if (e->end > end && d->skip_to[e->start] < e->end)
+        if (e->end > end && protects_code(d, e))
             end = e->end;
     }
     return end;
