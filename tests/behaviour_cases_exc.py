@@ -309,3 +309,24 @@ async def await_in_try_inside_with_then_assert(data, n):
             raise KeyError("broken") from ex
         assert written == len(data)
     return written, log
+
+
+# --- while True whose only exit is a `break` in an except clause (3.12+: the
+# clause is cold code after the loop's jump back) -----------------------------
+
+@case((0, [1, 2, 3]), (1, [1]), (0, []))
+def break_in_except_clause_ends_the_loop(a, rs):
+    res = []
+    rs = list(rs)
+    if a:
+        res.append(1)
+        return res
+    cl = ""
+    while True:
+        try:
+            c = rs.pop()
+        except IndexError:
+            break
+        cl += str(c)
+    res.append(cl)
+    return res

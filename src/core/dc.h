@@ -287,6 +287,10 @@ void dc_unthread_copy(dc *d, int i, int len);
 int dc_same_instr(const dp_instr *a, const dp_instr *b);
 /* SETUP_FINALLY, SETUP_WITH or SETUP_ASYNC_WITH: opens a 3.8-3.10 block (stmt.c). */
 int dc_is_block_setup(int op);
+/* 3.12+: the furthest place past `after` that a JUMP in the cold handler of
+ * a try starting in [from, to) goes to (a `break` in an except clause placed
+ * after the loop), else `after` (try.c). */
+int dc_cold_loop_exit(dc *d, int from, int to, int after);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
 /* The S_WITH node of a with statement at `at` with its one item, whose

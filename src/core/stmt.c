@@ -1773,7 +1773,7 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
 
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     (void)exit;
-    int brk = find_loop_exit(d, i, last, last + 1);
+    int brk = dc_cold_loop_exit(d, i, last, find_loop_exit(d, i, last, last + 1));
     if (brk > end)
         brk = last + 1;
     dp_node *s = dc_stmt(d, S_WHILE, i);

@@ -235,6 +235,19 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
     return dc_region(d, start, end, exit, &tmp, out);
 }
 
+int dc_cold_loop_exit(dc *d, int from, int to, int after) {
+    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+        return after;
+    for (int h = 0; h < d->nhandlers; h++) {
+        int H = d->handlers[h].at, s = d->handlers[h].start;
+        int cend = H < to || s < from || s >= to ? -1 : cleanup_end(d, d->handler[H]);
+        for (int j = H; j < cend; j++)
+            if (d->in[j].op == IR_JUMP && d->in[j].target > after && d->in[j].target >= cend)
+                after = d->in[j].target;
+    }
+    return after;
+}
+
 int dc_is_loop_exit(const dc *d, int target) {
     return d->loop != NULL && (target == d->loop->brk || target == d->loop->head);
 }
