@@ -330,3 +330,22 @@ def break_in_except_clause_ends_the_loop(a, rs):
         cl += str(c)
     res.append(cl)
     return res
+
+
+# --- the same retry loop as the whole of an if branch (3.12+: its only jump
+# back is cold code after the else branch) ------------------------------------
+
+@case((1, ["value", "value", 1]), (1, ["key"]), (0, [2]), (1, [3]))
+def retry_loop_as_an_if_branch(p, xs):
+    log = []
+    xs = list(xs)
+    if p:
+        while True:
+            try:
+                x = _step(log, xs.pop(0))
+            except ValueError:
+                log.append("again")
+            else:
+                return x, log
+    else:
+        return None, log

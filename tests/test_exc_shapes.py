@@ -27,6 +27,7 @@ KNOWN_FALLBACK = {
     "retry_with_continue_in_except_as": {8, 9, 10},  # unstructured jump / stack underflow at RERAISE
     "retry_with_continue_in_bare_except": {8, 9, 10},
     "tries_returning_like_the_code_after_the_if": {10},  # try body exits to an unexpected place
+    "retry_loop_as_an_if_branch": {8, 9, 10},  # as retry_loop_with_else_return
 }
 
 

@@ -291,6 +291,10 @@ int dc_is_block_setup(int op);
  * a try starting in [from, to) goes to (a `break` in an except clause placed
  * after the loop), else `after` (try.c). */
 int dc_cold_loop_exit(dc *d, int from, int to, int after);
+/* 3.12+: the last unconsumed JUMP back to `head` in the cold handler (or
+ * right after it) of a try starting in [head, end) placed past `end`: a
+ * loop whose only jump back is a continue of an except clause, or -1 (try.c). */
+int dc_cold_back_edge(dc *d, int head, int end);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
 /* The S_WITH node of a with statement at `at` with its one item, whose

@@ -1081,6 +1081,7 @@ enum { REST_OF_REGION = 2 };
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int is_assert_false(const dc *d, int start, const dp_node *s);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+static int while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out);
 /* Is i the head of a 3.8-3.10 async for: `SETUP_FINALLY stop; GET_ANEXT`
  * with END_ASYNC_FOR at stop? */
 static int is_legacy_async_for(const dc *d, int i) {
@@ -1293,6 +1294,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     if (r < 0 || (r == 0 && while_true(d, i, last, end, exit, st, out, &next) < 0))
                         goto fail;
                     i = next;
+                    continue;
+                }
+                int cold = last < 0 ? dc_cold_back_edge(d, i, end) : -1;
+                if (cold > 0) {
+                    if (while_true_cold(d, i, cold, end, st, out) < 0)
+                        goto fail;
+                    i = end;
                     continue;
                 }
             }
@@ -1792,6 +1800,25 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     if (brk > from && dc_region(d, from, brk, brk, st, &s->l2) < 0)
         return -1;
     *next = brk > from ? brk : from;
+    return dc_add(d, out, s);
+}
+
+/* 3.12+ `while True:` ending the region [i, end) whose only jump back, at
+ * `cold`, is cold code after the function, reached from the except clauses
+ * of a try in the body: its body is the rest of the region (and the
+ * clauses the try takes), from which no break leaves. */
+static int while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out) {
+    if (find_loop_exit(d, i, end, end) != end || dc_cold_loop_exit(d, i, end, cold + 1) != cold + 1)
+        return dc_fail(d, i, "loop with its jump back after the function and a break");
+    dp_node *s = dc_stmt(d, S_WHILE, i);
+    static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
+    if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
+        return -1;
+    dc_loop lp = {i, -1, 0, NULL};
+    dc_seen(d, cold, cold + 1);
+    d->skip_to[cold] = cold + 1; /* (the walk past the handler steps over it) */
+    if (loop_body(d, &lp, i, end, st, &s->l1) < 0)
+        return -1;
     return dc_add(d, out, s);
 }
 

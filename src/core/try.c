@@ -248,6 +248,20 @@ int dc_cold_loop_exit(dc *d, int from, int to, int after) {
     return after;
 }
 
+int dc_cold_back_edge(dc *d, int head, int end) {
+    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+        return -1;
+    int last = -1;
+    for (int h = 0; h < d->nhandlers; h++) {
+        int H = d->handlers[h].at, s = d->handlers[h].start;
+        int cend = H < end || s < head || s >= end ? -1 : cleanup_end(d, d->handler[H]);
+        for (int j = H; cend >= 0 && j <= cend && j < d->n; j++)
+            if (d->in[j].op == IR_JUMP && d->in[j].target == head && !d->seen[j] && j > last)
+                last = j;
+    }
+    return last;
+}
+
 int dc_is_loop_exit(const dc *d, int target) {
     return d->loop != NULL && (target == d->loop->brk || target == d->loop->head);
 }
@@ -532,7 +546,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         *falls = join > stop || live;
         /* the clauses can join where the enclosing region goes on (an if
          * branch, its else placed before the join): the try ends with it */
-        int last = join > end && end >= stop && join == exit ? end : join;
+        int last = join > end && end >= stop && dc_same_continuation(d, exit, join) ? end : join;
         /* (the else clause ends at the handler at the latest: the join can
          * be cold code placed after it, a loop's jump back) */
         int else_end = last > H ? H : last;
