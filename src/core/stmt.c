@@ -1296,7 +1296,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     i = next;
                     continue;
                 }
-                int cold = last < 0 ? dc_cold_back_edge(d, i, end) : -1;
+                /* (d->last_back[i], built by back_edge, is the last jump back here) */
+                int cold = last < 0 && d->code->py_minor >= 12 && d->last_back != NULL && d->last_back[i] >= end
+                               ? dc_cold_back_edge(d, i, end) : -1;
                 if (cold > 0) {
                     if (while_true_cold(d, i, cold, end, st, out) < 0)
                         goto fail;
