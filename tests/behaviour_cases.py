@@ -2016,3 +2016,4 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 import behaviour_cases_shapes  # noqa: E402,F401  (registers its cases in CASES)
 import behaviour_cases_legacy  # noqa: E402,F401  (registers its cases in CASES)
 import behaviour_cases_flow  # noqa: E402,F401  (registers its cases in CASES)
+import behaviour_cases_exc  # noqa: E402,F401  (registers its cases in CASES)

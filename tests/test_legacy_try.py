@@ -211,6 +211,8 @@ NOT_IDENTICAL = {
     ("3.10", "for/else, try/finally, break and continue"): "3.10 copies the code after the loop into a break",
     ("3.10", "while with try/except and break"): "the break, whose exit 3.10 copies in, is printed as that return",
 }
+# (3.10's "while with try/except and break" is structured since the clause's
+# copy of the code after the loop is read as its own return)
 FALLBACK = {k: v for k, v in NOT_IDENTICAL.items() if k[0] == "3.8"}
 
 

@@ -194,8 +194,10 @@ dp_node *dc_value_region(dc *d, int start, int end, dc_stack *st);
  * conditional jump (stmt.c); *next receives where to continue. */
 int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 /* try/except/finally and with (try.c): returns 1 if a try statement starts at
- * i (then *next is set), 0 if not, -1 on error. */
-int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
+ * i (then *next is set, and d->region_live to whether the statement can
+ * complete normally), 0 if not, -1 on error.  [?, end) is the enclosing
+ * region, `exit` where it goes on (dc_region). */
+int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 /* A with statement whose BEFORE_WITH is at i (try.c). */
 int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
 /* The same as dc_block with an explicit exit label: where control goes when
@@ -301,6 +303,14 @@ void dc_unthread_copy(dc *d, int i, int len);
 int dc_same_instr(const dp_instr *a, const dp_instr *b);
 /* SETUP_FINALLY, SETUP_WITH or SETUP_ASYNC_WITH: opens a 3.8-3.10 block (stmt.c). */
 int dc_is_block_setup(int op);
+/* 3.12+: the furthest place past `after` that a JUMP in the cold handler of
+ * a try starting in [from, to) goes to (a `break` in an except clause placed
+ * after the loop), else `after` (try.c). */
+int dc_cold_loop_exit(dc *d, int from, int to, int after);
+/* 3.12+: the last unconsumed JUMP back to `head` in the cold handler (or
+ * right after it) of a try starting in [head, end) placed past `end`: a
+ * loop whose only jump back is a continue of an except clause, or -1 (try.c). */
+int dc_cold_back_edge(dc *d, int head, int end);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
 /* The S_WITH node of a with statement at `at` with its one item, whose

@@ -135,6 +135,11 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         const dp_exc_entry *e = &d->f.exc[k];
         if (e->start < 0 || e->end > d->n || e->target < 0 || e->target >= d->n || e->start > e->end)
             return dc_fail(d, -1, "bad exception table entry");
+        /* (the 3.12+ generator epilogue protects every instruction of a
+         * generator: no try statement, and where a try body ends is where
+         * no handler of one protects the code any more) */
+        if (d->in[e->target].op == IR_STOPITERATION_ERROR)
+            continue;
         for (int i = e->start; i < e->end; i++)
             d->handler[i] = e->target;
     }

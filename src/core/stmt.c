@@ -826,18 +826,19 @@ static int fin_exit(const dc *d, int base, int len, int k) {
            d->handler[base + k] == d->handler[base + len];
 }
 
-enum { MAX_COPY_EXITS = 64 };
+/* The longest finally body whose copies are recognized (the walk keeps a
+ * place per instruction of the body, on the stack). */
+enum { MAX_COPY_LEN = 4096 };
 
-/* Where the copy at i holds the body's instruction t. */
-static int copy_place(int i, int t, const int *at, const int *grow, int nx) {
-    int q = i + t;
-    for (int x = 0; x < nx && at[x] < t; x++)
-        q += grow[x];
-    return q;
+/* The first instruction from i on that is no NOP. */
+static int past_nops(const dc *d, int i) {
+    while (i >= 0 && i < d->n && d->in[i].op == IR_NOP)
+        i++;
+    return i;
 }
 
 int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
-    if (ops == NULL || len <= 0 || i < 0 || i + len > end || end > d->n)
+    if (ops == NULL || len <= 0 || len > MAX_COPY_LEN || i < 0 || i >= end || end > d->n)
         return 0;
     int base = (int)(ops - d->in);
     if (base < 0 || base + len >= d->n)
@@ -845,21 +846,29 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
     /* Walk both in step.  Where the body leaves for its end, the copy goes
      * on to the code after it, C: a JUMP there, or a copy of C's code when
      * that returns (CPython copies such exits into each jump to them);
-     * where the body leaves last, the copy falls into C.  An exit copied
-     * in is where the layouts shift apart: at[] and grow[] record them. */
-    int at[MAX_COPY_EXITS], grow[MAX_COPY_EXITS], nx = 0;
+     * where the body leaves last, the copy falls into C.  NOPs do nothing:
+     * either side can have them where the other has none (3.12+ places
+     * an await's CLEANUP_THROW, a NOP here, inline in the handler and
+     * after the function in the copy).  at[k]: where the copy holds the
+     * body's instruction k. */
+    int at[MAX_COPY_LEN];
     int k = 0, p = i;
     for (; k < len; k++) {
+        if (ops[k].op == IR_NOP) {
+            at[k] = p;
+            continue;
+        }
+        while (p < end && d->in[p].op == IR_NOP && d->nref[p] == 0)
+            p++;
         if (p >= end)
             return 0;
+        at[k] = p;
         if (fin_exit(d, base, len, k)) {
             if (k == len - 1)
                 break;
             int m = d->in[p].op == IR_JUMP ? 1 : exit_block_len(d, p);
-            if (m == 0 || p + m > end || nx == MAX_COPY_EXITS)
+            if (m == 0 || p + m > end)
                 return 0;
-            at[nx] = k;
-            grow[nx++] = m - 1;
             p += m;
             continue;
         }
@@ -868,35 +877,33 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
         p++;
     }
     int c = p;
+    /* (a line's NOP that nothing jumps to can end the copy: the exits
+     * copied in go on past it) */
+    while (c < end && d->in[c].op == IR_NOP && d->nref[c] == 0)
+        c++;
     /* the exits go on as C does; jumps inside keep their places */
-    for (int x = 0; x < nx; x++) {
-        int q = i + at[x], t;
-        for (int y = 0; y < x; y++)
-            q += grow[y];
-        t = d->in[q].op == IR_JUMP ? d->in[q].target : q;
-        if (!dc_same_continuation(d, t, c))
-            return 0;
-    }
-    for (int kk = 0, q = i, x = 0; kk < k; kk++) {
-        int step = x < nx && at[x] == kk ? grow[x++] + 1 : 1;
+    for (int kk = 0; kk < k; kk++) {
         const dp_instr *b = &ops[kk];
-        if (!dc_is_jump(b->op) || fin_exit(d, base, len, kk)) {
-            q += step;
+        int q = at[kk];
+        if (b->op == IR_NOP)
+            continue;
+        if (fin_exit(d, base, len, kk)) {
+            if (!dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
+                return 0;
             continue;
         }
-        int t = b->target - base, want;
+        if (!dc_is_jump(b->op))
+            continue;
+        int t = b->target - base;
         if (t < 0 || t > len)
             return 0;
+        int same_place = t < len && past_nops(d, d->in[q].target) == past_nops(d, at[t]);
         if (t == len || fin_exit(d, base, len, t)) {
-            if (!dc_same_continuation(d, d->in[q].target, c) &&
-                !(t < len && d->in[q].target == copy_place(i, t, at, grow, nx)))
+            if (!dc_same_continuation(d, d->in[q].target, c) && !same_place)
                 return 0;
-        } else {
-            want = copy_place(i, t, at, grow, nx);
-            if (d->in[q].target != want)
-                return 0;
+        } else if (!same_place) {
+            return 0;
         }
-        q += step;
     }
     return c - i;
 }
@@ -1104,6 +1111,7 @@ enum { REST_OF_REGION = 2 };
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int is_assert_false(const dc *d, int start, const dp_node *s);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+static int while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out);
 /* Is i the head of a 3.8-3.10 async for: `SETUP_FINALLY stop; GET_ANEXT`
  * with END_ASYNC_FOR at stop? */
 static int is_legacy_async_for(const dc *d, int i) {
@@ -1116,7 +1124,8 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
 static int while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out,
                                      int *next);
 
-static int past_nops(const dc *d, int i) {
+/* past the line-number NOPs at i (not 3.13's TO_BOOL, which tests) */
+static int past_line_nops(const dc *d, int i) {
     while (i < d->n && d->in[i].op == IR_NOP && d->in[i].arg2 == 0)
         i++;
     return i;
@@ -1334,8 +1343,9 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
              * stops protecting statements; its table entries can reach
              * further, over except clauses placed after the code that
              * follows the try */
-            if (finish && i > start && d->code->py_minor >= 12 && d->handler[i] < 0 && ins->op != IR_NOP)
-                break;
+            if (finish && i > start && d->code->py_minor >= 12 && d->handler[i] < 0 && ins->op != IR_NOP &&
+                (st->n == 0 || memcmp(st->v, start_stack, (size_t)st->n * sizeof *st->v) == 0))
+                break; /* (not with a return value in place of a with's __exit__: see start_stack) */
             /* a with block ends once __exit__ was called and its result popped */
             if (stop && st->n <= stop_base && !on_stack(st, stop) &&
                 (st->n == 0 || memcmp(st->v, below, (size_t)st->n * sizeof *below) == 0))
@@ -1361,7 +1371,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
             ins->op == IR_GET_ANEXT || is_legacy_async_for(d, i)) {
-            int r = dc_try(d, i, end, st, out, &next);
+            int r = dc_try(d, i, end, exit, st, out, &next);
             if (r < 0)
                 goto fail;
             if (r > 0) {
@@ -1374,6 +1384,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                         dc_fail(d, i, "try statement runs past its enclosing block");
                         goto fail;
                     }
+                live = d->region_live; /* (the code after it can be reached only by a jump) */
                 i = next;
                 continue;
             }
@@ -1392,7 +1403,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 /* (3.10+ `while True:` keeps a NOP for its line: a
                  * `continue` jumps to it, the body's end past it) */
                 if (ins->op == IR_NOP && last >= 0) {
-                    int body = past_nops(d, i), l2 = body < end ? back_edge(d, body, end) : -1;
+                    int body = past_line_nops(d, i), l2 = body < end ? back_edge(d, body, end) : -1;
                     last = l2 > last ? l2 : last;
                 }
                 /* (3.8-3.10: a try or with opened here whose handler lies past
@@ -1408,6 +1419,15 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     if (r == REST_OF_REGION)
                         live = d->region_live; /* it holds the rest of the region */
                     i = next;
+                    continue;
+                }
+                /* (d->last_back[i], built by back_edge, is the last jump back here) */
+                int cold = last < 0 && d->code->py_minor >= 12 && d->last_back != NULL && d->last_back[i] >= end
+                               ? dc_cold_back_edge(d, i, end) : -1;
+                if (cold > 0) {
+                    if (while_true_cold(d, i, cold, end, st, out) < 0)
+                        goto fail;
+                    i = end;
                     continue;
                 }
             }
@@ -1745,13 +1765,29 @@ dp_node *dc_value_region(dc *d, int start, int end, dc_stack *st) {
 /* ------------------------------------------------------------------ */
 /* Loops                                                                */
 
+/* Do the jump at j and its target lie in one except clause or finally
+ * body (both protected by that handler's cleanup block: `COPY 3;
+ * POP_EXCEPT; RERAISE 1`, or `e = None; del e; RERAISE 1` in an `except ...
+ * as e` body) that does not hold the loop at `head`?  3.12+ places a loop's
+ * last jump back in an except clause after the function: the clause's own
+ * jumps past it leave no loop. */
+static int within_handler(const dc *d, int head, int j, int target) {
+    int c = d->code->py_minor >= 11 && target < d->n ? d->handler[j] : -1;
+    if (c < 0 || c + 2 >= d->n || d->handler[target] != c || d->handler[head] == c)
+        return 0;
+    const dp_instr *x = &d->in[c];
+    return (x[0].op == IR_COPY && x[1].op == IR_POP_EXCEPT && x[2].op == IR_RERAISE) ||
+           (c + 3 < d->n && x[0].op == IR_LOAD_CONST && is_name_store(x[1].op) && x[2].op >= IR_DELETE_NAME &&
+            x[2].op <= IR_DELETE_DEREF && x[3].op == IR_RERAISE);
+}
+
 /* Where `break` jumps: the largest forward jump target beyond `after` found
  * in [from, to), or `after` when no jump leaves the loop. */
 static int find_loop_exit(dc *d, int from, int to, int after) {
     int brk = after;
     for (int j = from; j < to; j++) {
         const dp_instr *x = &d->in[j];
-        if (dc_is_jump(x->op) && x->target > brk && x->target > to)
+        if (dc_is_jump(x->op) && x->target > brk && x->target > to && !within_handler(d, from, j, x->target))
             brk = x->target;
     }
     return brk;
@@ -1940,7 +1976,7 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
 }
 
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
-    int brk = find_loop_exit(d, i, last, last + 1);
+    int brk = dc_cold_loop_exit(d, i, last, find_loop_exit(d, i, last, last + 1));
     if (brk > end)
         brk = last + 1;
     dp_node *s = dc_stmt(d, S_WHILE, i);
@@ -1976,9 +2012,33 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     }
     if (body_end == brk && d->region_live && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, brk - 1)) < 0)
         return -1;
-    if (body_end == last && brk > last + 1 && dc_region(d, last + 1, brk, brk, st, &s->l2) < 0)
+    /* 3.11+: the last jump back can be a `continue` in an except clause,
+     * whose handler's code the body's try statement took whole (3.12+
+     * places it after the function): the loop, and its else, start past
+     * where the body's walk ended */
+    int from = d->code->py_minor >= 11 && d->region_stop > last + 1 ? d->region_stop : last + 1;
+    if (body_end == last && brk > from && dc_region(d, from, brk, brk, st, &s->l2) < 0)
         return -1;
-    *next = brk;
+    *next = brk > from ? brk : from;
+    return dc_add(d, out, s);
+}
+
+/* 3.12+ `while True:` ending the region [i, end) whose only jump back, at
+ * `cold`, is cold code after the function, reached from the except clauses
+ * of a try in the body: its body is the rest of the region (and the
+ * clauses the try takes), from which no break leaves. */
+static int while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out) {
+    if (find_loop_exit(d, i, end, end) != end || dc_cold_loop_exit(d, i, end, cold + 1) != cold + 1)
+        return dc_fail(d, i, "loop with its jump back after the function and a break");
+    dp_node *s = dc_stmt(d, S_WHILE, i);
+    static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
+    if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
+        return -1;
+    dc_loop lp = {i, -1, 0, NULL, -1};
+    dc_seen(d, cold, cold + 1);
+    d->skip_to[cold] = cold + 1; /* (the walk past the handler steps over it) */
+    if (loop_body(d, &lp, i, end, st, &s->l1) < 0)
+        return -1;
     return dc_add(d, out, s);
 }
 
@@ -2127,7 +2187,7 @@ static int unify_exits(dc *d, seg *s, int k) {
         if (s[m].target != F && same_exit(d, s[m].target, F))
             retarget(d, &s[m], F);
         else if (s[m].target != B && !same_exit(d, s[m].target, F) &&
-                 (same_exit(d, s[m].target, past_nops(d, B)) || falls_to(d, B, s[m].target)))
+                 (same_exit(d, s[m].target, past_line_nops(d, B)) || falls_to(d, B, s[m].target)))
             retarget(d, &s[m], B);
     }
     return F;
@@ -2150,7 +2210,7 @@ static int chain_valid(const dc *d, const seg *s, int k) {
         int t = s[m].target;
         if (s[m].or_pop) /* its value flows on: `a or b and c` nests to the right */
             return 0;
-        if (same_exit(d, t, F) || t == B || same_exit(d, t, past_nops(d, B)) || falls_to(d, B, t))
+        if (same_exit(d, t, F) || t == B || same_exit(d, t, past_line_nops(d, B)) || falls_to(d, B, t))
             continue;
         int at = seg_starting_at(s, k, t);
         if (at <= m)

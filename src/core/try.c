@@ -98,6 +98,19 @@ static int nest_starts(dc *d, struct dc_try_index *ix) {
     return 0;
 }
 
+/* Does table entry e protect code of a try body?  Not when it covers code
+ * stepped over (a comprehension's cleanup) or only NOPs: 3.12+ places an
+ * await's CLEANUP_THROW (a NOP once lifted) after the function, where its
+ * entry would stretch the try body over the code that follows it. */
+static int protects_code(const dc *d, const dp_exc_entry *e) {
+    if (d->skip_to[e->start] >= e->end)
+        return 0;
+    for (int j = e->start; j < e->end; j++)
+        if (d->in[j].op != IR_NOP)
+            return 1;
+    return 0;
+}
+
 /* Builds d->handlers and the lookups once per code object. */
 static int find_handlers(dc *d) {
     if (d->handlers != NULL || d->f.nexc == 0)
@@ -115,8 +128,8 @@ static int find_handlers(dc *d) {
         const dp_exc_entry *e = &d->f.exc[k];
         ix->entry_next[k] = ix->entry_first[e->target];
         ix->entry_first[e->target] = k;
-        /* (code stepped over, a comprehension's cleanup, is no part of a try) */
-        if (!is_handler_start(d, e->target) || d->skip_to[e->start] >= e->end)
+        /* (entries over no code of a try: see protects_code) */
+        if (!is_handler_start(d, e->target) || !protects_code(d, e))
             continue;
         int h = ix->handler_at[e->target];
         if (h < 0) {
@@ -190,12 +203,12 @@ static int returns_before(dc *d, int k) {
 }
 
 /* Where the try body protected by handler h ends: its table entries, those
- * over code not stepped over, reach that far. */
+ * over code (protects_code), reach that far. */
 static int try_body_end(const dc *d, const dc_handler *h) {
     int end = h->end;
     for (int k = d->try_index->entry_first[h->at]; k >= 0; k = d->try_index->entry_next[k]) {
         const dp_exc_entry *e = &d->f.exc[k];
-        if (e->end > end && d->skip_to[e->start] < e->end)
+        if (e->end > end && protects_code(d, e))
             end = e->end;
     }
     return end;
@@ -220,6 +233,33 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
     if (extra2 && dc_push(d, &tmp, extra2) < 0)
         return -1;
     return dc_region(d, start, end, exit, &tmp, out);
+}
+
+int dc_cold_loop_exit(dc *d, int from, int to, int after) {
+    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+        return after;
+    for (int h = 0; h < d->nhandlers; h++) {
+        int H = d->handlers[h].at, s = d->handlers[h].start;
+        int cend = H < to || s < from || s >= to ? -1 : cleanup_end(d, d->handler[H]);
+        for (int j = H; j < cend; j++)
+            if (d->in[j].op == IR_JUMP && d->in[j].target > after && d->in[j].target >= cend)
+                after = d->in[j].target;
+    }
+    return after;
+}
+
+int dc_cold_back_edge(dc *d, int head, int end) {
+    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+        return -1;
+    int last = -1;
+    for (int h = 0; h < d->nhandlers; h++) {
+        int H = d->handlers[h].at, s = d->handlers[h].start;
+        int cend = H < end || s < head || s >= end ? -1 : cleanup_end(d, d->handler[H]);
+        for (int j = H; cend >= 0 && j <= cend && j < d->n; j++)
+            if (d->in[j].op == IR_JUMP && d->in[j].target == head && !d->seen[j] && j > last)
+                last = j;
+    }
+    return last;
 }
 
 int dc_is_loop_exit(const dc *d, int target) {
@@ -347,9 +387,10 @@ static int is_finally(dc *d, int H, int clean) {
 
 /* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
  * except clause either with a backward jump to where the try statement
- * continues or with a copy of that code.  The join of the try at `stop`,
- * or -1 when every clause leaves otherwise (return, raise). */
-static int cold_join(dc *d, int stop, int H, int cend) {
+ * continues or with a copy of that code.  The join of the try at `stop`
+ * in the region [?, end) that goes on at `exit`, or -1 when every clause
+ * leaves otherwise (return, raise). */
+static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
         if (x->op == IR_JUMP && (x->target < H || x->target >= cend) && !dc_is_loop_exit(d, x->target))
@@ -377,6 +418,10 @@ static int cold_join(dc *d, int stop, int H, int cend) {
         const int *ret = returns_of(d, &nret);
         for (int x = returns_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
             int J = ret[x] + 1 - len, same = 1;
+            /* (a return of the same value past the enclosing region is
+             * some other statement's: the clause's copy is its own) */
+            if (ret[x] >= end && J != exit)
+                break;
             for (int k = 0; k < len && same; k++)
                 same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
             if (same && (join < 0 || join == J)) {
@@ -405,7 +450,13 @@ static void unthread_reraises(dc *d, int from, int close) {
     }
 }
 
-static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, int *next) {
+/* The try statement whose handler is h, starting at i, in the region [?, end)
+ * that goes on at `exit`.  *next: where the code after it starts; *falls:
+ * 0 when control cannot reach that place from the statement (it returns,
+ * raises or jumps away on every path), else 1. */
+static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next,
+                    int *falls) {
+    *falls = 1;
     int H = h->at;
     int clean = H < d->n ? d->handler[H] : -1;
     int cend = cleanup_end(d, clean);
@@ -448,6 +499,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
                 taken++;
             after = d->region_stop;
             int cl = r >= 0 ? dc_copy_len(d, j, H, &d->in[H + 1], d->fin_len) : 0;
+            *falls = cl > 0 || live;
             if (cl > 0) {
                 dc_unthread_copy(d, j, cl);
                 dc_seen(d, j, j + cl);
@@ -489,14 +541,21 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
         d->finish_stmt = 1;
         if (region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL) < 0)
             return -1;
-        int stop = d->region_stop;
-        int join = cold_join(d, stop, H, cend);
-        if (join > stop && region_with(d, stop, join, join, st, &tr->l3, NULL, NULL) < 0)
+        int stop = d->region_stop, live = d->region_live;
+        int join = cold_join(d, stop, H, cend, end, exit);
+        *falls = join > stop || live;
+        /* the clauses can join where the enclosing region goes on (an if
+         * branch, its else placed before the join): the try ends with it */
+        int last = join > end && end >= stop && dc_same_continuation(d, exit, join) ? end : join;
+        /* (the else clause ends at the handler at the latest: the join can
+         * be cold code placed after it, a loop's jump back) */
+        int else_end = last > H ? H : last;
+        if (join > stop && region_with(d, stop, else_end, join, st, &tr->l3, NULL, NULL) < 0)
             return -1;
         if (except_handlers(d, tr, H, clean, join, st) < 0)
             return -1;
         d->skip_to[H] = cend;
-        *next = join > stop ? join : stop;
+        *next = join > stop ? last : stop;
         return dc_add(d, out, tr);
     }
     int after = try_after(d, body_end, cend, cend);
@@ -509,6 +568,10 @@ static int try_stmt(dc *d, dc_handler *h, int i, dc_stack *st, dp_nodes *out, in
     if (region_with(d, i, body_end, after, st, &tr->l1, NULL, NULL) < 0)
         return -1;
     body_end = d->region_stop;
+    /* (past the copied exit that the body's last finally copy no longer
+     * reaches: dc_unthread_copy consumed it, it is no else clause) */
+    while (!d->region_live && body_end < H && d->seen[body_end] && d->nref[body_end] == 0)
+        body_end++;
     if (body_end < H && region_with(d, body_end, H, after, st, &tr->l3, NULL, NULL) < 0)
         return -1;
     if (except_handlers(d, tr, H, clean, after, st) < 0)
@@ -632,21 +695,31 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     if (region_with(d, body, H, after, st, &w->l2, exitfn, slot) < 0)
         return -1;
     w->l1.v[0]->b = slot->a->l1.v[0];
+    int body_live = d->region_live;
     d->skip_to[H] = L + 4;
     dc_seen(d, H, L + 4);
+    dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
+    *next = d->region_stop;
     int cl = d->handler[H], clend = cleanup_end(d, cl);
     if (cl > L && clend > 0) {
+        if (!body_live && after == L + 4 && d->in[L + 4].op != IR_JUMP) {
+            /* 3.12+, a body that never completes: the code after the with
+             * runs only when __exit__ suppresses an exception, so its only
+             * copy is in the cold handler: it goes on there */
+            d->skip_to[cl] = clend;
+            dc_seen(d, cl, clend);
+            *next = L + 4;
+            return dc_add(d, out, w);
+        }
         /* 3.12+: the handler is cold: after it, a jump back to the code
          * after the with or a copy of that code, then its cleanup block */
         dc_seen(d, L + 4, clend);
         d->skip_to[H] = clend;
     }
-    dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
-    *next = d->region_stop;
     return dc_add(d, out, w);
 }
 
-int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
+int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     if (find_handlers(d) < 0)
         return -1;
     if (d->handlers == NULL || i < 0 || i >= d->n)
@@ -662,5 +735,7 @@ int dc_try(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     }
     if (best == NULL)
         return 0;
-    return try_stmt(d, best, i, st, out, next) < 0 ? -1 : 1;
+    int falls, r = try_stmt(d, best, i, end, exit, st, out, next, &falls);
+    d->region_live = falls;
+    return r < 0 ? -1 : 1;
 }

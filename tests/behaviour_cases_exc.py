@@ -1,0 +1,351 @@
+"""Behaviour cases for exception-handling shapes (try/except/finally, with)
+that once decompiled to the state-machine fallback on 3.11-3.13 although a
+structured form exists (issue 11, found on third-party packages).  Imported
+by behaviour_cases.py, whose CASES they join; tests/test_exc_shapes.py checks
+that none of them needs the fallback (nor fails validation)."""
+import asyncio
+
+from behaviour_cases import AsyncCtx, Ctx, case
+
+
+def _step(log, x):
+    """Logs x; raises the exception x names, if any."""
+    log.append(x)
+    if x == "value":
+        raise ValueError(x)
+    if x == "key":
+        raise KeyError(x)
+    return x
+
+
+# --- try/except/else as the whole body of a while loop (3.12+: the except
+# clause's jump back to the loop head is cold code after the handler) ---------
+
+@case((["value", "value", 1],), (["key"],), ([2],), (["value", "key"],))
+def retry_loop_with_else_return(xs):
+    log = []
+    xs = list(xs)
+    while True:
+        try:
+            x = _step(log, xs.pop(0))
+        except ValueError:
+            log.append("again")
+        except BaseException:
+            log.append("give up")
+            raise
+        else:
+            return x, log
+
+
+@case((["value", "value", 1],), (["key"],), ([2],), ([],))
+async def async_retry_loop_with_else_return(xs):
+    log = []
+    xs = list(xs)
+    while True:
+        try:
+            x = _step(log, xs.pop(0))
+        except ValueError:
+            await asyncio.sleep(0)
+            log.append("again")
+        except BaseException:
+            log.append("give up")
+            raise
+        else:
+            return x, log
+
+
+# --- an if branch ending in a try/except whose clause jumps back to the code
+# after the if (3.12+: past the else branch placed between) -----------------
+
+@case((1, 1), (1, "value"), (0, 1), (1, "key"))
+def try_in_if_branch_joining_after_the_else(p, x):
+    log = []
+    if p:
+        h = 1
+        try:
+            _step(log, x)
+        except ValueError:
+            h = None
+    else:
+        h = 2
+    log.append(h)
+    return log
+
+
+# --- return inside a try whose finally body branches (3.12+: each branch of
+# the finally copy ends in its own copy of RETURN_VALUE) ----------------------
+
+@case((1, None), (1, 2), ("value", 2), ("key", 3), ("value", None))
+def return_in_try_with_a_branching_finally(x, h):
+    log = []
+    try:
+        return _step(log, x), log
+    finally:
+        if h is not None and h > 1:
+            log.append("cleanup")
+
+
+@case((1, None), (1, 2), ("value", 2), ("key", 3), ("value", None))
+def return_in_try_except_with_a_branching_finally(x, h):
+    log = []
+    try:
+        return _step(log, x), log
+    except KeyError:
+        log.append("key")
+        raise
+    finally:
+        if h is not None:
+            log.append("cleanup")
+
+
+@case((1, None, 1), (0, 2, "value"), (1, 2, "value"), (1, 2, "key"), (0, None, 1))
+def try_except_finally_after_an_if_with_a_try(p, h, x):
+    log = []
+    if p:
+        h = 1
+        try:
+            _step(log, x)
+        except ValueError:
+            h = None
+    else:
+        h = None
+    log.append(0)
+    try:
+        return _step(log, x), log
+    except KeyError:
+        if len(log) > 2:
+            raise KeyboardInterrupt()
+        raise
+    finally:
+        if h is not None and h > 0:
+            log.append("cleanup")
+
+
+# --- coroutines: try statements nested in except and else clauses (3.12+:
+# the generator's StopIteration handler covers every instruction, which hid
+# where a try body ends) ------------------------------------------------------
+
+async def _astep(log, x):
+    await asyncio.sleep(0)
+    return _step(log, x)
+
+
+@case((1, 2, 3), ("value", 2, 3), ("value", "value", 3), (1, "key", 3), (1, 2, "value"), ("key", 1, 1))
+async def async_tries_in_except_and_else_clauses(a, b, c):
+    log = []
+    try:
+        _step(log, a)
+    except ValueError:
+        try:
+            await _astep(log, b)
+        except BaseException:
+            log.append("undo")
+            raise
+        log.append("added")
+    else:
+        try:
+            await _astep(log, c)
+        except BaseException:
+            log.append("release")
+            raise
+    return log
+
+
+# --- finally bodies whose normal-path copy differs from the handler's by
+# NOPs: an if/else ending on a line of its own, an await (3.12+: its
+# CLEANUP_THROW is inline in the handler, after the function in the copy) ----
+
+@case((["a"], "value"), (["a"], 1), ([], 1), ([], "key"))
+def finally_assigning_in_both_branches(xs, x):
+    log = []
+    try:
+        _step(log, x)
+    finally:
+        if xs:
+            log.append(xs.pop())
+            done = True
+        else:
+            done = False
+    if not done:
+        log.append("not done")
+    return log
+
+
+@case((1, 2), ("value", 2), (1, "key"), ("key", "value"))
+async def await_in_try_and_finally(a, b):
+    log = []
+    try:
+        await _astep(log, a)
+    finally:
+        await _astep(log, b)
+    return log
+
+
+# --- return from a try inside a with (the return value takes __exit__'s
+# place on the stack before the RETURN_VALUE: the try body is not over) ------
+
+@case(([1, 2],), ([],))
+def return_in_try_in_with(xs):
+    log = []
+    with Ctx(log, "c"):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            log.append("empty")
+    return None, log
+
+
+@case(([1, 2],), ([],))
+def return_in_try_in_with_except_raising(xs):
+    log = []
+    with Ctx(log, "c", suppress=True):
+        try:
+            return xs.pop(), log
+        except IndexError:
+            raise KeyError("empty") from None
+    return "suppressed", log
+
+
+# --- a with whose body never completes: the code after it runs only when
+# __exit__ suppresses (3.12+: its only copy is in the cold handler; it was
+# once dropped as if it were a copy of code found elsewhere) -----------------
+
+@case(([1],), ([],), (["value"],))
+def code_after_a_with_reached_only_by_suppressing(xs):
+    log = []
+    with Ctx(log, "c", suppress=True):
+        if xs:
+            return _step(log, xs.pop()), log
+        raise KeyError()
+    log.append("after")
+    return "suppressed", log
+
+
+@case(([1],), ([],), (["value"],))
+async def code_after_an_async_with_reached_only_by_suppressing(xs):
+    log = []
+    async with AsyncCtx(log, "c", suppress=True):
+        if xs:
+            return _step(log, xs.pop()), log
+        raise KeyError()
+    log.append("after")
+    return "suppressed", log
+
+
+# --- while True whose only jump back is a `continue` in an except clause
+# (3.12+: cold code after the function; the try body's `break` falls into
+# the code after the loop) ----------------------------------------------------
+
+@case((["value", "value", 3],), ([1],), (["value", "key"],))
+def retry_with_continue_in_except_as(xs):
+    log = []
+    xs = list(xs)
+    while True:
+        x = xs.pop(0)
+        try:
+            got = _step(log, x)
+            break
+        except ValueError as e:
+            if e.args[0] == "value":
+                continue
+            raise
+    log.append(got)
+    return log
+
+
+@case((["value", 2],), ([1],), (["key"],))
+def retry_with_continue_in_bare_except(xs):
+    log = []
+    xs = list(xs)
+    while True:
+        try:
+            got = _step(log, xs.pop(0))
+            break
+        except ValueError:
+            if len(log) < 5:
+                continue
+            raise
+    return got, log
+
+
+# --- except clauses returning the same value as a later, unrelated return
+# (3.12+: a clause's `return` is a copy of no code after the try when that
+# code lies past the enclosing if branch) -------------------------------------
+
+@case(("d", [1, 2], [1, 2]), ("d", [1, 2], [1]), ("d", [1], [1, 2]), ("d", [1], [2]), ("x", [1], [1]), ("x", [], [1]))
+def tries_returning_like_the_code_after_the_if(kind, a, b):
+    i1, i2 = iter(a), iter(b)
+    if kind == "d":
+        try:
+            for k1 in i1:
+                if k1 != next(i2):
+                    return False
+        except StopIteration:
+            return False
+        try:
+            next(i2)
+        except StopIteration:
+            return True
+        return False
+    if len(a) != len(b):
+        return False
+    return True
+
+
+# --- an await in a try body inside a with (3.12+: the await's CLEANUP_THROW,
+# placed after the function, is protected by the try's handler; that entry
+# once stretched the try body over the code after it) ------------------------
+
+@case((b"ab", 2), (b"", 0), (b"abc", 2), (b"value", 5))
+async def await_in_try_inside_with_then_assert(data, n):
+    log = []
+    with Ctx(log, "c"):
+        if not data:
+            await asyncio.sleep(0)
+            return log
+        try:
+            written = await _astep(log, "value" if data == b"value" else n)
+        except ValueError as ex:
+            raise KeyError("broken") from ex
+        assert written == len(data)
+    return written, log
+
+
+# --- while True whose only exit is a `break` in an except clause (3.12+: the
+# clause is cold code after the loop's jump back) -----------------------------
+
+@case((0, [1, 2, 3]), (1, [1]), (0, []))
+def break_in_except_clause_ends_the_loop(a, rs):
+    res = []
+    rs = list(rs)
+    if a:
+        res.append(1)
+        return res
+    cl = ""
+    while True:
+        try:
+            c = rs.pop()
+        except IndexError:
+            break
+        cl += str(c)
+    res.append(cl)
+    return res
+
+
+# --- the same retry loop as the whole of an if branch (3.12+: its only jump
+# back is cold code after the else branch) ------------------------------------
+
+@case((1, ["value", "value", 1]), (1, ["key"]), (0, [2]), (1, [3]))
+def retry_loop_as_an_if_branch(p, xs):
+    log = []
+    xs = list(xs)
+    if p:
+        while True:
+            try:
+                x = _step(log, xs.pop(0))
+            except ValueError:
+                log.append("again")
+            else:
+                return x, log
+    else:
+        return None, log

@@ -1,0 +1,43 @@
+"""Exception-handling shapes (issue 11): the cases of behaviour_cases_exc.py
+decompile to structured code, without the state machine, on 3.11+
+(test_behaviour.py checks on every version that they behave like the
+originals; validation of the running interpreter's bytecode is on, so a
+structured form that does not compute the same prints the state machine and
+fails here)."""
+import sys
+
+import pytest
+
+import behaviour_cases
+import depyf
+
+EXC_CASES = [fn for fn, _ in behaviour_cases.CASES if fn.__module__ == "behaviour_cases_exc"]
+
+# still the (correct) state machine with the 3.8-3.10 block-stack bytecode:
+# case -> the minor versions
+KNOWN_FALLBACK = {
+    "retry_loop_with_else_return": {8, 9, 10},  # cannot structure CHECK_EXC_MATCH / try body exits ...
+    "async_retry_loop_with_else_return": {8, 9, 10},
+    "return_in_try_with_a_branching_finally": {10},  # finally block left without its copy
+    "try_except_finally_after_an_if_with_a_try": {10},
+    "async_tries_in_except_and_else_clauses": {10},  # cannot structure CHECK_EXC_MATCH
+    "finally_assigning_in_both_branches": {10},  # finally block left without its copy
+    "return_in_try_in_with": {8, 9, 10},  # try body exits to an unexpected place
+    "return_in_try_in_with_except_raising": {8, 9, 10},  # bad SWAP 2
+    "retry_with_continue_in_except_as": {8, 9, 10},  # unstructured jump / stack underflow at RERAISE
+    "retry_with_continue_in_bare_except": {8, 9, 10},
+    "tries_returning_like_the_code_after_the_if": {10},  # try body exits to an unexpected place
+    "retry_loop_as_an_if_branch": {8, 9, 10},  # as retry_loop_with_else_return
+}
+
+
+def test_there_are_exc_cases():
+    assert len(EXC_CASES) >= 2
+
+
+@pytest.mark.parametrize("fn", EXC_CASES, ids=[fn.__name__ for fn in EXC_CASES])
+def test_structured(fn):
+    if sys.version_info[1] in KNOWN_FALLBACK.get(fn.__name__, ()):
+        pytest.xfail("known: still the state machine on this version")
+    source = depyf.decompile(fn)
+    assert "__state" not in source and "depyf:" not in source, source
