@@ -82,6 +82,10 @@ NOT_EQUIVALENT = {
     "comprehension body": ("def f(a):\n    return [x for x in a]\n", "def f(a):\n    return [x + 1 for x in a]\n"),
     "lambda body": ("def f(a):\n    return lambda: a\n", "def f(a):\n    return lambda: a + 1\n"),
     "parameter renamed": ("def f(a):\n    return a\n", "def f(b):\n    return b\n"),
+    "other constant of a local on the stack": (
+        "def f(x):\n    a = 0\n    b = 1\n    return a < len(x)\n",
+        "def f(x):\n    a = 0\n    b = 1\n    return b < len(x)\n",
+    ),
     "used temporary from the wrong branch": (
         "def f(c, a, b):\n    return g(a if c else b)\n",
         "def f(c, a, b):\n    t = a\n    if c:\n        t = b\n    return g(t)\n",
@@ -138,6 +142,12 @@ EQUIVALENT = {
     ),
     "generator": ("def f(a):\n    yield from a\n    yield 1\n", "def f(a):\n    yield from a\n    yield 1\n"),
     "comprehension": ("def f(a):\n    return [x for x in a if x]\n", "def f(a):\n    return [x for x in a if x]\n"),
+    # a constant both in a local and on the stack at a sync point (the
+    # global read): the stack's copy stays that constant on both sides
+    "constant in a local and on the stack": (
+        "def f(x):\n    a = b = 0\n    while a < len(x):\n        a += 1\n    return a < len(x)\n",
+        "def f(x):\n    a = b = 0\n    while a < len(x):\n        a += 1\n    return a < len(x)\n",
+    ),
     "loop with locals bound late": (
         "def f(xs):\n    for x in xs:\n        try:\n            y = x()\n            z = y()\n"
         "        except ValueError:\n            pass\n    return x\n",

@@ -652,8 +652,11 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
             int32_t t = is_loc ? st[s]->loc[p - st[s]->sp] : st[s]->stack[p];
             int32_t lit = literal(E, t, is_loc);
             /* a constant B keeps on the stack where A keeps it in a local
-             * (generalized there) takes A's class: the same value */
-            if (lit != 1 && !(s == 1 && !is_loc && E->t[t].kind == T_CONST && E->stamp[t] == E->cur_stamp))
+             * (generalized there) takes A's class: the same value; where A
+             * has it on the stack too, at the same place, it stays literal
+             * as A's does */
+            if (lit != 1 && !(s == 1 && !is_loc && E->t[t].kind == T_CONST && E->stamp[t] == E->cur_stamp &&
+                              !(p < A->sp && A->stack[p] == t)))
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
