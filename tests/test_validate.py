@@ -212,6 +212,18 @@ def test_empty_containers_are_matched_by_the_order_they_are_made():
     assert equivalent(a, swapped)[0] is False
 
 
+def test_a_run_of_ifs_settles():
+    # every path into a join is merged before the pairs after it are
+    # explored (the pairs after twelve `if`s were explored once per path)
+    def src(last):
+        s = "def f(" + ", ".join("a%d" % i for i in range(12)) + "):\n    bits = []\n"
+        for i in range(12):
+            s += "    if a%d is not None:\n        bits.append(f'x{1 if a%d else %d}m')\n" % (i, i, last if i == 11 else 22)
+        return s + "    return bits\n"
+    assert equivalent(src(22), src(22)) == (True, "")
+    assert equivalent(src(22), src(23))[0] is False
+
+
 def test_different_versions_or_garbage_never_crash():
     a = code_of("def f(x):\n    return x\n")
     b = a.replace(co_code=bytes(len(a.co_code)))

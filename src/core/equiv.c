@@ -750,6 +750,16 @@ static int same_pattern(const ventry *v, const int32_t *pc, const int32_t *sp, c
     return 1;
 }
 
+/* Pairs wait in a heap ordered by position in the original, then in the
+ * output: where paths meet after forward branches, every path is merged
+ * into the pair's shape before it is explored, rather than exploring it
+ * again for every path that arrives (a run of `if`s would exhaust the
+ * explorations of the pairs after it). */
+static int work_before(const eq *E, int32_t a, int32_t b) {
+    const ventry *x = &E->v[a], *y = &E->v[b];
+    return x->pc[0] != y->pc[0] ? x->pc[0] < y->pc[0] : x->pc[1] < y->pc[1];
+}
+
 static int queue(eq *E, int32_t vi) {
     if (E->v[vi].queued)
         return 0;
@@ -761,9 +771,30 @@ static int queue(eq *E, int32_t vi) {
     if (w == NULL)
         return -1;
     E->work = w;
-    E->work[E->nwork++] = vi;
+    int32_t k = E->nwork++;
+    for (; k > 0 && work_before(E, vi, w[(k - 1) / 2]); k = (k - 1) / 2)
+        w[k] = w[(k - 1) / 2];
+    w[k] = vi;
     E->v[vi].queued = 1;
     return 0;
+}
+
+/* The pair explored next: the first in program order. */
+static int32_t unqueue(eq *E) {
+    int32_t *w = E->work, top = w[0], last = w[--E->nwork], k = 0;
+    for (;;) {
+        int32_t c = 2 * k + 1;
+        if (c >= E->nwork)
+            break;
+        if (c + 1 < E->nwork && work_before(E, w[c + 1], w[c]))
+            c++;
+        if (!work_before(E, w[c], last))
+            break;
+        w[k] = w[c];
+        k = c;
+    }
+    w[k] = last;
+    return top;
 }
 
 static int vtable_insert(eq *E, int32_t vi) {
@@ -1881,7 +1912,7 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char
         why[0] = '\0';
     if (setup(E, orig, cand) == 0)
         while (E->nwork > 0 && E->verdict == 1)
-            if (explore(E, E->work[--E->nwork]) < 0 && E->verdict == 1)
+            if (explore(E, unqueue(E)) < 0 && E->verdict == 1)
                 CANT("internal error");
     if (E->verdict == 1 && E->ar.failed)
         CANT("out of memory");
