@@ -284,10 +284,16 @@ static uint64_t const_hash(const dp_const *c, int depth) {
         memcpy(&b, &c->im, sizeof b);
         return mix(mix(h, a), c->kind == DP_CONST_COMPLEX ? b : 0);
     }
-    case DP_CONST_TUPLE: case DP_CONST_FROZENSET:
+    case DP_CONST_TUPLE:
         for (size_t k = 0; k < c->n; k++)
             h = mix(h, const_hash(c->items[k], depth + 1));
         return mix(h, c->n);
+    case DP_CONST_FROZENSET: { /* in any order (see set_same) */
+        uint64_t sum = 0;
+        for (size_t k = 0; k < c->n; k++)
+            sum += const_hash(c->items[k], depth + 1);
+        return mix(mix(h, sum), c->n);
+    }
     case DP_CONST_CODE:
         for (const char *p = c->code->name; p && *p; p++)
             h = mix(h, (unsigned char)*p);
@@ -304,6 +310,32 @@ static int code_sig_same(const dp_code *a, const dp_code *b) {
            a->kwonlyargcount == b->kwonlyargcount && (a->flags & mask) == (b->flags & mask);
 }
 
+static int const_same(const dp_const *a, const dp_const *b, int depth);
+
+/* Frozensets are equal whatever order their items come in: a set's order
+ * depends on the order it was built in, and the output lists the items in
+ * the original's order, which the compiler may build into another.  Each
+ * item of `a` is matched with a distinct item of `b`; past MAX_SET_MATCH
+ * items only the same order is recognized (a set that large is rare). */
+#define MAX_SET_MATCH 512
+static int set_same(const dp_const *a, const dp_const *b, int depth) {
+    int same_order = 1;
+    for (size_t k = 0; k < a->n && same_order; k++)
+        same_order = const_same(a->items[k], b->items[k], depth + 1);
+    if (same_order || a->n > MAX_SET_MATCH)
+        return same_order;
+    unsigned char used[MAX_SET_MATCH] = {0};
+    for (size_t k = 0; k < a->n; k++) {
+        size_t q = 0;
+        while (q < b->n && (used[q] || !const_same(a->items[k], b->items[q], depth + 1)))
+            q++;
+        if (q == b->n)
+            return 0;
+        used[q] = 1;
+    }
+    return 1;
+}
+
 static int const_same(const dp_const *a, const dp_const *b, int depth) {
     if (a->kind != b->kind || depth > 50)
         return 0;
@@ -313,7 +345,9 @@ static int const_same(const dp_const *a, const dp_const *b, int depth) {
     case DP_CONST_FLOAT: case DP_CONST_COMPLEX:
         return memcmp(&a->f, &b->f, sizeof a->f) == 0 &&
                (a->kind == DP_CONST_FLOAT || memcmp(&a->im, &b->im, sizeof a->im) == 0);
-    case DP_CONST_TUPLE: case DP_CONST_FROZENSET:
+    case DP_CONST_FROZENSET:
+        return a->n == b->n && set_same(a, b, depth);
+    case DP_CONST_TUPLE:
         if (a->n != b->n)
             return 0;
         for (size_t k = 0; k < a->n; k++)
