@@ -4,6 +4,8 @@ structured form exists: asserts of every kind, lambdas as call arguments
 (3.13), returns inside try and with, async with in async generators.
 Imported by behaviour_cases.py, whose CASES they join; tests/test_source_shapes.py
 checks that none of them needs the fallback."""
+import asyncio
+
 from behaviour_cases import Ctx, case
 
 
@@ -213,3 +215,36 @@ def run_of_ifs_with_conditional_formats(a, b, c, d, e, f, g, h):
     if h is not None:
         bits.append(f"[{9 if h else 29}m")
     return "".join(bits)
+
+
+@case((0,), (1,))
+def await_in_try_then_return(n):
+    # 3.12+: the await's cold throw path (CLEANUP_THROW), protected by the
+    # try's handler, lies after the return: the return was read into the
+    # try body, where the handler would catch what make() raises
+    log = []
+
+    class S:
+        async def connect(self):
+            log.append("connect")
+
+        def close(self):
+            log.append("close")
+
+    def make(s):
+        if n:
+            raise ValueError("make")
+        return "ok"
+
+    async def f(s):
+        try:
+            await s.connect()
+        except BaseException:
+            s.close()
+            raise
+        return make(s)
+
+    try:
+        return asyncio.run(f(S())), log
+    except ValueError as e:
+        return str(e), log
