@@ -212,15 +212,19 @@ def test_empty_containers_are_matched_by_the_order_they_are_made():
     assert equivalent(a, swapped)[0] is False
 
 
-def test_frozensets_are_equal_in_any_order():
+def test_membership_in_frozensets_of_the_same_items_in_any_order():
     # 1 and 9 share a slot of a small set: the set built in the other order
     # lists them the other way round (so did the output of a set of strings,
     # depending on the hash seed)
     assert list(frozenset([1, 9])) != list(frozenset([9, 1]))
     a = "def f(x):\n    return x in {1, 9}\n"
     assert equivalent(a, "def f(x):\n    return x in {9, 1}\n") == (True, "")
+    assert equivalent(a, "def f(x):\n    return x not in {9, 1}\n")[0] is False
     assert equivalent(a, "def f(x):\n    return x in {9, 2}\n")[0] is False
     assert equivalent(a, "def f(x):\n    return x in {9, 1, 2}\n")[0] is False
+    # iterating shows the order
+    it = "def f(g):\n    for x in {1, 9}:\n        g(x)\n"
+    assert equivalent(it, "def f(g):\n    for x in {9, 1}:\n        g(x)\n")[0] is False
 
 
 def test_a_run_of_ifs_settles():
