@@ -86,6 +86,14 @@ NOT_EQUIVALENT = {
         "def f(x):\n    a = 0\n    b = 1\n    return a < len(x)\n",
         "def f(x):\n    a = 0\n    b = 1\n    return b < len(x)\n",
     ),
+    "other constant in a temporary": (
+        "def f(j, c, a, p):\n    return j([a if c else '', p.x])\n",
+        "def f(j, c, a, p):\n    t = a if c else 'z'\n    u = p.x\n    return j([t, u])\n",
+    ),
+    "constant temporary in the wrong place": (
+        "def f(j, c, a, p):\n    return j([a if c else '', p.x])\n",
+        "def f(j, c, a, p):\n    t = a if c else ''\n    u = p.x\n    return j([u, t])\n",
+    ),
     "used temporary from the wrong branch": (
         "def f(c, a, b):\n    return g(a if c else b)\n",
         "def f(c, a, b):\n    t = a\n    if c:\n        t = b\n    return g(t)\n",
@@ -147,6 +155,12 @@ EQUIVALENT = {
     "constant in a local and on the stack": (
         "def f(x):\n    a = b = 0\n    while a < len(x):\n        a += 1\n    return a < len(x)\n",
         "def f(x):\n    a = b = 0\n    while a < len(x):\n        a += 1\n    return a < len(x)\n",
+    ),
+    # the output keeps in a temporary a constant the original keeps on the
+    # stack across a sync point (the attribute read)
+    "constant in a temporary": (
+        "def f(j, c, a, p):\n    return j([a if c else '', p.x])\n",
+        "def f(j, c, a, p):\n    t = a if c else ''\n    u = p.x\n    return j([t, u])\n",
     ),
     "loop with locals bound late": (
         "def f(xs):\n    for x in xs:\n        try:\n            y = x()\n            z = y()\n"

@@ -668,6 +668,13 @@ static int scratch(eq *E) {
     return 0;
 }
 
+static int on_stack(const sstate *st, int32_t t) {
+    for (int32_t k = 0; k < st->sp; k++)
+        if (st->stack[k] == t)
+            return 1;
+    return 0;
+}
+
 /* The shape of a pair of states into `val` (A stack, A locals, B stack,
  * B locals): classes by first occurrence in A, B slots by A's class. */
 static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
@@ -690,6 +697,8 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
+            else if (s == 1 && is_loc && E->t[t].kind == T_CONST && on_stack(A, t))
+                val[k++] = C_CONST - E->t[t].a; /* a temporary of a constant A keeps on its stack: that constant */
             else if (s == 1 && E->t[t].kind == T_LIST_METHOD && E->stamp[E->t[t].a] == E->cur_stamp)
                 val[k++] = C_LIST_METHOD - 2 * (E->cls[E->t[t].a] >> CB_SHIFT) - E->t[t].b; /* A value's method */
             else if (s == 0) {
