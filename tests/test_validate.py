@@ -94,6 +94,10 @@ NOT_EQUIVALENT = {
         "def f(j, c, a, p):\n    return j([a if c else '', p.x])\n",
         "def f(j, c, a, p):\n    t = a if c else ''\n    u = p.x\n    return j([u, t])\n",
     ),
+    "not in for in": (
+        "def f(x, b, g):\n    if x in b:\n        g(x)\n",
+        "def f(x, b, g):\n    if x not in b:\n        g(x)\n",
+    ),
     "used temporary from the wrong branch": (
         "def f(c, a, b):\n    return g(a if c else b)\n",
         "def f(c, a, b):\n    t = a\n    if c:\n        t = b\n    return g(t)\n",
@@ -161,6 +165,12 @@ EQUIVALENT = {
     "constant in a temporary": (
         "def f(j, c, a, p):\n    return j([a if c else '', p.x])\n",
         "def f(j, c, a, p):\n    t = a if c else ''\n    u = p.x\n    return j([t, u])\n",
+    ),
+    # `not x in b` is `x not in b`: the test after the sync point that
+    # follows CONTAINS is the negation of the original's value
+    "not in with the branches swapped": (
+        "def f(x, b, g):\n    if x in b:\n        g(x)\n",
+        "def f(x, b, g):\n    if not x in b:\n        pass\n    else:\n        g(x)\n",
     ),
     "loop with locals bound late": (
         "def f(xs):\n    for x in xs:\n        try:\n            y = x()\n            z = y()\n"

@@ -59,6 +59,8 @@ enum { EV_ANY, EV_LIST };
  * the truth in bits 0-1, unboundness in bits 2-3 and CB_LIST. */
 enum { VAR_LIST = 4, CB_LIST = 16, CB_SHIFT = 5 };
 /* shape codes of literal values (class ids are >= 0) */
+/* (below C_LIST_METHOD: 3 codes per class of A, its list's extend and
+ * append methods and its negation, see shape_of) */
 enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26), C_GLOBAL = -(1 << 28), C_LIST_METHOD = -(1 << 30) };
 enum { B_SETUP, B_HANDLER };
 enum { EXC_TYPE = 100, EXC_VALUE, EXC_TB, PREV_TYPE, PREV_VALUE, PREV_TB };
@@ -700,7 +702,9 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
             else if (s == 1 && is_loc && E->t[t].kind == T_CONST && on_stack(A, t))
                 val[k++] = C_CONST - E->t[t].a; /* a temporary of a constant A keeps on its stack: that constant */
             else if (s == 1 && E->t[t].kind == T_LIST_METHOD && E->stamp[E->t[t].a] == E->cur_stamp)
-                val[k++] = C_LIST_METHOD - 2 * (E->cls[E->t[t].a] >> CB_SHIFT) - E->t[t].b; /* A value's method */
+                val[k++] = C_LIST_METHOD - 3 * (E->cls[E->t[t].a] >> CB_SHIFT) - E->t[t].b; /* A value's method */
+            else if (s == 1 && E->t[t].kind == T_NOT && E->stamp[E->t[t].a] == E->cur_stamp)
+                val[k++] = C_LIST_METHOD - 3 * (E->cls[E->t[t].a] >> CB_SHIFT) - 2; /* `not in` of A's `in` */
             else if (s == 0) {
                 E->stamp[t] = E->cur_stamp;
                 val[k++] = E->cls[t] = (ncls++ << CB_SHIFT) | class_bits(E, t);
@@ -948,7 +952,8 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
             if (c >= 0) t = ((c >> 2) & 3) == 1 ? E->unbound_t : base + (c >> CB_SHIFT);
             else if (c == C_NULL) t = E->null_t;
             else if (c == C_OPAQUE) t = E->opaque_t;
-            else if (c <= C_LIST_METHOD) t = cons(E, T_LIST_METHOD, base + (C_LIST_METHOD - c) / 2, (C_LIST_METHOD - c) % 2, 0);
+            else if (c <= C_LIST_METHOD && (C_LIST_METHOD - c) % 3 == 2) t = cons(E, T_NOT, base + (C_LIST_METHOD - c) / 3, 0, 0);
+            else if (c <= C_LIST_METHOD) t = cons(E, T_LIST_METHOD, base + (C_LIST_METHOD - c) / 3, (C_LIST_METHOD - c) % 3, 0);
             else if (c <= C_GLOBAL) t = cons(E, T_GLOBAL, C_GLOBAL - c, 0, 0);
             else if (c <= C_CONST) t = E->const_term[C_CONST - c];
             else t = cons(E, T_RET, C_RET - c, s, 0);
