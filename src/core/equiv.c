@@ -59,6 +59,8 @@ enum { EV_ANY, EV_LIST };
  * the truth in bits 0-1, unboundness in bits 2-3 and CB_LIST. */
 enum { VAR_LIST = 4, CB_LIST = 16, CB_SHIFT = 5 };
 /* shape codes of literal values (class ids are >= 0) */
+/* (below C_LIST_METHOD: 3 codes per class of A, its list's extend and
+ * append methods and its negation, see shape_of) */
 enum { C_NULL = -1, C_OPAQUE = -3, C_RET = -16, C_CONST = -(1 << 26), C_GLOBAL = -(1 << 28), C_LIST_METHOD = -(1 << 30) };
 enum { B_SETUP, B_HANDLER };
 enum { EXC_TYPE = 100, EXC_VALUE, EXC_TB, PREV_TYPE, PREV_VALUE, PREV_TB };
@@ -302,6 +304,36 @@ static int code_sig_same(const dp_code *a, const dp_code *b) {
                DP_CO_ASYNC_GENERATOR;
     return strcmp(a->name, b->name) == 0 && a->argcount == b->argcount && a->posonlyargcount == b->posonlyargcount &&
            a->kwonlyargcount == b->kwonlyargcount && (a->flags & mask) == (b->flags & mask);
+}
+
+static int const_same(const dp_const *a, const dp_const *b, int depth);
+
+/* Frozensets of the same items, whatever their order: a set's order
+ * depends on the order it was built in, and the output lists the items in
+ * the original's order, which the compiler may build into another (the
+ * verdict depended on the hash seed).  Only where the order cannot show
+ * (`x in {...}`, see same_input): iterating the set would show it.  Each
+ * item of `a` is matched with a distinct item of `b`; past MAX_SET_MATCH
+ * items only the same order is recognized (a set that large is rare). */
+#define MAX_SET_MATCH 512
+static int set_same(const dp_const *a, const dp_const *b, int depth) {
+    if (a->kind != DP_CONST_FROZENSET || b->kind != DP_CONST_FROZENSET || a->n != b->n)
+        return 0;
+    int same_order = 1;
+    for (size_t k = 0; k < a->n && same_order; k++)
+        same_order = const_same(a->items[k], b->items[k], depth + 1);
+    if (same_order || a->n > MAX_SET_MATCH)
+        return same_order;
+    unsigned char used[MAX_SET_MATCH] = {0};
+    for (size_t k = 0; k < a->n; k++) {
+        size_t q = 0;
+        while (q < b->n && (used[q] || !const_same(a->items[k], b->items[q], depth + 1)))
+            q++;
+        if (q == b->n)
+            return 0;
+        used[q] = 1;
+    }
+    return 1;
 }
 
 static int const_same(const dp_const *a, const dp_const *b, int depth) {
@@ -638,6 +670,13 @@ static int scratch(eq *E) {
     return 0;
 }
 
+static int on_stack(const sstate *st, int32_t t) {
+    for (int32_t k = 0; k < st->sp; k++)
+        if (st->stack[k] == t)
+            return 1;
+    return 0;
+}
+
 /* The shape of a pair of states into `val` (A stack, A locals, B stack,
  * B locals): classes by first occurrence in A, B slots by A's class. */
 static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
@@ -652,13 +691,20 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
             int32_t t = is_loc ? st[s]->loc[p - st[s]->sp] : st[s]->stack[p];
             int32_t lit = literal(E, t, is_loc);
             /* a constant B keeps on the stack where A keeps it in a local
-             * (generalized there) takes A's class: the same value */
-            if (lit != 1 && !(s == 1 && !is_loc && E->t[t].kind == T_CONST && E->stamp[t] == E->cur_stamp))
+             * (generalized there) takes A's class: the same value; where A
+             * has it on the stack too, at the same place, it stays literal
+             * as A's does */
+            if (lit != 1 && !(s == 1 && !is_loc && E->t[t].kind == T_CONST && E->stamp[t] == E->cur_stamp &&
+                              !(p < A->sp && A->stack[p] == t)))
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
+            else if (s == 1 && is_loc && E->t[t].kind == T_CONST && on_stack(A, t))
+                val[k++] = C_CONST - E->t[t].a; /* a temporary of a constant A keeps on its stack: that constant */
             else if (s == 1 && E->t[t].kind == T_LIST_METHOD && E->stamp[E->t[t].a] == E->cur_stamp)
-                val[k++] = C_LIST_METHOD - 2 * (E->cls[E->t[t].a] >> CB_SHIFT) - E->t[t].b; /* A value's method */
+                val[k++] = C_LIST_METHOD - 3 * (E->cls[E->t[t].a] >> CB_SHIFT) - E->t[t].b; /* A value's method */
+            else if (s == 1 && E->t[t].kind == T_NOT && E->stamp[E->t[t].a] == E->cur_stamp)
+                val[k++] = C_LIST_METHOD - 3 * (E->cls[E->t[t].a] >> CB_SHIFT) - 2; /* `not in` of A's `in` */
             else if (s == 0) {
                 E->stamp[t] = E->cur_stamp;
                 val[k++] = E->cls[t] = (ncls++ << CB_SHIFT) | class_bits(E, t);
@@ -747,6 +793,16 @@ static int same_pattern(const ventry *v, const int32_t *pc, const int32_t *sp, c
     return 1;
 }
 
+/* Pairs wait in a heap ordered by position in the original, then in the
+ * output: where paths meet after forward branches, every path is merged
+ * into the pair's shape before it is explored, rather than exploring it
+ * again for every path that arrives (a run of `if`s would exhaust the
+ * explorations of the pairs after it). */
+static int work_before(const eq *E, int32_t a, int32_t b) {
+    const ventry *x = &E->v[a], *y = &E->v[b];
+    return x->pc[0] != y->pc[0] ? x->pc[0] < y->pc[0] : x->pc[1] < y->pc[1];
+}
+
 static int queue(eq *E, int32_t vi) {
     if (E->v[vi].queued)
         return 0;
@@ -758,9 +814,30 @@ static int queue(eq *E, int32_t vi) {
     if (w == NULL)
         return -1;
     E->work = w;
-    E->work[E->nwork++] = vi;
+    int32_t k = E->nwork++;
+    for (; k > 0 && work_before(E, vi, w[(k - 1) / 2]); k = (k - 1) / 2)
+        w[k] = w[(k - 1) / 2];
+    w[k] = vi;
     E->v[vi].queued = 1;
     return 0;
+}
+
+/* The pair explored next: the first in program order. */
+static int32_t unqueue(eq *E) {
+    int32_t *w = E->work, top = w[0], last = w[--E->nwork], k = 0;
+    for (;;) {
+        int32_t c = 2 * k + 1;
+        if (c >= E->nwork)
+            break;
+        if (c + 1 < E->nwork && work_before(E, w[c + 1], w[c]))
+            c++;
+        if (!work_before(E, w[c], last))
+            break;
+        w[k] = w[c];
+        k = c;
+    }
+    w[k] = last;
+    return top;
 }
 
 static int vtable_insert(eq *E, int32_t vi) {
@@ -875,7 +952,8 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
             if (c >= 0) t = ((c >> 2) & 3) == 1 ? E->unbound_t : base + (c >> CB_SHIFT);
             else if (c == C_NULL) t = E->null_t;
             else if (c == C_OPAQUE) t = E->opaque_t;
-            else if (c <= C_LIST_METHOD) t = cons(E, T_LIST_METHOD, base + (C_LIST_METHOD - c) / 2, (C_LIST_METHOD - c) % 2, 0);
+            else if (c <= C_LIST_METHOD && (C_LIST_METHOD - c) % 3 == 2) t = cons(E, T_NOT, base + (C_LIST_METHOD - c) / 3, 0, 0);
+            else if (c <= C_LIST_METHOD) t = cons(E, T_LIST_METHOD, base + (C_LIST_METHOD - c) / 3, (C_LIST_METHOD - c) % 3, 0);
             else if (c <= C_GLOBAL) t = cons(E, T_GLOBAL, C_GLOBAL - c, 0, 0);
             else if (c <= C_CONST) t = E->const_term[C_CONST - c];
             else t = cons(E, T_RET, C_RET - c, s, 0);
@@ -1641,6 +1719,12 @@ static int list_method_call(eq *E, sstate *A, sstate *B) {
     return enqueue(E, A, B) < 0 ? -1 : 1;
 }
 
+/* Two frozenset constants of the same items (see set_same). */
+static int same_set(eq *E, int32_t ta, int32_t tb) {
+    const dp_const *a = const_of(E, ta), *b = const_of(E, tb);
+    return a && b && set_same(a, b, 0);
+}
+
 /* Both sides are at an observable operation that is no branch. */
 static int event(eq *E, sstate *A, sstate *B) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
@@ -1662,7 +1746,7 @@ static int event(eq *E, sstate *A, sstate *B) {
         if (tb == E->opaque_t)
             return NEQ("offset %d: %s uses a value the original does not have here", xb->offset,
                        dp_irop_name(xb->op));
-        if (ta != tb)
+        if (ta != tb && !(xa->op == IR_CONTAINS && k == 1 && same_set(E, ta, tb)))
             return NEQ("offset %d: %s on other values than at offset %d", xb->offset, dp_irop_name(xb->op),
                        xa->offset);
     }
@@ -1878,7 +1962,7 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char
         why[0] = '\0';
     if (setup(E, orig, cand) == 0)
         while (E->nwork > 0 && E->verdict == 1)
-            if (explore(E, E->work[--E->nwork]) < 0 && E->verdict == 1)
+            if (explore(E, unqueue(E)) < 0 && E->verdict == 1)
                 CANT("internal error");
     if (E->verdict == 1 && E->ar.failed)
         CANT("out of memory");

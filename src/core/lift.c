@@ -1195,6 +1195,20 @@ static int only_nops(const lifter *L, int32_t from, int32_t to) {
     return from <= to;
 }
 
+/* An entry protecting only a SEND loop's cold throw path (3.12+, see
+ * lift_cleanup_throw: an IR_NOP that cannot raise): dropped with the rest
+ * of the loop, or the try around an await would seem to reach past the
+ * code that follows it to that path. */
+static int only_cleanup_throw(const lifter *L, const raw_exc *e) {
+    int32_t first = instr_at(L, e->start), last = L->unit_dec[(e->end - 1) / 2];
+    if (first < 0 || L->d[first].op != DPO_CLEANUP_THROW)
+        return 0;
+    for (int32_t k = first + 1; k <= last; k++)
+        if (!L->d[k].fold)
+            return 0;
+    return 1;
+}
+
 /* Exception-table entries in IR indices.  Those whose handler is a SEND
  * loop's CLEANUP_THROW belong to the folded IR_YIELD_FROM and are dropped;
  * neighbours with the same handler are merged across the NOPs left behind. */
@@ -1207,7 +1221,7 @@ static int convert_exctable(lifter *L, dp_irfunc *out) {
     for (int32_t k = 0; k < L->nexc; k++) {
         const raw_exc *e = &L->exc[k];
         const dinstr *h = &L->d[instr_at(L, e->target)];
-        if (h->op == DPO_CLEANUP_THROW)
+        if (h->op == DPO_CLEANUP_THROW || only_cleanup_throw(L, e))
             continue;
         const dinstr *last = &L->d[L->unit_dec[(e->end - 1) / 2]];
         dp_exc_entry x = {L->d[instr_at(L, e->start)].ir_first, last->ir_first + last->ir_count,

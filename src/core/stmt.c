@@ -1592,8 +1592,18 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         case IR_LIST_APPEND: case IR_SET_ADD: case IR_MAP_ADD: {
-            x = ins->arg == 1 && st->n >= 2 ? st->v[st->n - 2] : NULL;
-            if (!is_comprehension_code(d) && !(x && ins->op != IR_MAP_ADD && (x->kind == E_LIST || x->kind == E_SET))) {
+            /* the display below the value (and the key): 3.9+ builds a
+             * dict of more than 15 items by MAP_ADD */
+            int below = ins->op == IR_MAP_ADD ? 3 : 2;
+            x = ins->arg == 1 && st->n >= below ? st->v[st->n - below] : NULL;
+            int display = x && (ins->op == IR_MAP_ADD ? x->kind == E_DICT : x->kind == E_LIST || x->kind == E_SET);
+            if (display && ins->op == IR_MAP_ADD) {
+                dp_node *val = dc_pop(d, st, i), *key = val ? dc_pop(d, st, i) : NULL;
+                if (key == NULL || dc_add(d, &x->l1, key) < 0 || dc_add(d, &x->l2, val) < 0)
+                    goto fail;
+                break;
+            }
+            if (!is_comprehension_code(d) && !display) {
                 dp_node *val = dc_pop(d, st, i), *key = NULL;
                 if (val == NULL || (ins->op == IR_MAP_ADD && (key = dc_pop(d, st, i)) == NULL))
                     goto fail;
@@ -1602,7 +1612,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     goto fail;
                 break;
             }
-            if (x && ins->op != IR_MAP_ADD && (x->kind == E_LIST || x->kind == E_SET)) {
+            if (display) {
                 /* building a display: [*a, b] */
                 if ((v = dc_pop(d, st, i)) == NULL || dc_add(d, &x->l1, v) < 0)
                     goto fail;
