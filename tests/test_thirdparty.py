@@ -7,6 +7,7 @@ those are reported as expected failures, never hidden).
 About one function in DEPYF_THIRDPARTY_SAMPLE (default 4) is round-tripped,
 the same ones every run; 1 runs them all, as `python -m tests.thirdparty` does.
 The wheels are downloaded into build/thirdparty-cache/ on first use."""
+import json
 import os
 import sys
 
@@ -15,6 +16,7 @@ import pytest
 import thirdparty
 
 SAMPLE = int(os.environ.get("DEPYF_THIRDPARTY_SAMPLE", "4"))
+CEILING_FILE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "fallback_ceiling.json")
 BROKEN = ("crashed", "hung", "raised", "uncompilable", "noreference")
 
 
@@ -43,6 +45,21 @@ def test_every_different_function_is_proven_equivalent(reports):
         return
     assert not unproven, "%d functions not proven equivalent:\n%s" % (
         len(unproven), thirdparty.format_failures(unproven, 40))
+
+
+def test_the_state_machine_is_printed_no_more_often_than_its_ceiling(reports):
+    """The share of functions printed as the state machine (no structured
+    form, or one that failed validation) may not grow: a ratchet per
+    version, measured on the default sample."""
+    with open(CEILING_FILE) as f:
+        ceiling = json.load(f).get("%d.%d" % sys.version_info[:2])
+    if ceiling is None or SAMPLE != 4:
+        pytest.skip("no ceiling for this interpreter and sample")
+    counts = thirdparty.totals(reports)
+    share = 100.0 * counts["fallback"] / counts["functions"]
+    assert share <= ceiling, "%.2f%% of %d functions print the state machine (ceiling %.2f%%):\n%s" % (
+        share, counts["functions"], ceiling,
+        thirdparty.format_failures([row for row in thirdparty.failures(reports) if row[1].fallback], 40))
 
 
 # --- the harness itself, on requests with the stand-ins of roundtrip_fakes.py
