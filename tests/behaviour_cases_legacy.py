@@ -492,3 +492,50 @@ def try_else_ending_an_if_branch(c, s):
     else:
         n = 5
     return n
+
+
+class _Guard:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("enter")
+
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+
+@case((["v", 1],), ([2],), (["v", "k"],))
+def with_while_true_try_break_except(xs):
+    # the body's normal exit `POP_BLOCK; JUMP <loop exit>` is a break (the
+    # with's POP_BLOCK follows the loop), no else running to there
+    log = []
+    with _Guard(log):
+        while True:
+            try:
+                log.append(act(xs.pop()))
+                break
+            except ValueError:
+                log.append("again")
+    return log
+
+
+@case((None, "7"), ([], "7"), ([], "v"), ([], "k"), ([0], "-1"), ([0], "5"))
+def if_try_except_as_reraise_else_if(p, s):
+    # the clause and the else's if jump past the enclosing if's else: the
+    # try's else is the rest of the if's branch
+    if p is not None:
+        if p == []:
+            try:
+                r = int(act(s))
+            except ValueError as e:
+                if e.args != ("v",):
+                    raise
+            else:
+                if r > 0:
+                    p.append(r)
+        else:
+            p = p + [1]
+    else:
+        p = None
+    return p

@@ -38,6 +38,7 @@ STILL_FALLING_BACK = {
     "if_try_except_as_return_then_code": (3, 12),    # try statement runs past its enclosing block
     "with_try_return_except_raise": (3, 12),         # the structure kept an interpreter-only value
     "with_try_return_except_return": (3, 12),        # the structure kept an interpreter-only value
+    "with_while_true_try_break_except": (3, 12),     # cannot structure PUSH_EXC_INFO here
 }
 
 
@@ -45,9 +46,8 @@ STILL_FALLING_BACK = {
 # checks that they behave like the originals): 3.10 copies the RERAISE
 # closing the finally body into its branches, and the copies of the body on
 # the normal path then end in returns, which do not tell the RERAISEs of the
-# nested try from those copies; an else of a try whose clauses jump past the
-# end of the enclosing block
-MAY_FALL_BACK = {"finally_with_if_elif_else_and_nested_try", "try_else_ending_an_if_branch"}
+# nested try from those copies
+MAY_FALL_BACK = {"finally_with_if_elif_else_and_nested_try"}
 
 
 @pytest.mark.parametrize("fn", LEGACY_CASES, ids=[fn.__name__ for fn in LEGACY_CASES])

@@ -2593,6 +2593,11 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
                         ? d->in[j].target : -1;
             if (t > F && t <= end && t > J && !(d->loop && (t == d->loop->brk || t == d->loop->head)))
                 J = t;
+            /* (a try's clause going where the region goes on past its
+             * end: the rest of the region is the else) */
+            else if (t > end && end > J && continues_as(d, t, exit >= 0 ? exit : end) &&
+                     !(d->loop && (t == d->loop->brk || t == d->loop->head)))
+                J = end;
         }
     }
     /* a conditional expression leaves one value from each branch */

@@ -323,6 +323,11 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
 /* The block enclosing the one that SETUP s opens, or -1. */
 static int enclosing_block(const dc *d, int s);
 
+/* Does control at a go to b: a is b, or a jump there? */
+static int same_place(const dc *d, int a, int b) {
+    return a == b || (a < d->n && d->in[a].op == IR_JUMP && d->in[a].target == b);
+}
+
 /* Does the run of POP_BLOCKs ending at p leave block s (innermost) and only
  * try/except blocks around it? */
 static int pops_except_blocks(const dc *d, int p, int s) {
@@ -356,6 +361,9 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         X = d->in[H - 1].target;
         body_end = H - 1; /* the jump back is walked after the statement: the loop body ends there */
     }
+    /* or POP_BLOCK; JUMP <the loop's exit>: the body ends in a break, walked with it */
+    if (X >= 0 && !to_head && d->loop && d->loop->head <= s && X == d->loop->brk)
+        X = -1;
     /* 3.10: or POP_BLOCK and a copy of the code after the statement (a
      * return), which then is read as that code */
     int T = -1;
@@ -504,10 +512,17 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     if (X >= 0 && join >= 0 && X != join) {
         /* (an else running past the enclosing region's end would take code
          * that is not the statement's: the clauses' join is not there) */
-        if (X > join || X < last || join > end)
+        /* (the enclosing region ending where a jump to the join follows
+         * (an if's over its else), the clauses go where it goes on: the
+         * else is the rest of the region, and the walk goes on there) */
+        int else_end = join > end && X < end && end < d->n && d->in[end].op == IR_JUMP &&
+                               same_place(d, join, d->in[end].target)
+                           ? end : join;
+        if (X > join || X < last || else_end > end)
             return dc_fail(d, H, "try body exits to an unexpected place");
-        if (dc_region(d, X, join, join, st, &tr->l3) < 0)
+        if (dc_region(d, X, else_end, join, st, &tr->l3) < 0)
             return -1;
+        after = else_end;
     }
     if (T >= 0) {
         /* the walk goes back to the code after the body, then over the handlers */
