@@ -539,3 +539,21 @@ def if_try_except_as_reraise_else_if(p, s):
     else:
         p = None
     return p
+
+
+@case((None, [1], ["k"]), (None, ["v"], ["k"]), (None, [2], ["v"]), (0, [3], ["v"]), (0, ["k"], []))
+def finally_ending_with_a_nested_try_except(t, xs, ys):
+    # 3.10 copies the finally body's closing RERAISE into the nested try's
+    # exits but not into its path for an exception no clause matches: the
+    # normal path's copy of the body reraises there too
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        log.append("fin")
+        if t is None:
+            try:
+                log.append(act(ys.pop()))
+            except KeyError:
+                log.append("k")
+    return log

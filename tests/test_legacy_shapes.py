@@ -39,6 +39,7 @@ STILL_FALLING_BACK = {
     "with_try_return_except_raise": (3, 12),         # the structure kept an interpreter-only value
     "with_try_return_except_return": (3, 12),        # the structure kept an interpreter-only value
     "with_while_true_try_break_except": (3, 12),     # cannot structure PUSH_EXC_INFO here
+    "finally_ending_with_a_nested_try_except": (3, 12),  # finally block left without its copy
 }
 
 

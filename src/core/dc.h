@@ -287,6 +287,10 @@ int dc_is_jump(int op);
  * none.  Jumps inside keep their places; where the body leaves for its end
  * the copy goes where its own end goes, however CPython threaded it (stmt.c). */
 int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len);
+/* As dc_copy_len; where the copy is one, the indices into ops where the
+ * body leaves for its end go to ks (at most max of them): their count,
+ * -1 if no copy (stmt.c). */
+int dc_copy_exits(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int max);
 /* Does control go on at t just as at c?  CPython copies a block that ends
  * the code (`return x`) into each jump to it, and threads a jump to a
  * JUMP to where that one goes (stmt.c). */

@@ -836,7 +836,10 @@ static int copy_place(int i, int t, const int *at, const int *grow, int nx) {
     return q;
 }
 
-int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
+/* dc_copy_len; the body's exits (indices into ops) go to ks[0..*nks):
+ * at most MAX_COPY_EXITS + 1 of them, the last one included. */
+static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int *nks) {
+    *nks = 0;
     if (ops == NULL || len <= 0 || i < 0 || i + len > end || end > d->n)
         return 0;
     int base = (int)(ops - d->in);
@@ -852,13 +855,17 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
     for (; k < len; k++) {
         if (p >= end)
             return 0;
-        if (fin_exit(d, base, len, k)) {
-            if (k == len - 1)
+        /* (where the copy reraises too, the RERAISE is a nested try's own:
+         * at the body's top level the copy has no exception to reraise) */
+        if (fin_exit(d, base, len, k) && !(ops[k].op == IR_RERAISE && dc_same_instr(&d->in[p], &ops[k]))) {
+            if (k == len - 1) {
+                ks[(*nks)++] = k;
                 break;
+            }
             int m = d->in[p].op == IR_JUMP ? 1 : exit_block_len(d, p);
             if (m == 0 || p + m > end || nx == MAX_COPY_EXITS)
                 return 0;
-            at[nx] = k;
+            ks[(*nks)++] = at[nx] = k;
             grow[nx++] = m - 1;
             p += m;
             continue;
@@ -899,6 +906,20 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
         q += step;
     }
     return c - i;
+}
+
+int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
+    int ks[MAX_COPY_EXITS + 1], nks;
+    return copy_walk(d, i, end, ops, len, ks, &nks);
+}
+
+int dc_copy_exits(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int max) {
+    int all[MAX_COPY_EXITS + 1], n;
+    if (copy_walk(d, i, end, ops, len, all, &n) <= 0)
+        return -1;
+    for (int x = 0; x < n && x < max; x++)
+        ks[x] = all[x];
+    return n < max ? n : max;
 }
 
 void dc_unthread_copy(dc *d, int i, int len) {

@@ -538,8 +538,13 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
 /* The length of the finally body at H closed at FE: 3.10 may close it
  * twice (`RERAISE; RERAISE`, the first reached by falling through). */
 static int finally_len(const dc *d, int H, int FE) {
-    if (d->code->py_minor >= 10 && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE)
-        return FE - 1 - H;
+    /* (a RERAISE after one that does not fall through is a nested try's
+     * own: the path of an exception that no clause matched) */
+    if (d->code->py_minor >= 10 && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE) {
+        int op = d->in[FE - 2].op;
+        if (FE - 2 < H || !(op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP))
+            return FE - 1 - H;
+    }
     return FE - H;
 }
 
@@ -554,20 +559,25 @@ static void reraise_exits(dc *d, int s, int H, int FE, int flen) {
     int any = 0;
     for (int k = H; k < H + flen && !any; k++)
         any = d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg;
-    int jumps = 0;
+    int ks[64], nks = -1;
     for (int P = s + 1; P < H && any; P++)
         if (d->in[P].op == IR_POP_BLOCK && block_of(d, P) == s) {
             if (is_copy_to(d, P + 1, H, flen, FE))
                 return;
-            jumps = jumps || dc_copy_len(d, P + 1, H, d->in + H, flen) > 0;
+            if (nks < 0)
+                nks = dc_copy_exits(d, P + 1, H, d->in + H, flen, ks, 64);
         }
-    for (int k = H; k < H + flen && jumps; k++)
+    /* (only the RERAISEs the copy leaves at: one it copies as a RERAISE is
+     * a nested try's own) */
+    for (int x = 0; x < nks; x++) {
+        int k = H + ks[x];
         if (d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg) {
             d->f.ins[k].op = IR_JUMP;
             d->f.ins[k].arg = 0;
             d->f.ins[k].target = FE;
             d->nref[FE]++;
         }
+    }
 }
 
 static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
