@@ -40,15 +40,13 @@ STILL_FALLING_BACK = {
     "with_try_return_except_return": (3, 12),        # the structure kept an interpreter-only value
     "with_while_true_try_break_except": (3, 12),     # cannot structure PUSH_EXC_INFO here
     "finally_ending_with_a_nested_try_except": (3, 12),  # finally block left without its copy
+    "finally_with_if_elif_else_and_nested_try": (3, 12),  # finally block left without its copy
 }
 
 
-# cases of a shape the structurer refuses on purpose (test_behaviour.py
-# checks that they behave like the originals): 3.10 copies the RERAISE
-# closing the finally body into its branches, and the copies of the body on
-# the normal path then end in returns, which do not tell the RERAISEs of the
-# nested try from those copies
-MAY_FALL_BACK = {"finally_with_if_elif_else_and_nested_try"}
+# cases of a shape the structurer may refuse (test_behaviour.py checks that
+# they behave like the originals)
+MAY_FALL_BACK = set()
 
 
 @pytest.mark.parametrize("fn", LEGACY_CASES, ids=[fn.__name__ for fn in LEGACY_CASES])
