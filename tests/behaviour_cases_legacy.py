@@ -557,3 +557,24 @@ def finally_ending_with_a_nested_try_except(t, xs, ys):
             except KeyError:
                 log.append("k")
     return log
+
+
+@case(([1, 0, 0], {"a": 1}, "a"), ([0, 0], {}, "a"), ([0], {"a": 1}, "a"), ([1, 1, 0], {"a": 2}, "a"))
+def while_true_if_else_try_except_continue(flags, d, k):
+    # the loop's only jump back past the if is a continue out of an except
+    # clause (3.10: to the NOP of the `while True` line); 3.8/3.9 close the
+    # loop with a dead jump back after the else's return
+    log = []
+    while True:
+        if flags.pop():
+            log.append(len(flags))
+        else:
+            try:
+                del d[k]
+            except KeyError:
+                log.append("k")
+                if not flags:
+                    return log
+                continue
+            else:
+                return log, d

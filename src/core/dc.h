@@ -305,6 +305,9 @@ int dc_same_instr(const dp_instr *a, const dp_instr *b);
 int dc_is_block_setup(int op);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
+/* Is `target` where a continue of the innermost loop goes (its head, or
+ * NOPs just before it)? (try.c) */
+int dc_is_loop_head(const dc *d, int target);
 /* The S_WITH node of a with statement at `at` with its one item, whose
  * manager is `mgr` (try.c).  The body is walked with *exitfn (the bound
  * __exit__) on the stack, then *slot (where the `as` target is stored) when

@@ -1067,7 +1067,7 @@ static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *han
         return dc_add(d, out, dc_stmt(d, S_BREAK, i));
     if (target == exit)
         return 0;
-    if (lp && target == lp->head)
+    if (lp && dc_is_loop_head(d, target))
         return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
     *handled = 0;
     return 0;
@@ -1152,25 +1152,34 @@ static int back_edge(dc *d, int head, int end) {
      * handler, placed after the code, with a jump back to where the
      * statement continues.  Up to 3.10 a consumed jump back was consumed
      * by a walk that failed, a speculation over this loop: still the loop's) */
-    int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10;
+    int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10, try_reached = -1;
     if (d->last_back != NULL) {
-        for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j])
+        for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j]) {
+            if (j < end && legacy && d->reach[j] && try_reached < 0 && dc_legacy_inside_try(d, j))
+                try_reached = j;
             if (j < end && (legacy || !d->seen[j]) && !dc_legacy_inside_try(d, j)) {
                 last = last < 0 ? j : last;
                 last_reached = d->reach[j] ? j : -1;
             }
+        }
     } else { /* no memory for the chains: look inside */
-        for (int j = head; j < end; j++)
+        for (int j = head; j < end; j++) {
+            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && legacy && d->reach[j] &&
+                dc_legacy_inside_try(d, j))
+                try_reached = j;
             if (dc_is_jump(d->in[j].op) && d->in[j].target == head && (legacy || !d->seen[j]) &&
                 !dc_legacy_inside_try(d, j)) {
                 last = j;
                 last_reached = d->reach[j] ? j : last_reached;
             }
+        }
     }
     /* a dead jump stands for the loop's end only where no reached jump back
      * closes it: 3.8/3.9 end a body whose last statement is an assert
-     * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back */
-    if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP)
+     * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back.
+     * (A continue out of an except clause past that reached jump says the
+     * body goes on past it: it is a continue too, the dead jump the end.) */
+    if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP && !(try_reached > last_reached && last > try_reached))
         return last_reached;
     return last;
 }

@@ -261,7 +261,7 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         if (t > r || t == head)
             return t; /* (head: the try ends its loop's body, as the clause does) */
         if (dc_is_loop_exit(d, t)) {
-            dp_node *s = dc_stmt(d, t == d->loop->head ? S_CONTINUE : S_BREAK, q);
+            dp_node *s = dc_stmt(d, dc_is_loop_head(d, t) ? S_CONTINUE : S_BREAK, q);
             if (s == NULL || dc_add(d, body, s) < 0)
                 return -3;
             return -2;
