@@ -578,3 +578,25 @@ def while_true_if_else_try_except_continue(flags, d, k):
                 continue
             else:
                 return log, d
+
+
+@case(([None], ["v"]), ([None], [1]), ([0], [2]), ([None], ["k"]))
+def try_except_as_return_else_finally(box, xs):
+    # the clause's return leaves the name's block, the handler, then the
+    # finally's (`POP_BLOCK; POP_EXCEPT; e = None; del e; POP_BLOCK`):
+    # the last POP_BLOCK is the finally's, whose body is copied there (3.9
+    # printed that copy in the clause, running the finally body twice)
+    log = []
+    try:
+        s = act(xs.pop())
+    except ValueError as exc:
+        log.append(str(exc))
+        return log
+    else:
+        if box[0] is None:
+            box[0] = s
+        else:
+            log.append(s)
+    finally:
+        log.append("fin")
+    return log, box

@@ -1317,7 +1317,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         if (d->nref[i] > 0)
             live = 1;
-        if (d->vjump[i] >= 0 && live && st->n <= base) {
+        /* (3.8-3.10: a duplicate of a return with no place to join, the
+         * return of a clause that leaves a try/finally, is that return:
+         * walked as code of its own) */
+        if (d->vjump[i] >= 0 && live && st->n <= base &&
+            !(d->code->py_minor <= 10 && d->vjump[i] != end && d->vjump[i] != exit &&
+              !dc_is_loop_exit(d, d->vjump[i]) && return_tail_end(d, i) >= i)) {
             /* a duplicate of the code at vjump[i]: as if it jumped there */
             int handled;
             if (jump_stmt(d, i, d->vjump[i], exit, out, &handled) < 0)

@@ -91,11 +91,33 @@ static int raise_copy_of(dc *d, int k, int H, int after) {
 /* The innermost SETUP whose block is open at i: compiler output places a
  * block's handler after its body, so that is the last SETUP before i whose
  * handler comes after i. */
-static int block_of(const dc *d, int i) {
+static int layout_block_of(const dc *d, int i) {
     for (int s = i - 1; s >= 0; s--)
         if (dc_is_block_setup(d->in[s].op) && d->in[s].target > i)
             return s;
     return -1;
+}
+
+/* The block enclosing the one that SETUP s opens, or -1. */
+static int enclosing_block(const dc *d, int s);
+
+/* The same, less the blocks the straight code before i has left already
+ * (the block stack is the same on every path to an instruction): a return
+ * in an except-as clause leaves the name's block, the handler, then an
+ * enclosing try/finally (`POP_BLOCK; POP_EXCEPT; e = None; del e;
+ * POP_BLOCK`), the layout still placing the second inside the first. */
+static int block_of(const dc *d, int i) {
+    int k = i - 1, pops = 0;
+    for (; k >= 0 && !dc_is_block_setup(d->in[k].op); k--) {
+        int op = d->in[k].op;
+        if (op == IR_JUMP || op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE)
+            break;
+        pops += op == IR_POP_BLOCK;
+    }
+    int s = layout_block_of(d, k + 1 > i ? i : k + 1);
+    for (; pops > 0 && s >= 0; pops--)
+        s = enclosing_block(d, s);
+    return s;
 }
 
 /* `e = None; del e` (the end of every `except ... as e` clause) at i? */
@@ -278,9 +300,9 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     }
     if (d->in[r].op == IR_POP_BLOCK) {
         /* `return <constant>` leaving enclosing blocks (their finally copies) */
-        int e = r;
-        while (e < d->n && d->in[e].op != IR_RETURN_VALUE && !is_jump_op(d->in[e].op) && d->in[e].op != IR_RAISE &&
-               d->in[e].op != IR_RERAISE)
+        int e = r; /* (3.8 runs each finally body on the way with CALL_FINALLY, which comes back) */
+        while (e < d->n && d->in[e].op != IR_RETURN_VALUE && (!is_jump_op(d->in[e].op) || d->in[e].op == IR_CALL_FINALLY) &&
+               d->in[e].op != IR_RAISE && d->in[e].op != IR_RERAISE)
             e++;
         if (e >= d->n || d->in[e].op != IR_RETURN_VALUE)
             return -1;
@@ -319,9 +341,6 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     /* a return of the clause's own */
     return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
 }
-
-/* The block enclosing the one that SETUP s opens, or -1. */
-static int enclosing_block(const dc *d, int s);
 
 /* Does control at a go to b: a is b, or a jump there? */
 static int same_place(const dc *d, int a, int b) {
