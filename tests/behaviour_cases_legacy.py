@@ -492,3 +492,111 @@ def try_else_ending_an_if_branch(c, s):
     else:
         n = 5
     return n
+
+
+class _Guard:
+    def __init__(self, log):
+        self.log = log
+
+    def __enter__(self):
+        self.log.append("enter")
+
+    def __exit__(self, *exc):
+        self.log.append("exit")
+
+
+@case((["v", 1],), ([2],), (["v", "k"],))
+def with_while_true_try_break_except(xs):
+    # the body's normal exit `POP_BLOCK; JUMP <loop exit>` is a break (the
+    # with's POP_BLOCK follows the loop), no else running to there
+    log = []
+    with _Guard(log):
+        while True:
+            try:
+                log.append(act(xs.pop()))
+                break
+            except ValueError:
+                log.append("again")
+    return log
+
+
+@case((None, "7"), ([], "7"), ([], "v"), ([], "k"), ([0], "-1"), ([0], "5"))
+def if_try_except_as_reraise_else_if(p, s):
+    # the clause and the else's if jump past the enclosing if's else: the
+    # try's else is the rest of the if's branch
+    if p is not None:
+        if p == []:
+            try:
+                r = int(act(s))
+            except ValueError as e:
+                if e.args != ("v",):
+                    raise
+            else:
+                if r > 0:
+                    p.append(r)
+        else:
+            p = p + [1]
+    else:
+        p = None
+    return p
+
+
+@case((None, [1], ["k"]), (None, ["v"], ["k"]), (None, [2], ["v"]), (0, [3], ["v"]), (0, ["k"], []))
+def finally_ending_with_a_nested_try_except(t, xs, ys):
+    # 3.10 copies the finally body's closing RERAISE into the nested try's
+    # exits but not into its path for an exception no clause matches: the
+    # normal path's copy of the body reraises there too
+    log = []
+    try:
+        log.append(act(xs.pop()))
+    finally:
+        log.append("fin")
+        if t is None:
+            try:
+                log.append(act(ys.pop()))
+            except KeyError:
+                log.append("k")
+    return log
+
+
+@case(([1, 0, 0], {"a": 1}, "a"), ([0, 0], {}, "a"), ([0], {"a": 1}, "a"), ([1, 1, 0], {"a": 2}, "a"))
+def while_true_if_else_try_except_continue(flags, d, k):
+    # the loop's only jump back past the if is a continue out of an except
+    # clause (3.10: to the NOP of the `while True` line); 3.8/3.9 close the
+    # loop with a dead jump back after the else's return
+    log = []
+    while True:
+        if flags.pop():
+            log.append(len(flags))
+        else:
+            try:
+                del d[k]
+            except KeyError:
+                log.append("k")
+                if not flags:
+                    return log
+                continue
+            else:
+                return log, d
+
+
+@case(([None], ["v"]), ([None], [1]), ([0], [2]), ([None], ["k"]))
+def try_except_as_return_else_finally(box, xs):
+    # the clause's return leaves the name's block, the handler, then the
+    # finally's (`POP_BLOCK; POP_EXCEPT; e = None; del e; POP_BLOCK`):
+    # the last POP_BLOCK is the finally's, whose body is copied there (3.9
+    # printed that copy in the clause, running the finally body twice)
+    log = []
+    try:
+        s = act(xs.pop())
+    except ValueError as exc:
+        log.append(str(exc))
+        return log
+    else:
+        if box[0] is None:
+            box[0] = s
+        else:
+            log.append(s)
+    finally:
+        log.append("fin")
+    return log, box

@@ -206,7 +206,6 @@ def f(v, log):
 # output must still behave like the original (the state-machine fallback),
 # except where even that raises.
 NOT_IDENTICAL = {
-    ("3.8", "return in every part"): "3.8: return in an except clause inside try/finally",
     ("3.9", "with in a loop with break"): "break out of a with at the end of a for body",
     ("3.10", "for/else, try/finally, break and continue"): "3.10 copies the code after the loop into a break",
     ("3.10", "while with try/except and break"): "the break, whose exit 3.10 copies in, is printed as that return",

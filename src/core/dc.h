@@ -291,6 +291,10 @@ int dc_is_jump(int op);
  * none.  Jumps inside keep their places; where the body leaves for its end
  * the copy goes where its own end goes, however CPython threaded it (stmt.c). */
 int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len);
+/* As dc_copy_len; where the copy is one, the indices into ops where the
+ * body leaves for its end go to ks (at most max of them): their count,
+ * -1 if no copy (stmt.c). */
+int dc_copy_exits(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int max);
 /* Does control go on at t just as at c?  CPython copies a block that ends
  * the code (`return x`) into each jump to it, and threads a jump to a
  * JUMP to where that one goes (stmt.c). */
@@ -313,6 +317,9 @@ int dc_cold_loop_exit(dc *d, int from, int to, int after);
 int dc_cold_back_edge(dc *d, int head, int end);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
+/* Is `target` where a continue of the innermost loop goes (its head, or
+ * NOPs just before it)? (try.c) */
+int dc_is_loop_head(const dc *d, int target);
 /* The S_WITH node of a with statement at `at` with its one item, whose
  * manager is `mgr` (try.c).  The body is walked with *exitfn (the bound
  * __exit__) on the stack, then *slot (where the `as` target is stored) when

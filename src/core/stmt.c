@@ -829,6 +829,8 @@ static int fin_exit(const dc *d, int base, int len, int k) {
 /* The longest finally body whose copies are recognized (the walk keeps a
  * place per instruction of the body, on the stack). */
 enum { MAX_COPY_LEN = 4096 };
+/* The most exits of a body a walk reports (dc_copy_exits). */
+enum { MAX_COPY_EXITS = 256 };
 
 /* The first instruction from i on that is no NOP. */
 static int past_nops(const dc *d, int i) {
@@ -837,7 +839,17 @@ static int past_nops(const dc *d, int i) {
     return i;
 }
 
-int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
+/* Is the body's instruction k, held at p in the copy, one of its exits?
+ * (Where the copy reraises too, the RERAISE is a nested try's own: at the
+ * body's top level the copy has no exception to reraise.) */
+static int copy_exit(const dc *d, int base, int len, const dp_instr *ops, int k, int p) {
+    return fin_exit(d, base, len, k) && !(ops[k].op == IR_RERAISE && dc_same_instr(&d->in[p], &ops[k]));
+}
+
+/* dc_copy_len; the body's exits (indices into ops) go to ks[0..*nks):
+ * at most MAX_COPY_EXITS + 1 of them, the last one included. */
+static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int *nks) {
+    *nks = 0;
     if (ops == NULL || len <= 0 || len > MAX_COPY_LEN || i < 0 || i >= end || end > d->n)
         return 0;
     int base = (int)(ops - d->in);
@@ -856,6 +868,8 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
     for (; k < len; k++) {
         if (ops[k].op == IR_NOP) {
             at[k] = p;
+            if (p < end && d->in[p].op == IR_NOP) /* (both have it: a handler's start, say) */
+                p++;
             continue;
         }
         while (p < end && d->in[p].op == IR_NOP && d->nref[p] == 0)
@@ -863,7 +877,10 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
         if (p >= end)
             return 0;
         at[k] = p;
-        if (fin_exit(d, base, len, k)) {
+        if (copy_exit(d, base, len, ops, k, p)) {
+            if (*nks == MAX_COPY_EXITS + 1)
+                return 0;
+            ks[(*nks)++] = k;
             if (k == len - 1)
                 break;
             int m = d->in[p].op == IR_JUMP ? 1 : exit_block_len(d, p);
@@ -887,7 +904,7 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
         int q = at[kk];
         if (b->op == IR_NOP)
             continue;
-        if (fin_exit(d, base, len, kk)) {
+        if (copy_exit(d, base, len, ops, kk, q)) {
             if (!dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
                 return 0;
             continue;
@@ -906,6 +923,20 @@ int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
         }
     }
     return c - i;
+}
+
+int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
+    int ks[MAX_COPY_EXITS + 1], nks;
+    return copy_walk(d, i, end, ops, len, ks, &nks);
+}
+
+int dc_copy_exits(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int max) {
+    int all[MAX_COPY_EXITS + 1], n;
+    if (copy_walk(d, i, end, ops, len, all, &n) <= 0)
+        return -1;
+    for (int x = 0; x < n && x < max; x++)
+        ks[x] = all[x];
+    return n < max ? n : max;
 }
 
 void dc_unthread_copy(dc *d, int i, int len) {
@@ -1064,7 +1095,7 @@ static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *han
         return dc_add(d, out, dc_stmt(d, S_BREAK, i));
     if (target == exit)
         return 0;
-    if (lp && target == lp->head)
+    if (lp && dc_is_loop_head(d, target))
         return dc_add(d, out, dc_stmt(d, S_CONTINUE, i));
     if (lp && breaks_out(d, lp, target))
         return dc_add(d, out, dc_stmt(d, S_BREAK, i));
@@ -1160,29 +1191,39 @@ static int back_edge(dc *d, int head, int end) {
      * handler, placed after the code, with a jump back to where the
      * statement continues.  Up to 3.10 a consumed jump back was consumed
      * by a walk that failed, a speculation over this loop: still the loop's) */
-    int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10;
+    int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10, try_reached = -1;
     if (d->last_back != NULL) {
-        for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j])
+        for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j]) {
+            if (j < end && legacy && d->reach[j] && try_reached < 0 && dc_legacy_inside_try(d, j))
+                try_reached = j;
             if (j < end && (legacy || !d->seen[j]) && !dc_legacy_inside_try(d, j)) {
                 last = last < 0 ? j : last;
                 last_reached = d->reach[j] ? j : -1;
             }
+        }
     } else { /* no memory for the chains: look inside */
-        for (int j = head; j < end; j++)
+        for (int j = head; j < end; j++) {
+            if (dc_is_jump(d->in[j].op) && d->in[j].target == head && legacy && d->reach[j] &&
+                dc_legacy_inside_try(d, j))
+                try_reached = j;
             if (dc_is_jump(d->in[j].op) && d->in[j].target == head && (legacy || !d->seen[j]) &&
                 !dc_legacy_inside_try(d, j)) {
                 last = j;
                 last_reached = d->reach[j] ? j : last_reached;
             }
+        }
     }
     /* a dead jump stands for the loop's end only where no reached jump back
      * closes it: 3.8/3.9 end a body whose last statement is an assert
      * (raise) with `JUMP_ABSOLUTE head`, the assert's test jumping back.
      * A reached one is no end where code before it jumps further in, past
      * the block that starts right after it (a for-else ending the body,
-     * whose break continues the loop: its exhausted FOR_ITER goes there) */
+     * whose break continues the loop: its exhausted FOR_ITER goes there),
+     * nor where a continue out of an except clause past it says the body
+     * goes on past it (it is a continue too, the dead jump the end). */
     if (last_reached >= 0 && d->in[last_reached].op == IR_JUMP &&
-        !jumps_into(d, head, last_reached, last_reached + 2, last + 1))
+        !jumps_into(d, head, last_reached, last_reached + 2, last + 1) &&
+        !(try_reached > last_reached && last > try_reached))
         return last_reached;
     return last;
 }
@@ -1320,7 +1361,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         }
         if (d->nref[i] > 0)
             live = 1;
-        if (d->vjump[i] >= 0 && live && st->n <= base) {
+        /* (3.8-3.10: a duplicate of a return with no place to join, the
+         * return of a clause that leaves a try/finally, is that return:
+         * walked as code of its own) */
+        if (d->vjump[i] >= 0 && live && st->n <= base &&
+            !(d->code->py_minor <= 10 && d->vjump[i] != end && d->vjump[i] != exit &&
+              !dc_is_loop_exit(d, d->vjump[i]) && return_tail_end(d, i) >= i)) {
             /* a duplicate of the code at vjump[i]: as if it jumped there */
             int handled;
             if (jump_stmt(d, i, d->vjump[i], exit, out, &handled) < 0)
@@ -2853,6 +2899,11 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
                         ? d->in[j].target : -1;
             if (t > F && t <= end && t > J && !(d->loop && (t == d->loop->brk || t == d->loop->head)))
                 J = t;
+            /* (a try's clause going where the region goes on past its
+             * end: the rest of the region is the else) */
+            else if (t > end && end > J && continues_as(d, t, exit >= 0 ? exit : end) &&
+                     !(d->loop && (t == d->loop->brk || t == d->loop->head)))
+                J = end;
         }
     }
     /* a conditional expression leaves one value from each branch */

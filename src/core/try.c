@@ -263,7 +263,16 @@ int dc_cold_back_edge(dc *d, int head, int end) {
 }
 
 int dc_is_loop_exit(const dc *d, int target) {
-    return d->loop != NULL && (target == d->loop->brk || target == d->loop->head);
+    return d->loop != NULL && (target == d->loop->brk || dc_is_loop_head(d, target));
+}
+
+int dc_is_loop_head(const dc *d, int target) {
+    if (d->loop == NULL)
+        return 0;
+    /* (3.10 jumps to the NOP of a `while True` line before the head) */
+    while (target >= 0 && target < d->loop->head && d->in[target].op == IR_NOP)
+        target++;
+    return target == d->loop->head;
 }
 
 /* Where control continues after a try statement: the target of the jumps

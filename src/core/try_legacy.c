@@ -91,11 +91,33 @@ static int raise_copy_of(dc *d, int k, int H, int after) {
 /* The innermost SETUP whose block is open at i: compiler output places a
  * block's handler after its body, so that is the last SETUP before i whose
  * handler comes after i. */
-static int block_of(const dc *d, int i) {
+static int layout_block_of(const dc *d, int i) {
     for (int s = i - 1; s >= 0; s--)
         if (dc_is_block_setup(d->in[s].op) && d->in[s].target > i)
             return s;
     return -1;
+}
+
+/* The block enclosing the one that SETUP s opens, or -1. */
+static int enclosing_block(const dc *d, int s);
+
+/* The same, less the blocks the straight code before i has left already
+ * (the block stack is the same on every path to an instruction): a return
+ * in an except-as clause leaves the name's block, the handler, then an
+ * enclosing try/finally (`POP_BLOCK; POP_EXCEPT; e = None; del e;
+ * POP_BLOCK`), the layout still placing the second inside the first. */
+static int block_of(const dc *d, int i) {
+    int k = i - 1, pops = 0;
+    for (; k >= 0 && !dc_is_block_setup(d->in[k].op); k--) {
+        int op = d->in[k].op;
+        if (op == IR_JUMP || op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE)
+            break;
+        pops += op == IR_POP_BLOCK;
+    }
+    int s = layout_block_of(d, k + 1 > i ? i : k + 1);
+    for (; pops > 0 && s >= 0; pops--)
+        s = enclosing_block(d, s);
+    return s;
 }
 
 /* `e = None; del e` (the end of every `except ... as e` clause) at i? */
@@ -261,7 +283,7 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         if (t > r || t == head)
             return t; /* (head: the try ends its loop's body, as the clause does) */
         if (dc_is_loop_exit(d, t)) {
-            dp_node *s = dc_stmt(d, t == d->loop->head ? S_CONTINUE : S_BREAK, q);
+            dp_node *s = dc_stmt(d, dc_is_loop_head(d, t) ? S_CONTINUE : S_BREAK, q);
             if (s == NULL || dc_add(d, body, s) < 0)
                 return -3;
             return -2;
@@ -278,9 +300,9 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     }
     if (d->in[r].op == IR_POP_BLOCK) {
         /* `return <constant>` leaving enclosing blocks (their finally copies) */
-        int e = r;
-        while (e < d->n && d->in[e].op != IR_RETURN_VALUE && !is_jump_op(d->in[e].op) && d->in[e].op != IR_RAISE &&
-               d->in[e].op != IR_RERAISE)
+        int e = r; /* (3.8 runs each finally body on the way with CALL_FINALLY, which comes back) */
+        while (e < d->n && d->in[e].op != IR_RETURN_VALUE && (!is_jump_op(d->in[e].op) || d->in[e].op == IR_CALL_FINALLY) &&
+               d->in[e].op != IR_RAISE && d->in[e].op != IR_RERAISE)
             e++;
         if (e >= d->n || d->in[e].op != IR_RETURN_VALUE)
             return -1;
@@ -320,8 +342,10 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
 }
 
-/* The block enclosing the one that SETUP s opens, or -1. */
-static int enclosing_block(const dc *d, int s);
+/* Does control at a go to b: a is b, or a jump there? */
+static int same_place(const dc *d, int a, int b) {
+    return a == b || (a < d->n && d->in[a].op == IR_JUMP && d->in[a].target == b);
+}
 
 /* Does the run of POP_BLOCKs ending at p leave block s (innermost) and only
  * try/except blocks around it? */
@@ -356,6 +380,9 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         X = d->in[H - 1].target;
         body_end = H - 1; /* the jump back is walked after the statement: the loop body ends there */
     }
+    /* or POP_BLOCK; JUMP <the loop's exit>: the body ends in a break, walked with it */
+    if (X >= 0 && !to_head && d->loop && d->loop->head <= s && X == d->loop->brk)
+        X = -1;
     /* 3.10: or POP_BLOCK and a copy of the code after the statement (a
      * return), which then is read as that code */
     int T = -1;
@@ -504,10 +531,17 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     if (X >= 0 && join >= 0 && X != join) {
         /* (an else running past the enclosing region's end would take code
          * that is not the statement's: the clauses' join is not there) */
-        if (X > join || X < last || join > end)
+        /* (the enclosing region ending where a jump to the join follows
+         * (an if's over its else), the clauses go where it goes on: the
+         * else is the rest of the region, and the walk goes on there) */
+        int else_end = join > end && X < end && end < d->n && d->in[end].op == IR_JUMP &&
+                               same_place(d, join, d->in[end].target)
+                           ? end : join;
+        if (X > join || X < last || else_end > end)
             return dc_fail(d, H, "try body exits to an unexpected place");
-        if (dc_region(d, X, join, join, st, &tr->l3) < 0)
+        if (dc_region(d, X, else_end, join, st, &tr->l3) < 0)
             return -1;
+        after = else_end;
     }
     if (T >= 0) {
         /* the walk goes back to the code after the body, then over the handlers */
@@ -523,8 +557,13 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
 /* The length of the finally body at H closed at FE: 3.10 may close it
  * twice (`RERAISE; RERAISE`, the first reached by falling through). */
 static int finally_len(const dc *d, int H, int FE) {
-    if (d->code->py_minor >= 10 && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE)
-        return FE - 1 - H;
+    /* (a RERAISE after one that does not fall through is a nested try's
+     * own: the path of an exception that no clause matched) */
+    if (d->code->py_minor >= 10 && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE) {
+        int op = d->in[FE - 2].op;
+        if (FE - 2 < H || !(op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP))
+            return FE - 1 - H;
+    }
     return FE - H;
 }
 
@@ -539,20 +578,25 @@ static void reraise_exits(dc *d, int s, int H, int FE, int flen) {
     int any = 0;
     for (int k = H; k < H + flen && !any; k++)
         any = d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg;
-    int jumps = 0;
+    int ks[64], nks = -1;
     for (int P = s + 1; P < H && any; P++)
         if (d->in[P].op == IR_POP_BLOCK && block_of(d, P) == s) {
             if (is_copy_to(d, P + 1, H, flen, FE))
                 return;
-            jumps = jumps || dc_copy_len(d, P + 1, H, d->in + H, flen) > 0;
+            if (nks < 0)
+                nks = dc_copy_exits(d, P + 1, H, d->in + H, flen, ks, 64);
         }
-    for (int k = H; k < H + flen && jumps; k++)
+    /* (only the RERAISEs the copy leaves at: one it copies as a RERAISE is
+     * a nested try's own) */
+    for (int x = 0; x < nks; x++) {
+        int k = H + ks[x];
         if (d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg) {
             d->f.ins[k].op = IR_JUMP;
             d->f.ins[k].arg = 0;
             d->f.ins[k].target = FE;
             d->nref[FE]++;
         }
+    }
 }
 
 static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
