@@ -233,3 +233,35 @@ def while_true_ending_a_loop_body_with_final_break(pairs, ids):
                 out.append((ref, -target))
                 break
     return out
+
+
+@case(([1, 2, 3], {"q": 1}, lambda x: None if x == 2 else x - 1), ([5, 0], {}, abs), ([1, -2, 3], {"q": 1}, lambda x: x * 0.5))
+def then_part_ending_in_continue_after_a_nested_if_with_an_else(items, options, r):
+    # werkzeug parse_accept_header: 3.12+ threads the nested if's jump past
+    # the then-part's final `continue` on to the code after the else
+    result = []
+    for item in items:
+        if "q" in options:
+            q = r(item)
+            if q is None:
+                continue
+            if q < 0 or q > 1:
+                continue
+        else:
+            q = 1
+        result.append((item, q))
+    return result
+
+
+@case(([1, 5, 2, 9], 4), ([], 0), ([3, 3], 3))
+def then_part_ending_in_break_after_a_nested_if_with_an_else(xs, lim):
+    # the same with a break ending the then-part
+    out = []
+    for x in xs:
+        if x > lim:
+            if x % 2 or x > 8:
+                break
+        else:
+            x = -x
+        out.append(x)
+    return out

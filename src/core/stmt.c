@@ -2772,11 +2772,16 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             J = t > end ? end : t;
             d->seen[F - 1] = 1;
         }
-    } else if (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE || d->in[F - 1].op == IR_RETURN_VALUE ||
-                              d->in[F - 1].op == IR_RAISE)) {
+    }
+    /* (3.12+ threads the jump out of a nested if to the end of a then-part
+     * ending in `continue` or `break` on to the join past the else) */
+    int leaves_loop = F - 1 >= B && d->in[F - 1].op == IR_JUMP && d->loop &&
+                      (d->in[F - 1].target == d->loop->head || d->in[F - 1].target == d->loop->brk);
+    if (J == F && (leaves_loop || (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE || d->in[F - 1].op == IR_RETURN_VALUE ||
+                                                  d->in[F - 1].op == IR_RAISE)))) {
         /* the then-part ends in code that never falls through (a try's
-         * cleanup block, a return, an assert's failing side): if it jumps
-         * past F, [F, J) is the else */
+         * cleanup block, a return, an assert's failing side, a continue or
+         * break): if it jumps past F, [F, J) is the else */
         for (int j = B; j < F; j++) {
             int op = d->in[j].op;
             int t = op == IR_JUMP || (is_cond_jump(op) && op != IR_JUMP_IF_FALSE_OR_POP && op != IR_JUMP_IF_TRUE_OR_POP)
