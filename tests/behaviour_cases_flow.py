@@ -265,3 +265,22 @@ def then_part_ending_in_break_after_a_nested_if_with_an_else(xs, lim):
             x = -x
         out.append(x)
     return out
+
+
+@case(([(1, 2), (3, 7)], lambda c: c + 1 if c < 4 else None), ([(0, 9)], lambda c: c), ([], abs))
+def while_true_ending_a_for_body_with_breaks_threaded_to_its_head(pairs, g):
+    # pyparsing And.streamline: on 3.12+ every break of the while True
+    # jumps straight back to the for loop's head
+    seen = []
+    for prev, cur in pairs:
+        while True:
+            if cur in seen:
+                break
+            seen.append(cur)
+            if cur > 5:
+                seen.append(-prev)
+                break
+            cur = g(cur)
+            if cur is None:
+                break
+    return seen

@@ -1939,6 +1939,15 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     return dc_add(d, out, s);
 }
 
+/* Nothing runs in [from, to): NOPs nothing jumps to, or unreachable code
+ * (3.8 leaves the jump that followed a raise)? */
+static int nothing_runs(const dc *d, int from, int to) {
+    for (int j = from; j < to; j++)
+        if ((d->in[j].op != IR_NOP || d->nref[j] > 0) && d->reach[j])
+            return 0;
+    return 1;
+}
+
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     int brk = find_loop_exit(d, i, last, last + 1);
     if (brk > end)
@@ -1959,6 +1968,11 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
         body_end = brk = lp.brk = end;
         lp.then = exit;
     }
+    /* (the loop ends its region: a jump to where the region goes on, a
+     * 3.12+ break threaded to an enclosing loop's head, is a break too) */
+    int ends_region = lp.then < 0 && brk == last + 1 && brk <= end && nothing_runs(d, brk, end) && exit >= 0;
+    if (ends_region)
+        lp.then = exit;
     if (body_end == last)
         dc_seen(d, last, last + 1);
     if (loop_body(d, &lp, i, body_end, st, &s->l1) < 0)
@@ -1966,7 +1980,7 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     if (lp.then >= 0) {
         /* (falling into the region's end is not the breaks' way out: what
          * it means is the enclosing statement's, a 3.12+ for loop's exit) */
-        if (d->region_live)
+        if (d->region_live && !ends_region)
             return dc_fail(d, end, "a loop body falls off its enclosing block");
         *next = end;
         if (dc_add(d, out, s) < 0)
@@ -2381,15 +2395,6 @@ static int is_assert_false(const dc *d, int start, const dp_node *s) {
     if (e->kind == E_CALL && e->l1.n == 1 && e->l2.n == 0)
         e = e->a;
     return e->kind == E_NAME && strcmp(e->s, "AssertionError") == 0;
-}
-
-/* Nothing runs in [from, to): NOPs nothing jumps to, or unreachable code
- * (3.8 leaves the jump that followed a raise)? */
-static int nothing_runs(const dc *d, int from, int to) {
-    for (int j = from; j < to; j++)
-        if ((d->in[j].op != IR_NOP || d->nref[j] > 0) && d->reach[j])
-            return 0;
-    return 1;
 }
 
 /* `assert c(, m)` whose failing side runs [fail, raise]; c holds when the
