@@ -284,3 +284,14 @@ def while_true_ending_a_for_body_with_breaks_threaded_to_its_head(pairs, g):
             if cur is None:
                 break
     return seen
+
+
+@case(("a.b", "b", False, "/x/", "/x"), ("a.b", "a.b", True, "/y", "/x"), ("ab", "b", False, "/x/y", "/x/"), ("", "", 0, "", ""))
+def value_of_a_chain_starting_with_a_test_that_keeps_no_value(s, d, o, p, q):
+    # werkzeug Cookie._matches_request: in `(a or b and c) and p` the
+    # test of `a` keeps no value, those of b and c leave theirs as the result
+    r1 = (s == d or (not o and s.endswith(d) and s[:-1].endswith("."))) and (
+        p == q or (p.startswith(q) and p[len(q) - q.endswith("/"):].startswith("/")))
+    r2 = (s or (d and o)) and p
+    r3 = [(o or (s and d and q)) and p for _ in (1, 2)]
+    return r1, r2, r3

@@ -2162,7 +2162,12 @@ static int chain_valid(const dc *d, const seg *s, int k) {
         return 0;
     for (int m = 0; m < k - 1; m++) {
         int t = s[m].target;
-        if (s[m].or_pop) /* its value flows on: `a or b and c` nests to the right */
+        /* its value flows on: `a or b and c` nests to the right; but in
+         * `(a or b and c) and p` the chain starts with a test that keeps
+         * no value, and a kept value that leaves for the chain's end the
+         * same way as the last one is the value of the whole chain there */
+        if (s[m].or_pop && (s[0].or_pop || !s[k - 1].or_pop || s[m].target != F ||
+                            s[m].jumps_if != s[k - 1].jumps_if))
             return 0;
         if (same_exit(d, t, F) || t == B || same_exit(d, t, past_nops(d, B)) || falls_to(d, B, t))
             continue;
