@@ -295,3 +295,19 @@ def value_of_a_chain_starting_with_a_test_that_keeps_no_value(s, d, o, p, q):
     r2 = (s or (d and o)) and p
     r3 = [(o or (s and d and q)) and p for _ in (1, 2)]
     return r1, r2, r3
+
+
+@case((1, 1), (1, 0), (0, 1), (0, 0))
+def nested_else_ending_in_an_assert_whose_test_jumps_past_the_outer_else(a, b):
+    # pycparser _parse_direct_abstract_declarator: the passing test of the
+    # assert ending the inner else jumps straight to the code after the
+    # outer if (3.11+), where the inner then-part's jump goes too
+    if a:
+        if b:
+            decl = [a]
+        else:
+            decl = [b, a]
+            assert decl is not None
+    else:
+        decl = None
+    return decl

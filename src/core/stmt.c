@@ -2768,7 +2768,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (cond == NULL)
         return -1;
     /* then-part [B, then_end), else-part [F, J) when the then-part jumps over it */
-    int then_end = F, J = F;
+    int then_end = F, J = F, J_exit = -1;
     if (F - 1 >= B && d->in[F - 1].op == IR_JUMP && d->in[F - 1].target > F) {
         int t = d->in[F - 1].target;
         int is_break = d->loop && t == d->loop->brk;
@@ -2780,6 +2780,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
                 skip_exit_copy_at(d, t, exit >= 0 ? exit : end);
             then_end = F - 1;
             J = t > end ? end : t;
+            J_exit = t > end && exit >= 0 ? exit : J; /* where both branches go on */
             d->seen[F - 1] = 1;
         }
     }
@@ -2839,14 +2840,16 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     dc_stack t1 = {0};
     if (dc_stack_copy(d, &t1, st) < 0)
         return -1;
-    if (dc_region(d, B, then_end, J > F ? J : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
+    if (J > F && J_exit < 0)
+        J_exit = J;
+    if (dc_region(d, B, then_end, J > F ? J_exit : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
         return -1;
     if (d->region_live && !same_stack(&t1, st))
         return dc_fail(d, B, "a value flows out of the branch");
     dc_stack before = {0};
     if (dc_stack_copy(d, &before, st) < 0)
         return -1;
-    if (J > F && dc_region(d, F, J, J, st, &ifs->l2) < 0)
+    if (J > F && dc_region(d, F, J, J_exit, st, &ifs->l2) < 0)
         return -1;
     if (J > F && d->region_live && !same_stack(st, &before))
         return dc_fail(d, F, "a value flows out of the branch");
