@@ -233,3 +233,81 @@ def while_true_ending_a_loop_body_with_final_break(pairs, ids):
                 out.append((ref, -target))
                 break
     return out
+
+
+@case(([1, 2, 3], {"q": 1}, lambda x: None if x == 2 else x - 1), ([5, 0], {}, abs), ([1, -2, 3], {"q": 1}, lambda x: x * 0.5))
+def then_part_ending_in_continue_after_a_nested_if_with_an_else(items, options, r):
+    # werkzeug parse_accept_header: 3.12+ threads the nested if's jump past
+    # the then-part's final `continue` on to the code after the else
+    result = []
+    for item in items:
+        if "q" in options:
+            q = r(item)
+            if q is None:
+                continue
+            if q < 0 or q > 1:
+                continue
+        else:
+            q = 1
+        result.append((item, q))
+    return result
+
+
+@case(([1, 5, 2, 9], 4), ([], 0), ([3, 3], 3))
+def then_part_ending_in_break_after_a_nested_if_with_an_else(xs, lim):
+    # the same with a break ending the then-part
+    out = []
+    for x in xs:
+        if x > lim:
+            if x % 2 or x > 8:
+                break
+        else:
+            x = -x
+        out.append(x)
+    return out
+
+
+@case(([(1, 2), (3, 7)], lambda c: c + 1 if c < 4 else None), ([(0, 9)], lambda c: c), ([], abs))
+def while_true_ending_a_for_body_with_breaks_threaded_to_its_head(pairs, g):
+    # pyparsing And.streamline: on 3.12+ every break of the while True
+    # jumps straight back to the for loop's head
+    seen = []
+    for prev, cur in pairs:
+        while True:
+            if cur in seen:
+                break
+            seen.append(cur)
+            if cur > 5:
+                seen.append(-prev)
+                break
+            cur = g(cur)
+            if cur is None:
+                break
+    return seen
+
+
+@case(("a.b", "b", False, "/x/", "/x"), ("a.b", "a.b", True, "/y", "/x"), ("ab", "b", False, "/x/y", "/x/"), ("", "", 0, "", ""))
+def value_of_a_chain_starting_with_a_test_that_keeps_no_value(s, d, o, p, q):
+    # werkzeug Cookie._matches_request: in `(a or b and c) and p` the
+    # test of `a` keeps no value, those of b and c leave theirs as the result
+    r1 = (s == d or (not o and s.endswith(d) and s[:-1].endswith("."))) and (
+        p == q or (p.startswith(q) and p[len(q) - q.endswith("/"):].startswith("/")))
+    r2 = (s or (d and o)) and p
+    r3 = [(o or (s and d and q)) and p for _ in (1, 2)]
+    return r1, r2, r3
+
+
+@case((1, 1), (1, 0), (0, 1), (0, 0))
+def nested_else_ending_in_an_assert_whose_test_jumps_past_the_outer_else(a, b):
+    # pycparser _parse_direct_abstract_declarator: the passing test of the
+    # assert ending the inner else jumps straight to the code after the
+    # outer if (3.11+), where the inner then-part's jump goes too
+    if a:
+        if b:
+            decl = [a]
+        else:
+            decl = [b, a]
+            assert decl is not None
+    else:
+        decl = None
+    return decl

@@ -2031,6 +2031,15 @@ static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, in
     return dc_add(d, out, s);
 }
 
+/* Nothing runs in [from, to): NOPs nothing jumps to, or unreachable code
+ * (3.8 leaves the jump that followed a raise)? */
+static int nothing_runs(const dc *d, int from, int to) {
+    for (int j = from; j < to; j++)
+        if ((d->in[j].op != IR_NOP || d->nref[j] > 0) && d->reach[j])
+            return 0;
+    return 1;
+}
+
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     int brk = dc_cold_loop_exit(d, i, last, find_loop_exit(d, i, last, last + 1));
     if (brk > end)
@@ -2051,6 +2060,11 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
         body_end = brk = lp.brk = end;
         lp.then = exit;
     }
+    /* (the loop ends its region: a jump to where the region goes on, a
+     * 3.12+ break threaded to an enclosing loop's head, is a break too) */
+    int ends_region = lp.then < 0 && brk == last + 1 && brk <= end && nothing_runs(d, brk, end) && exit >= 0;
+    if (ends_region)
+        lp.then = exit;
     if (body_end == last)
         dc_seen(d, last, last + 1);
     if (loop_body(d, &lp, i, body_end, st, &s->l1) < 0)
@@ -2058,7 +2072,7 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     if (lp.then >= 0) {
         /* (falling into the region's end is not the breaks' way out: what
          * it means is the enclosing statement's, a 3.12+ for loop's exit) */
-        if (d->region_live)
+        if (d->region_live && !ends_region)
             return dc_fail(d, end, "a loop body falls off its enclosing block");
         *next = end;
         if (dc_add(d, out, s) < 0)
@@ -2264,7 +2278,12 @@ static int chain_valid(const dc *d, const seg *s, int k) {
         return 0;
     for (int m = 0; m < k - 1; m++) {
         int t = s[m].target;
-        if (s[m].or_pop) /* its value flows on: `a or b and c` nests to the right */
+        /* its value flows on: `a or b and c` nests to the right; but in
+         * `(a or b and c) and p` the chain starts with a test that keeps
+         * no value, and a kept value that leaves for the chain's end the
+         * same way as the last one is the value of the whole chain there */
+        if (s[m].or_pop && (s[0].or_pop || !s[k - 1].or_pop || s[m].target != F ||
+                            s[m].jumps_if != s[k - 1].jumps_if))
             return 0;
         if (same_exit(d, t, F) || t == B || same_exit(d, t, past_line_nops(d, B)) || falls_to(d, B, t))
             continue;
@@ -2497,15 +2516,6 @@ static int is_assert_false(const dc *d, int start, const dp_node *s) {
     if (e->kind == E_CALL && e->l1.n == 1 && e->l2.n == 0)
         e = e->a;
     return e->kind == E_NAME && strcmp(e->s, "AssertionError") == 0;
-}
-
-/* Nothing runs in [from, to): NOPs nothing jumps to, or unreachable code
- * (3.8 leaves the jump that followed a raise)? */
-static int nothing_runs(const dc *d, int from, int to) {
-    for (int j = from; j < to; j++)
-        if ((d->in[j].op != IR_NOP || d->nref[j] > 0) && d->reach[j])
-            return 0;
-    return 1;
 }
 
 /* `assert c(, m)` whose failing side runs [fail, raise]; c holds when the
@@ -2874,7 +2884,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (cond == NULL)
         return -1;
     /* then-part [B, then_end), else-part [F, J) when the then-part jumps over it */
-    int then_end = F, J = F;
+    int then_end = F, J = F, J_exit = -1;
     if (F - 1 >= B && d->in[F - 1].op == IR_JUMP && d->in[F - 1].target > F) {
         int t = d->in[F - 1].target;
         int is_break = d->loop && t == d->loop->brk;
@@ -2886,13 +2896,19 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
                 skip_exit_copy_at(d, t, exit >= 0 ? exit : end);
             then_end = F - 1;
             J = t > end ? end : t;
+            J_exit = t > end && exit >= 0 ? exit : J; /* where both branches go on */
             d->seen[F - 1] = 1;
         }
-    } else if (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE || d->in[F - 1].op == IR_RETURN_VALUE ||
-                              d->in[F - 1].op == IR_RAISE)) {
+    }
+    /* (3.12+ threads the jump out of a nested if to the end of a then-part
+     * ending in `continue` or `break` on to the join past the else) */
+    int leaves_loop = F - 1 >= B && d->in[F - 1].op == IR_JUMP && d->loop &&
+                      (d->in[F - 1].target == d->loop->head || d->in[F - 1].target == d->loop->brk);
+    if (J == F && (leaves_loop || (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE || d->in[F - 1].op == IR_RETURN_VALUE ||
+                                                  d->in[F - 1].op == IR_RAISE)))) {
         /* the then-part ends in code that never falls through (a try's
-         * cleanup block, a return, an assert's failing side): if it jumps
-         * past F, [F, J) is the else */
+         * cleanup block, a return, an assert's failing side, a continue or
+         * break): if it jumps past F, [F, J) is the else */
         for (int j = B; j < F; j++) {
             int op = d->in[j].op;
             int t = op == IR_JUMP || (is_cond_jump(op) && op != IR_JUMP_IF_FALSE_OR_POP && op != IR_JUMP_IF_TRUE_OR_POP)
@@ -2945,14 +2961,16 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     dc_stack t1 = {0};
     if (dc_stack_copy(d, &t1, st) < 0)
         return -1;
-    if (dc_region(d, B, then_end, J > F ? J : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
+    if (J > F && J_exit < 0)
+        J_exit = J;
+    if (dc_region(d, B, then_end, J > F ? J_exit : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
         return -1;
     if (d->region_live && !same_stack(&t1, st))
         return dc_fail(d, B, "a value flows out of the branch");
     dc_stack before = {0};
     if (dc_stack_copy(d, &before, st) < 0)
         return -1;
-    if (J > F && dc_region(d, F, J, J, st, &ifs->l2) < 0)
+    if (J > F && dc_region(d, F, J, J_exit, st, &ifs->l2) < 0)
         return -1;
     if (J > F && d->region_live && !same_stack(st, &before))
         return dc_fail(d, F, "a value flows out of the branch");
