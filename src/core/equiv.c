@@ -1388,6 +1388,111 @@ static int arity(const eq *E, const dp_instr *x, long long *pops, long long *pee
     }
 }
 
+/* Net stack need and effect of an instruction allowed inside an argument
+ * of a call folded by fold_list_calls: straight-line expression code only
+ * (no jump, store other than a local, yield, block or handler operation).
+ * 0 when allowed. */
+static int arg_effect(const eq *E, const dp_instr *x, long long *need_n, long long *delta) {
+    long long pops, peek, pushes;
+    if (x->target >= 0)
+        return -1;
+    switch (x->op) {
+    case IR_NOP:
+        *need_n = x->arg2 == DP_NOP_TO_BOOL; *delta = 0; return 0;
+    case IR_LOAD_CONST: case IR_LOAD_FAST: case IR_LOAD_CLOSURE: case IR_PUSH_NULL:
+        *need_n = 0; *delta = 1; return 0;
+    case IR_STORE_FAST: case IR_POP_TOP:
+        *need_n = 1; *delta = -1; return 0;
+    case IR_COPY:
+        *need_n = x->arg; *delta = 1; return x->arg >= 1 ? 0 : -1;
+    case IR_SWAP:
+        *need_n = x->arg; *delta = 0; return x->arg >= 2 ? 0 : -1;
+    case IR_LIST_APPEND: case IR_SET_ADD: case IR_LIST_EXTEND: case IR_SET_UPDATE: case IR_DICT_UPDATE:
+    case IR_DICT_MERGE:
+        *need_n = (long long)x->arg + 1; *delta = -1; return x->arg >= 1 ? 0 : -1;
+    case IR_MAP_ADD:
+        *need_n = (long long)x->arg + 2; *delta = -2; return x->arg >= 1 ? 0 : -1;
+    case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_DEREF: case IR_LOAD_CLASSDEREF: case IR_LOAD_ATTR:
+    case IR_LOAD_METHOD: case IR_LOAD_SUPER_ATTR: case IR_UNARY: case IR_BINARY_OP: case IR_COMPARE:
+    case IR_CONTAINS: case IR_IS: case IR_BINARY_SUBSCR: case IR_BINARY_SLICE: case IR_BUILD_SLICE:
+    case IR_CALL: case IR_CALL_EX: case IR_MAKE_FUNCTION: case IR_SET_FUNCTION_ATTRIBUTE:
+    case IR_CALL_INTRINSIC_1: case IR_CALL_INTRINSIC_2: case IR_BUILD_TUPLE: case IR_BUILD_LIST:
+    case IR_BUILD_SET: case IR_BUILD_MAP: case IR_BUILD_CONST_KEY_MAP: case IR_BUILD_STRING: case IR_BUILD_UNPACK:
+    case IR_LIST_TO_TUPLE: case IR_FORMAT_VALUE: case IR_CONVERT_VALUE:
+        if (x->op == IR_IS) {
+            pops = 2; peek = 0; pushes = 1;
+        } else if (arity(E, x, &pops, &peek, &pushes) < 0) {
+            return -1;
+        }
+        *need_n = pops + peek; *delta = pushes - pops; return 0;
+    default:
+        return -1;
+    }
+}
+
+/* 3.10+ compiles a call with many positional arguments as
+ *   BUILD_LIST 0; (arg; LIST_APPEND 1)...; LIST_TO_TUPLE; CALL_EX 0
+ * where other code (Dynamo's, an older compiler's) says CALL n.  The list is
+ * fresh and never escapes: each argument is straight-line code that only
+ * touches the values it pushed itself (the list sits below them), nothing
+ * jumps into the run, and one exception handler covers it all (its depth
+ * lies below the list, so a raise discards list and arguments alike).  Then
+ * the appends run no code and the call receives the same values in the same
+ * order: the run is rewritten to CALL n with the list operations as NOPs. */
+static void fold_list_calls(eq *E, side *S) {
+    int32_t n = S->f.n;
+    dp_instr *ins = S->f.ins;
+    uint8_t *entered = S->ran; /* scratch: instruction is a jump or handler target */
+    memset(entered, 0, (size_t)n + 1);
+    for (int32_t i = 0; i < n; i++)
+        if (ins[i].target >= 0)
+            entered[ins[i].target] = 1;
+    for (int32_t k = 0; k < S->f.nexc; k++)
+        entered[S->f.exc[k].target] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (ins[i].op != IR_BUILD_LIST || ins[i].arg != 0)
+            continue;
+        long long d = 0, need_n = 0, delta = 0;
+        int32_t nargs = 0, j;
+        for (j = i + 1; j < n; j++) {
+            const dp_instr *x = &ins[j];
+            if (entered[j] || S->handler[j] != S->handler[i])
+                break;
+            if (x->op == IR_LIST_APPEND && x->arg == d) { /* onto our list */
+                if (d != 1)
+                    break;
+                nargs++;
+                d = 0;
+                continue;
+            }
+            if (x->op == IR_LIST_TO_TUPLE && d == 0)
+                break;
+            if (arg_effect(E, x, &need_n, &delta) < 0 || need_n > d)
+                break;
+            d += delta;
+        }
+        if (j + 1 >= n || ins[j].op != IR_LIST_TO_TUPLE || d != 0 || ins[j + 1].op != IR_CALL_EX ||
+            (ins[j + 1].arg & 1) || entered[j + 1] || S->handler[j + 1] != S->handler[i])
+            continue;
+        d = 0;
+        for (int32_t k = i; k <= j; k++) {
+            if (k == i || k == j || (ins[k].op == IR_LIST_APPEND && ins[k].arg == d && d == 1)) {
+                ins[k].op = IR_NOP;
+                ins[k].arg = ins[k].arg2 = 0;
+                d = 0;
+                continue;
+            }
+            arg_effect(E, &ins[k], &need_n, &delta);
+            d += delta;
+        }
+        ins[j + 1].op = IR_CALL;
+        ins[j + 1].arg = nargs;
+        ins[j + 1].arg2 &= DP_CALL_PAIR;
+        ins[j + 1].cst = NULL;
+    }
+    memset(entered, 0, (size_t)n + 1);
+}
+
 /* Stack positions an event reads: the top `pops + peek` values, or, for the
  * operations that reach below their operands, those slots. */
 static int inputs(eq *E, int s, const sstate *st, const dp_instr *x, int32_t *pos, int32_t max) {
@@ -1885,6 +1990,8 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
         return -1;
     if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0)
         return -1;
+    fold_list_calls(E, &E->s[0]);
+    fold_list_calls(E, &E->s[1]);
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
             if (state_init(E, s, &E->tmp[s][k]) < 0)
