@@ -457,3 +457,25 @@ def test_many_arguments_with_nested_calls_and_conditional_arguments():
     src2 = many_call_src(args).replace("def f(g, ", "def f(g, h, ")
     assert _core.equivalent(code_of(src2), code_of(src2))[0]
     assert _core.equivalent(code_of(src), code_of(src2))[0] is False
+
+
+def flags_src(consts):
+    names = ["a%d" % i for i in range(len(consts))]
+    items = "".join("        %s is not None and %d,\n" % (n, k) for n, k in zip(names, consts))
+    return "def f(%s):\n    return sum((\n%s    ))\n" % (", ".join(names), items)
+
+
+def test_constants_at_joins_generalize_and_still_refute():
+    # 13 values that are a test or a constant: 2^13 combinations of
+    # constants on the stack, which the checker generalizes at the joins
+    consts = [2 ** i for i in range(1, 14)]
+    orig = code_of(flags_src(consts))
+    verdict, why = _core.equivalent(orig, code_of(flags_src(consts)))
+    assert verdict is True, why
+    swapped = consts[:]
+    swapped[3], swapped[9] = swapped[9], swapped[3]
+    other = consts[:]
+    other[11] = 3
+    for wrong in (swapped, other):
+        verdict, why = _core.equivalent(orig, code_of(flags_src(wrong)))
+        assert verdict is False, why

@@ -46,6 +46,7 @@
 #define MAX_BLOCKS 24        /* CPython allows 20 */
 #define STACK_MARGIN 64
 #define MAX_EXPLORE 8        /* explorations of one pair before giving up */
+#define WIDEN_AFTER 4        /* shapes stored at one place of the original before stack constants generalize */
 #define MAX_TERMS (1 << 22)  /* per explored pair */
 #define MAX_DEEP 8           /* nesting of lambdas/comprehensions compared in full */
 #define EQ_ARENA_LIMIT ((size_t)1 << 29)
@@ -86,6 +87,7 @@ typedef struct side {
     int32_t *tcst;    /* per instruction: term of its constant (or cell), or -1 */
     int32_t *handler; /* per instruction (3.11+): exception table entry, or -1 */
     uint8_t *ran;     /* per instruction: reached by the exploration */
+    int32_t *npat;    /* per instruction (original): shapes stored there */
     int nloc, cap;
     const char **slotname;
 } side;
@@ -140,6 +142,7 @@ typedef struct eq {
     int32_t capsval, capsmeet;
     long steps, max_steps;
     int32_t pairs, max_pairs;
+    int widen;          /* shape_of generalizes the constants on the stacks too */
     int verdict; /* 1 so far equivalent, 0 not, -1 could not check */
     char *why;
     size_t whylen;
@@ -522,7 +525,8 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
     S->tcst = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->tcst);
     S->handler = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->handler);
     S->ran = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->ran);
-    if (S->slot == NULL || S->tcst == NULL || S->handler == NULL || S->ran == NULL)
+    S->npat = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->npat);
+    if (S->slot == NULL || S->tcst == NULL || S->handler == NULL || S->ran == NULL || S->npat == NULL)
         return CANT("out of memory");
     if (build_map(E, S, m) < 0)
         return -1;
@@ -678,7 +682,10 @@ static int on_stack(const sstate *st, int32_t t) {
 }
 
 /* The shape of a pair of states into `val` (A stack, A locals, B stack,
- * B locals): classes by first occurrence in A, B slots by A's class. */
+ * B locals): classes by first occurrence in A, B slots by A's class.
+ * Constants on the stacks stay literal, unless E->widen: then A's become
+ * classes like any value (and B's where A has them), which forgets only
+ * what they are: `x is not None and 2` in 13 arguments made 2^13 shapes. */
 static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
     if (scratch(E) < 0)
         return -1;
@@ -689,13 +696,13 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
         for (int32_t p = 0; p < n; p++) {
             int is_loc = p >= st[s]->sp;
             int32_t t = is_loc ? st[s]->loc[p - st[s]->sp] : st[s]->stack[p];
-            int32_t lit = literal(E, t, is_loc);
+            int32_t lit = literal(E, t, is_loc || (E->widen && s == 0));
             /* a constant B keeps on the stack where A keeps it in a local
              * (generalized there) takes A's class: the same value; where A
              * has it on the stack too, at the same place, it stays literal
              * as A's does */
             if (lit != 1 && !(s == 1 && !is_loc && E->t[t].kind == T_CONST && E->stamp[t] == E->cur_stamp &&
-                              !(p < A->sp && A->stack[p] == t)))
+                              (E->widen || !(p < A->sp && A->stack[p] == t))))
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
@@ -867,6 +874,28 @@ static int vtable_insert(eq *E, int32_t vi) {
     return 0;
 }
 
+/* Meets a shape with the stored shape of its pattern: 0 when that covers
+ * it (or it was widened and queued again), 1 when there is none. */
+static int lookup_shape(eq *E, const int32_t *pc, const int32_t *sp, const int32_t *nb, const blk *b,
+                        const int32_t *val, int32_t nval, uint64_t key) {
+    for (int32_t vi = E->vh[key & (uint64_t)(E->vhcap - 1)]; vi >= 0; vi = E->v[vi].next) {
+        ventry *v = &E->v[vi];
+        if (v->key != key || !same_pattern(v, pc, sp, nb, b, val, nval))
+            continue;
+        int32_t *m = grow(E, E->smeet, &E->capsmeet, nval + 1, sizeof *m);
+        if (m == NULL)
+            return -1;
+        E->smeet = m;
+        if (meet(E, v, val, m) < 0)
+            return -1;
+        if (memcmp(m, v->val, (size_t)nval * sizeof *m) == 0)
+            return 0; /* covered */
+        memcpy(v->val, m, (size_t)nval * sizeof *m);
+        return queue(E, vi);
+    }
+    return 1;
+}
+
 /* Records that states A (at A->pc) and B (at B->pc) must be explored
  * together, unless a stored shape already covers them. */
 static int enqueue(eq *E, const sstate *A, const sstate *B) {
@@ -881,26 +910,25 @@ static int enqueue(eq *E, const sstate *A, const sstate *B) {
     E->sval = val;
     memcpy(b, A->blocks, (size_t)A->nb * sizeof *b);
     memcpy(b + A->nb, B->blocks, (size_t)B->nb * sizeof *b);
-    if (shape_of(E, A, B, val) < 0)
-        return -1;
-    uint64_t key = shape_key(pc, sp, nb, b, val, nval);
-    if (E->vhcap) {
-        for (int32_t vi = E->vh[key & (uint64_t)(E->vhcap - 1)]; vi >= 0; vi = E->v[vi].next) {
-            ventry *v = &E->v[vi];
-            if (v->key != key || !same_pattern(v, pc, sp, nb, b, val, nval))
-                continue;
-            int32_t *m = grow(E, E->smeet, &E->capsmeet, nval + 1, sizeof *m);
-            if (m == NULL)
-                return -1;
-            E->smeet = m;
-            if (meet(E, v, val, m) < 0)
-                return -1;
-            if (memcmp(m, v->val, (size_t)nval * sizeof *m) == 0)
-                return 0; /* covered */
-            memcpy(v->val, m, (size_t)nval * sizeof *m);
-            return queue(E, vi);
+    /* past WIDEN_AFTER shapes at this place of the original, the shape
+     * with the stack constants generalized: a covering shape then stops
+     * paths that differ only in constants from multiplying */
+    int32_t *npat = &E->s[0].npat[pc[0]];
+    uint64_t key = 0;
+    for (E->widen = 0; E->widen < 2; E->widen++) {
+        if (E->widen && *npat < WIDEN_AFTER)
+            break;
+        if (shape_of(E, A, B, val) < 0)
+            return -1;
+        key = shape_key(pc, sp, nb, b, val, nval);
+        int r = E->vhcap ? lookup_shape(E, pc, sp, nb, b, val, nval, key) : 1;
+        if (r <= 0) {
+            E->widen = 0;
+            return r;
         }
     }
+    E->widen = 0;
+    ++*npat;
     ventry *nv = grow(E, E->v, &E->capv, E->nv + 1, sizeof *nv);
     if (nv == NULL)
         return -1;
