@@ -248,3 +248,34 @@ def await_in_try_then_return(n):
         return asyncio.run(f(S())), log
     except ValueError as e:
         return str(e), log
+
+
+# --- a conditional expression as the argument of a returned call ----------------------
+# (3.10+ copies `CALL; RETURN_VALUE` into both arms: the callable is loaded
+# before the test, so `if c: return str(a)` would read it after)
+
+@case((1, 2, True), (1, 2, False), ("x", None, 0), ([], (), []))
+def conditional_argument_of_a_returned_call(a, b, c):
+    return str(a if c else b)
+
+
+@case(([1, 2, 2], 2, True), ([1, 2, 2], 2, False), ([], 0, 1))
+def conditional_argument_of_a_returned_method_call(xs, a, c):
+    return xs.count(a if c else len(xs))
+
+
+@case((1, 2, True), (1, 2, False))
+def conditional_argument_after_its_callable_was_fetched(a, b, c):
+    log = []
+
+    class K:
+        @property
+        def f(self):
+            log.append("f")
+            return lambda v: (v, log)
+
+    def test():
+        log.append("test")
+        return c
+
+    return K().f(a if test() else b)

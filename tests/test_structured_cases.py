@@ -37,6 +37,11 @@ STRUCTURED = [
     "async_comprehension_inside_if_stored_on_an_object",
     "async_comprehension_inside_if_returned",
     "async_comprehension_inside_if_then_more_code",
+    # 3.10+: `CALL; RETURN_VALUE` copied into both arms of a conditional
+    # expression whose callable was loaded before the test
+    "conditional_argument_of_a_returned_call",
+    "conditional_argument_of_a_returned_method_call",
+    "conditional_argument_after_its_callable_was_fetched",
 ]
 
 BY_NAME = {fn.__name__: fn for fn, _ in behaviour_cases.CASES}

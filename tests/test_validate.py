@@ -378,3 +378,104 @@ def test_a_class_body_on_its_own_prints_as_its_class_statement():
     ns = {}
     exec(compile(out, "<d>", "exec"), ns)
     assert (ns["A"].x, ns["A"].y) == (1, 2)
+
+
+N_MANY = 41
+MANY_ARGS = ", ".join("a%d" % i for i in range(N_MANY))
+
+
+def many_call_src(args):
+    return "def f(g, %s):\n    return g(%s)\n" % (MANY_ARGS, ", ".join(args))
+
+
+def direct_call_code(code):
+    """`code` with its list-built call (3.10+: BUILD_LIST 0, (arg,
+    LIST_APPEND 1)..., LIST_TO_TUPLE, CALL_FUNCTION_EX 0) rewritten to one
+    call with the arguments on the stack, as Dynamo writes it."""
+    import dis
+    import opcode
+
+    def caches(name):
+        c = getattr(opcode, "_inline_cache_entries", None)
+        if c is None:
+            return 0
+        return c.get(name, 0) if isinstance(c, dict) else c[dis.opmap[name]]
+
+    def emit(name, arg=0):
+        assert arg < 256
+        return bytes([dis.opmap[name], arg]) + b"\0\0" * caches(name)
+
+    out = b""
+    n = 0
+    for ins in dis.get_instructions(code):
+        if (ins.opname, ins.arg) in {("BUILD_LIST", 0), ("CALL_INTRINSIC_1", 6)} or ins.opname == "LIST_TO_TUPLE":
+            continue
+        if ins.opname == "LIST_APPEND":
+            n += 1
+            continue
+        if ins.opname == "CALL_FUNCTION_EX":
+            if sys.version_info < (3, 11):
+                out += emit("CALL_FUNCTION", n)
+            elif sys.version_info < (3, 12):
+                out += emit("PRECALL", n) + emit("CALL", n)
+            else:
+                out += emit("CALL", n)
+            continue
+        out += emit(ins.opname, ins.arg or 0)
+    assert n == N_MANY
+    return code.replace(co_code=out, co_stacksize=N_MANY + 4)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="3.8/3.9 compile many arguments as one CALL_FUNCTION n")
+def test_a_call_with_its_arguments_built_in_a_list_is_the_call():
+    args = ["a%d" % i for i in range(N_MANY)]
+    compiled = code_of(many_call_src(args))
+    direct = direct_call_code(compiled)
+    ns = {}
+    f = types.FunctionType(direct, ns)
+    assert f(lambda *a: a, *range(N_MANY)) == tuple(range(N_MANY))
+    assert _core.equivalent(direct, compiled)[0]
+    assert _core.equivalent(compiled, direct)[0]
+    swapped = args[:]
+    swapped[7], swapped[30] = swapped[30], swapped[7]
+    assert _core.equivalent(direct, code_of(many_call_src(swapped)))[0] is False
+    # an argument of its own: the list escapes into the call, not its items
+    in_list = code_of("def f(g, %s):\n    return g([%s])\n" % (MANY_ARGS, ", ".join(args)))
+    assert _core.equivalent(direct, in_list)[0] is False
+    # decompiling Dynamo's form prints the call, which validates
+    out = depyf.decompile(direct)
+    assert "__state" not in out and "return g(a0, a1," in out, out
+
+
+def test_many_arguments_with_nested_calls_and_conditional_arguments():
+    # arguments with calls in them fold; one with a branch (a conditional
+    # expression) does not, and both forms still compare by themselves
+    args = ["h(a%d)" % i for i in range(N_MANY)]
+    src = many_call_src(args).replace("def f(g, ", "def f(g, h, ")
+    assert _core.equivalent(code_of(src), code_of(src))[0]
+    args[3] = "(a1 if a2 else a3)"
+    src2 = many_call_src(args).replace("def f(g, ", "def f(g, h, ")
+    assert _core.equivalent(code_of(src2), code_of(src2))[0]
+    assert _core.equivalent(code_of(src), code_of(src2))[0] is False
+
+
+def flags_src(consts):
+    names = ["a%d" % i for i in range(len(consts))]
+    items = "".join("        %s is not None and %d,\n" % (n, k) for n, k in zip(names, consts))
+    return "def f(%s):\n    return sum((\n%s    ))\n" % (", ".join(names), items)
+
+
+def test_constants_at_joins_generalize_and_still_refute():
+    # 13 values that are a test or a constant: 2^13 combinations of
+    # constants on the stack, which the checker generalizes at the joins
+    consts = [2 ** i for i in range(1, 14)]
+    orig = code_of(flags_src(consts))
+    verdict, why = _core.equivalent(orig, code_of(flags_src(consts)))
+    assert verdict is True, why
+    swapped = consts[:]
+    swapped[3], swapped[9] = swapped[9], swapped[3]
+    other = consts[:]
+    other[11] = 3
+    for wrong in (swapped, other):
+        verdict, why = _core.equivalent(orig, code_of(flags_src(wrong)))
+        assert verdict is False, why

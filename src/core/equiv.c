@@ -46,6 +46,7 @@
 #define MAX_BLOCKS 24        /* CPython allows 20 */
 #define STACK_MARGIN 64
 #define MAX_EXPLORE 8        /* explorations of one pair before giving up */
+#define WIDEN_AFTER 4        /* shapes stored at one place of the original before stack constants generalize */
 #define MAX_TERMS (1 << 22)  /* per explored pair */
 #define MAX_DEEP 8           /* nesting of lambdas/comprehensions compared in full */
 #define EQ_ARENA_LIMIT ((size_t)1 << 29)
@@ -86,6 +87,7 @@ typedef struct side {
     int32_t *tcst;    /* per instruction: term of its constant (or cell), or -1 */
     int32_t *handler; /* per instruction (3.11+): exception table entry, or -1 */
     uint8_t *ran;     /* per instruction: reached by the exploration */
+    int32_t *npat;    /* per instruction (original): shapes stored there */
     int nloc, cap;
     const char **slotname;
 } side;
@@ -140,6 +142,7 @@ typedef struct eq {
     int32_t capsval, capsmeet;
     long steps, max_steps;
     int32_t pairs, max_pairs;
+    int widen;          /* shape_of generalizes the constants on the stacks too */
     int verdict; /* 1 so far equivalent, 0 not, -1 could not check */
     char *why;
     size_t whylen;
@@ -522,7 +525,8 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
     S->tcst = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->tcst);
     S->handler = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->handler);
     S->ran = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->ran);
-    if (S->slot == NULL || S->tcst == NULL || S->handler == NULL || S->ran == NULL)
+    S->npat = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->npat);
+    if (S->slot == NULL || S->tcst == NULL || S->handler == NULL || S->ran == NULL || S->npat == NULL)
         return CANT("out of memory");
     if (build_map(E, S, m) < 0)
         return -1;
@@ -678,7 +682,10 @@ static int on_stack(const sstate *st, int32_t t) {
 }
 
 /* The shape of a pair of states into `val` (A stack, A locals, B stack,
- * B locals): classes by first occurrence in A, B slots by A's class. */
+ * B locals): classes by first occurrence in A, B slots by A's class.
+ * Constants on the stacks stay literal, unless E->widen: then A's become
+ * classes like any value (and B's where A has them), which forgets only
+ * what they are: `x is not None and 2` in 13 arguments made 2^13 shapes. */
 static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
     if (scratch(E) < 0)
         return -1;
@@ -689,13 +696,13 @@ static int shape_of(eq *E, const sstate *A, const sstate *B, int32_t *val) {
         for (int32_t p = 0; p < n; p++) {
             int is_loc = p >= st[s]->sp;
             int32_t t = is_loc ? st[s]->loc[p - st[s]->sp] : st[s]->stack[p];
-            int32_t lit = literal(E, t, is_loc);
+            int32_t lit = literal(E, t, is_loc || (E->widen && s == 0));
             /* a constant B keeps on the stack where A keeps it in a local
              * (generalized there) takes A's class: the same value; where A
              * has it on the stack too, at the same place, it stays literal
              * as A's does */
             if (lit != 1 && !(s == 1 && !is_loc && E->t[t].kind == T_CONST && E->stamp[t] == E->cur_stamp &&
-                              !(p < A->sp && A->stack[p] == t)))
+                              (E->widen || !(p < A->sp && A->stack[p] == t))))
                 val[k++] = lit;
             else if (E->stamp[t] == E->cur_stamp)
                 val[k++] = E->cls[t];
@@ -867,6 +874,28 @@ static int vtable_insert(eq *E, int32_t vi) {
     return 0;
 }
 
+/* Meets a shape with the stored shape of its pattern: 0 when that covers
+ * it (or it was widened and queued again), 1 when there is none. */
+static int lookup_shape(eq *E, const int32_t *pc, const int32_t *sp, const int32_t *nb, const blk *b,
+                        const int32_t *val, int32_t nval, uint64_t key) {
+    for (int32_t vi = E->vh[key & (uint64_t)(E->vhcap - 1)]; vi >= 0; vi = E->v[vi].next) {
+        ventry *v = &E->v[vi];
+        if (v->key != key || !same_pattern(v, pc, sp, nb, b, val, nval))
+            continue;
+        int32_t *m = grow(E, E->smeet, &E->capsmeet, nval + 1, sizeof *m);
+        if (m == NULL)
+            return -1;
+        E->smeet = m;
+        if (meet(E, v, val, m) < 0)
+            return -1;
+        if (memcmp(m, v->val, (size_t)nval * sizeof *m) == 0)
+            return 0; /* covered */
+        memcpy(v->val, m, (size_t)nval * sizeof *m);
+        return queue(E, vi);
+    }
+    return 1;
+}
+
 /* Records that states A (at A->pc) and B (at B->pc) must be explored
  * together, unless a stored shape already covers them. */
 static int enqueue(eq *E, const sstate *A, const sstate *B) {
@@ -881,26 +910,25 @@ static int enqueue(eq *E, const sstate *A, const sstate *B) {
     E->sval = val;
     memcpy(b, A->blocks, (size_t)A->nb * sizeof *b);
     memcpy(b + A->nb, B->blocks, (size_t)B->nb * sizeof *b);
-    if (shape_of(E, A, B, val) < 0)
-        return -1;
-    uint64_t key = shape_key(pc, sp, nb, b, val, nval);
-    if (E->vhcap) {
-        for (int32_t vi = E->vh[key & (uint64_t)(E->vhcap - 1)]; vi >= 0; vi = E->v[vi].next) {
-            ventry *v = &E->v[vi];
-            if (v->key != key || !same_pattern(v, pc, sp, nb, b, val, nval))
-                continue;
-            int32_t *m = grow(E, E->smeet, &E->capsmeet, nval + 1, sizeof *m);
-            if (m == NULL)
-                return -1;
-            E->smeet = m;
-            if (meet(E, v, val, m) < 0)
-                return -1;
-            if (memcmp(m, v->val, (size_t)nval * sizeof *m) == 0)
-                return 0; /* covered */
-            memcpy(v->val, m, (size_t)nval * sizeof *m);
-            return queue(E, vi);
+    /* past WIDEN_AFTER shapes at this place of the original, the shape
+     * with the stack constants generalized: a covering shape then stops
+     * paths that differ only in constants from multiplying */
+    int32_t *npat = &E->s[0].npat[pc[0]];
+    uint64_t key = 0;
+    for (E->widen = 0; E->widen < 2; E->widen++) {
+        if (E->widen && *npat < WIDEN_AFTER)
+            break;
+        if (shape_of(E, A, B, val) < 0)
+            return -1;
+        key = shape_key(pc, sp, nb, b, val, nval);
+        int r = E->vhcap ? lookup_shape(E, pc, sp, nb, b, val, nval, key) : 1;
+        if (r <= 0) {
+            E->widen = 0;
+            return r;
         }
     }
+    E->widen = 0;
+    ++*npat;
     ventry *nv = grow(E, E->v, &E->capv, E->nv + 1, sizeof *nv);
     if (nv == NULL)
         return -1;
@@ -1386,6 +1414,111 @@ static int arity(const eq *E, const dp_instr *x, long long *pops, long long *pee
     default:
         return -1;
     }
+}
+
+/* Net stack need and effect of an instruction allowed inside an argument
+ * of a call folded by fold_list_calls: straight-line expression code only
+ * (no jump, store other than a local, yield, block or handler operation).
+ * 0 when allowed. */
+static int arg_effect(const eq *E, const dp_instr *x, long long *need_n, long long *delta) {
+    long long pops, peek, pushes;
+    if (x->target >= 0)
+        return -1;
+    switch (x->op) {
+    case IR_NOP:
+        *need_n = x->arg2 == DP_NOP_TO_BOOL; *delta = 0; return 0;
+    case IR_LOAD_CONST: case IR_LOAD_FAST: case IR_LOAD_CLOSURE: case IR_PUSH_NULL:
+        *need_n = 0; *delta = 1; return 0;
+    case IR_STORE_FAST: case IR_POP_TOP:
+        *need_n = 1; *delta = -1; return 0;
+    case IR_COPY:
+        *need_n = x->arg; *delta = 1; return x->arg >= 1 ? 0 : -1;
+    case IR_SWAP:
+        *need_n = x->arg; *delta = 0; return x->arg >= 2 ? 0 : -1;
+    case IR_LIST_APPEND: case IR_SET_ADD: case IR_LIST_EXTEND: case IR_SET_UPDATE: case IR_DICT_UPDATE:
+    case IR_DICT_MERGE:
+        *need_n = (long long)x->arg + 1; *delta = -1; return x->arg >= 1 ? 0 : -1;
+    case IR_MAP_ADD:
+        *need_n = (long long)x->arg + 2; *delta = -2; return x->arg >= 1 ? 0 : -1;
+    case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_DEREF: case IR_LOAD_CLASSDEREF: case IR_LOAD_ATTR:
+    case IR_LOAD_METHOD: case IR_LOAD_SUPER_ATTR: case IR_UNARY: case IR_BINARY_OP: case IR_COMPARE:
+    case IR_CONTAINS: case IR_IS: case IR_BINARY_SUBSCR: case IR_BINARY_SLICE: case IR_BUILD_SLICE:
+    case IR_CALL: case IR_CALL_EX: case IR_MAKE_FUNCTION: case IR_SET_FUNCTION_ATTRIBUTE:
+    case IR_CALL_INTRINSIC_1: case IR_CALL_INTRINSIC_2: case IR_BUILD_TUPLE: case IR_BUILD_LIST:
+    case IR_BUILD_SET: case IR_BUILD_MAP: case IR_BUILD_CONST_KEY_MAP: case IR_BUILD_STRING: case IR_BUILD_UNPACK:
+    case IR_LIST_TO_TUPLE: case IR_FORMAT_VALUE: case IR_CONVERT_VALUE:
+        if (x->op == IR_IS) {
+            pops = 2; peek = 0; pushes = 1;
+        } else if (arity(E, x, &pops, &peek, &pushes) < 0) {
+            return -1;
+        }
+        *need_n = pops + peek; *delta = pushes - pops; return 0;
+    default:
+        return -1;
+    }
+}
+
+/* 3.10+ compiles a call with many positional arguments as
+ *   BUILD_LIST 0; (arg; LIST_APPEND 1)...; LIST_TO_TUPLE; CALL_EX 0
+ * where other code (Dynamo's, an older compiler's) says CALL n.  The list is
+ * fresh and never escapes: each argument is straight-line code that only
+ * touches the values it pushed itself (the list sits below them), nothing
+ * jumps into the run, and one exception handler covers it all (its depth
+ * lies below the list, so a raise discards list and arguments alike).  Then
+ * the appends run no code and the call receives the same values in the same
+ * order: the run is rewritten to CALL n with the list operations as NOPs. */
+static void fold_list_calls(eq *E, side *S) {
+    int32_t n = S->f.n;
+    dp_instr *ins = S->f.ins;
+    uint8_t *entered = S->ran; /* scratch: instruction is a jump or handler target */
+    memset(entered, 0, (size_t)n + 1);
+    for (int32_t i = 0; i < n; i++)
+        if (ins[i].target >= 0)
+            entered[ins[i].target] = 1;
+    for (int32_t k = 0; k < S->f.nexc; k++)
+        entered[S->f.exc[k].target] = 1;
+    for (int32_t i = 0; i < n; i++) {
+        if (ins[i].op != IR_BUILD_LIST || ins[i].arg != 0)
+            continue;
+        long long d = 0, need_n = 0, delta = 0;
+        int32_t nargs = 0, j;
+        for (j = i + 1; j < n; j++) {
+            const dp_instr *x = &ins[j];
+            if (entered[j] || S->handler[j] != S->handler[i])
+                break;
+            if (x->op == IR_LIST_APPEND && x->arg == d) { /* onto our list */
+                if (d != 1)
+                    break;
+                nargs++;
+                d = 0;
+                continue;
+            }
+            if (x->op == IR_LIST_TO_TUPLE && d == 0)
+                break;
+            if (arg_effect(E, x, &need_n, &delta) < 0 || need_n > d)
+                break;
+            d += delta;
+        }
+        if (j + 1 >= n || ins[j].op != IR_LIST_TO_TUPLE || d != 0 || ins[j + 1].op != IR_CALL_EX ||
+            (ins[j + 1].arg & 1) || entered[j + 1] || S->handler[j + 1] != S->handler[i])
+            continue;
+        d = 0;
+        for (int32_t k = i; k <= j; k++) {
+            if (k == i || k == j || (ins[k].op == IR_LIST_APPEND && ins[k].arg == d && d == 1)) {
+                ins[k].op = IR_NOP;
+                ins[k].arg = ins[k].arg2 = 0;
+                d = 0;
+                continue;
+            }
+            arg_effect(E, &ins[k], &need_n, &delta);
+            d += delta;
+        }
+        ins[j + 1].op = IR_CALL;
+        ins[j + 1].arg = nargs;
+        ins[j + 1].arg2 &= DP_CALL_PAIR;
+        ins[j + 1].cst = NULL;
+    }
+    memset(entered, 0, (size_t)n + 1);
 }
 
 /* Stack positions an event reads: the top `pops + peek` values, or, for the
@@ -1885,6 +2018,8 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
         return -1;
     if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0)
         return -1;
+    fold_list_calls(E, &E->s[0]);
+    fold_list_calls(E, &E->s[1]);
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
             if (state_init(E, s, &E->tmp[s][k]) < 0)

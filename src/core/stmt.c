@@ -2697,6 +2697,57 @@ static int assert_stmt(dc *d, const seg *s, int k, int stmt_start, int fail, int
     return dc_add(d, out, a);
 }
 
+/* Are instructions x and y the same operation (one copied by the compiler)? */
+static int same_instr(const dp_instr *x, const dp_instr *y) {
+    return x->op == y->op && x->arg == y->arg && x->arg2 == y->arg2 && x->cst == y->cst &&
+           (x->name == y->name || (x->name && y->name && strcmp(x->name, y->name) == 0));
+}
+
+/* 3.10+ copies a short exit (`CALL; RETURN_VALUE`) into both arms of a
+ * conditional expression: `return f(a if c else b)` compiles to `f; c; jump
+ * to F if not c; a; CALL; RETURN; F: b; CALL; RETURN`.  With values of this
+ * statement below the test (`f`), `if c: return f(a)` would evaluate them
+ * after the test: when both arms are one value followed by the same tail,
+ * the value is the conditional expression and the walk goes on with the
+ * else arm's copy of the tail.  0 when the arms are not so. */
+static int ifexp_shared_tail(dc *d, dp_node *cond, int B, int F, int end, dc_stack *st, int *next) {
+    if (st->n <= d->base || F - 1 <= B || d->in[F - 1].op != IR_RETURN_VALUE)
+        return 0;
+    int F2 = F;
+    while (F2 < end && d->in[F2].op != IR_RETURN_VALUE && !dc_is_jump(d->in[F2].op) &&
+           (F2 == F || d->nref[F2] == 0))
+        F2++;
+    if (F2 >= end || d->in[F2].op != IR_RETURN_VALUE || (F2 > F && d->nref[F2] != 0))
+        return 0;
+    F2++;
+    for (int L = 1; L <= 8 && F - L > B && F2 - L > F; L++) {
+        if (!same_instr(&d->in[F - L], &d->in[F2 - L]) || d->nref[F - L] != 0 || d->nref[F2 - L] != 0 ||
+            dc_is_jump(d->in[F - L].op))
+            return 0;
+        dc_spec sp;
+        dc_spec_begin(d, &sp);
+        dc_stack t1 = {0}, t2 = {0};
+        dp_node *a = NULL, *b = NULL;
+        if (dc_stack_copy(d, &t1, st) == 0 && dc_stack_copy(d, &t2, st) == 0 &&
+            (a = dc_value_region(d, B, F - L, &t1)) != NULL && same_stack(&t1, st))
+            b = dc_value_region(d, F, F2 - L, &t2);
+        if (b && !same_stack(&t2, st))
+            b = NULL;
+        if (!dc_spec_end(d, &sp, b ? 0 : -1))
+            continue;
+        dp_node *e = dc_node(d, E_IFEXP);
+        if (e == NULL)
+            return -1;
+        e->a = cond;
+        e->b = a;
+        e->c = b;
+        dc_seen(d, F - L, F);
+        *next = F2 - L;
+        return dc_push(d, st, e) < 0 ? -1 : 1;
+    }
+    return 0;
+}
+
 int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     int finishes = d->cond_finishes;
     d->cond_finishes = 0;
@@ -2951,6 +3002,11 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             *next = J;
             return dc_push(d, st, e);
         }
+    }
+    if (J == F) {
+        int r = ifexp_shared_tail(d, cond, B, F, end, st, next);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
     }
     if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
         return -1;
