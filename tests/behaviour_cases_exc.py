@@ -349,3 +349,39 @@ def retry_loop_as_an_if_branch(p, xs):
                 return x, log
     else:
         return None, log
+
+
+# --- a try body ending in `if c: return x` (3.11: the return is past the
+# protected range, the if's false path jumps to the JUMP_FORWARD after it;
+# it printed `if not c: pass` and then an unconditional return) ---------------
+
+@case(("trio", []), ("asyncio", []), ("key", []), ("value", []))
+def try_body_ending_in_if_return(x, log):
+    # (a constant return: a computed value would be protected)
+    try:
+        if _step(log, x) == "trio":
+            return True
+    except KeyError:
+        log.append("missing")
+    return False
+
+
+# --- an async try whose body is a with holding an await, with except and
+# else (the else body was read into the try body) -----------------------------
+
+@case((None,), ("value",), ("key",))
+async def async_try_with_await_except_else(x):
+    log = []
+    try:
+        with Ctx(log, "c"):
+            y = await _astep(log, x)
+    except BaseException as e:
+        log.append(("handled", type(e).__name__))
+    else:
+        log.append(("else", y))
+    return log
+
+
+async def _astep(log, x):
+    await asyncio.sleep(0)
+    return _step(log, x)

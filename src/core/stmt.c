@@ -2742,8 +2742,10 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (F > d->n)
         return dc_fail(d, i, "jump out of range");
     /* the last statement of a try body can end past the protected range
-     * (its RETURN_VALUE cannot raise): `if c: return x` falls to F there */
-    if (finishes && F > end && F < d->n && B < end && (d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE)) {
+     * (its RETURN_VALUE cannot raise): `if c: return x` falls to F there;
+     * with a constant x the whole branch is past it (B == end, 3.11: F is
+     * the JUMP_FORWARD over the handler) */
+    if (finishes && F > end && F < d->n && B <= end && (d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE)) {
         int inside = 1;
         for (int j = end; j < F && inside; j++)
             inside = d->in[j].op != IR_PUSH_EXC_INFO && !(d->nref[j] > 0 && j > B);
