@@ -385,3 +385,36 @@ async def async_try_with_await_except_else(x):
 async def _astep(log, x):
     await asyncio.sleep(0)
     return _step(log, x)
+
+
+# --- a with body ending in `return <const>`, break or continue: the
+# unwinding calls __exit__ first, then the exit goes on elsewhere than a
+# suppressed exception does (it was read as code after the with) ------------
+
+@case((1, False, []), (0, True, []), ("value", True, []), ("value", False, []))
+def with_ending_in_a_constant_return(x, suppress, log):
+    with Ctx(log, "c", suppress):
+        if x == 1:
+            return 1
+        _step(log, x)
+        return 2
+    return 6
+
+
+@case(([1, 2], False, []), (["value", 2], True, []), (["value"], False, []), ([], True, []))
+def with_ending_in_a_break(xs, suppress, log):
+    for x in xs:
+        with Ctx(log, "c", suppress):
+            _step(log, x)
+            break
+    return 3
+
+
+@case(([1, 2], False, []), (["value", 2], True, []), (["key"], False, []))
+def with_ending_in_a_continue(xs, suppress, log):
+    for x in xs:
+        with Ctx(log, "c", suppress):
+            _step(log, x)
+            continue
+        log.append("suppressed")
+    return 3
