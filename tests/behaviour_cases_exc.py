@@ -418,3 +418,24 @@ def with_ending_in_a_continue(xs, suppress, log):
             continue
         log.append("suppressed")
     return 3
+
+
+# --- a try/except whose body is a with, then another try (3.12+: the with's
+# cold handler stretched the first try's table entries over the second) ----
+
+@case((1, 2, False, []), ("value", 2, True, []), (1, "value", False, []), (1, "key", False, []),
+      ("key", 1, False, []))
+def try_with_then_another_try(x, y, suppress, log):
+    try:
+        with Ctx(log, "c", suppress):
+            _step(log, x)
+    except BaseException:
+        log.append("first")
+        raise
+    try:
+        _step(log, y)
+    except ValueError:
+        log.append("second")
+    except BaseException:
+        log.append("third")
+        raise

@@ -490,6 +490,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
              * the code after the statement; the handler is elsewhere */
             int body_end = try_body_end(d, h);
             d->finish_stmt = 1;
+            d->finish_handler = H;
             d->fin_copy_end = -1;
             r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
             int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
@@ -539,6 +540,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
     if (d->code->py_minor >= 12) {
         /* 3.12+: handlers are cold blocks; see cold_join */
         d->finish_stmt = 1;
+        d->finish_handler = H;
         if (region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL) < 0)
             return -1;
         int stop = d->region_stop, live = d->region_live;
