@@ -349,3 +349,93 @@ def retry_loop_as_an_if_branch(p, xs):
                 return x, log
     else:
         return None, log
+
+
+# --- a try body ending in `if c: return x` (3.11: the return is past the
+# protected range, the if's false path jumps to the JUMP_FORWARD after it;
+# it printed `if not c: pass` and then an unconditional return) ---------------
+
+@case(("trio", []), ("asyncio", []), ("key", []), ("value", []))
+def try_body_ending_in_if_return(x, log):
+    # (a constant return: a computed value would be protected)
+    try:
+        if _step(log, x) == "trio":
+            return True
+    except KeyError:
+        log.append("missing")
+    return False
+
+
+# --- an async try whose body is a with holding an await, with except and
+# else (the else body was read into the try body) -----------------------------
+
+@case((None,), ("value",), ("key",))
+async def async_try_with_await_except_else(x):
+    log = []
+    try:
+        with Ctx(log, "c"):
+            y = await _astep(log, x)
+    except BaseException as e:
+        log.append(("handled", type(e).__name__))
+    else:
+        log.append(("else", y))
+    return log
+
+
+async def _astep(log, x):
+    await asyncio.sleep(0)
+    return _step(log, x)
+
+
+# --- a with body ending in `return <const>`, break or continue: the
+# unwinding calls __exit__ first, then the exit goes on elsewhere than a
+# suppressed exception does (it was read as code after the with) ------------
+
+@case((1, False, []), (0, True, []), ("value", True, []), ("value", False, []))
+def with_ending_in_a_constant_return(x, suppress, log):
+    with Ctx(log, "c", suppress):
+        if x == 1:
+            return 1
+        _step(log, x)
+        return 2
+    return 6
+
+
+@case(([1, 2], False, []), (["value", 2], True, []), (["value"], False, []), ([], True, []))
+def with_ending_in_a_break(xs, suppress, log):
+    for x in xs:
+        with Ctx(log, "c", suppress):
+            _step(log, x)
+            break
+    return 3
+
+
+@case(([1, 2], False, []), (["value", 2], True, []), (["key"], False, []))
+def with_ending_in_a_continue(xs, suppress, log):
+    for x in xs:
+        with Ctx(log, "c", suppress):
+            _step(log, x)
+            continue
+        log.append("suppressed")
+    return 3
+
+
+# --- a try/except whose body is a with, then another try (3.12+: the with's
+# cold handler stretched the first try's table entries over the second) ----
+
+@case((1, 2, False, []), ("value", 2, True, []), (1, "value", False, []), (1, "key", False, []),
+      ("key", 1, False, []))
+def try_with_then_another_try(x, y, suppress, log):
+    try:
+        with Ctx(log, "c", suppress):
+            _step(log, x)
+    except BaseException:
+        log.append("first")
+        raise
+    try:
+        _step(log, y)
+    except ValueError:
+        log.append("second")
+    except BaseException:
+        log.append("third")
+        raise

@@ -89,6 +89,7 @@ typedef struct dc {
     int used_fallback; /* the body is fallback.c's state machine */
     int refused;       /* ... because the structured form failed validation (why says how) */
     int finish_stmt;   /* next dc_region may run past its end to complete a statement */
+    int finish_handler; /* with finish_stmt (3.12+): the try's handler, -1 when not known */
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this
                            value left the stack (a with block ends at __exit__) */
     int *skip_to;      /* per instruction: handler code to step over, -1 */

@@ -1279,6 +1279,17 @@ static int find_cold_tail(const dc *d, int from, int end, cold_tail *t) {
     return 0;
 }
 
+/* Is instruction i in the body of the try whose handler is at h (3.12+)?
+ * It is protected by h, or by a handler whose code h protects in turn (a
+ * nested try or with); code that a later try protects is not.  With h
+ * unknown (-1): protected at all. */
+static int within_try(const dc *d, int i, int h) {
+    int c = d->handler[i];
+    for (int depth = 0; h >= 0 && c >= 0 && c != h && depth < 32; depth++)
+        c = c < d->n ? d->handler[c] : -1;
+    return h < 0 ? c >= 0 : c == h;
+}
+
 int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) {
     if (d->sh->limit_hit || ++d->sh->depth > DP_MAX_NESTING * 4) {
         d->sh->depth -= !d->sh->limit_hit;
@@ -1306,7 +1317,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         memcpy(d->base_vals, st->v, (size_t)base * sizeof *d->base_vals);
     /* A try body ends where the exception table stops covering it, which
      * can be inside its last statement (a RETURN_VALUE cannot raise). */
-    int finish = d->finish_stmt, live = 1;
+    int finish = d->finish_stmt, finish_h = d->finish_handler, live = 1;
     /* A with block ends once the stack is back to what it was below its
      * __exit__ (a `return` inside nested withs pops the outer __exit__ too,
      * with the return value in its place: that is not the end yet). */
@@ -1324,6 +1335,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         memcpy(below, st->v, (size_t)stop_base * sizeof *below);
     }
     d->finish_stmt = 0;
+    d->finish_handler = -1;
     d->stop_node = NULL;
     /* (the unwinding before a `return` pops iterators and leaves except
      * blocks with the return value in their place: not finished yet) */
@@ -1389,7 +1401,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
              * stops protecting statements; its table entries can reach
              * further, over except clauses placed after the code that
              * follows the try */
-            if (finish && i > start && d->code->py_minor >= 12 && d->handler[i] < 0 && ins->op != IR_NOP &&
+            if (finish && i > start && d->code->py_minor >= 12 && !within_try(d, i, finish_h) && ins->op != IR_NOP &&
                 (st->n == 0 || memcmp(st->v, start_stack, (size_t)st->n * sizeof *st->v) == 0))
                 break; /* (not with a return value in place of a with's __exit__: see start_stack) */
             /* a with block ends once __exit__ was called and its result popped */
@@ -2849,8 +2861,10 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (F > d->n)
         return dc_fail(d, i, "jump out of range");
     /* the last statement of a try body can end past the protected range
-     * (its RETURN_VALUE cannot raise): `if c: return x` falls to F there */
-    if (finishes && F > end && F < d->n && B < end && (d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE)) {
+     * (its RETURN_VALUE cannot raise): `if c: return x` falls to F there;
+     * with a constant x the whole branch is past it (B == end, 3.11: F is
+     * the JUMP_FORWARD over the handler) */
+    if (finishes && F > end && F < d->n && B <= end && (d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE)) {
         int inside = 1;
         for (int j = end; j < F && inside; j++)
             inside = d->in[j].op != IR_PUSH_EXC_INFO && !(d->nref[j] > 0 && j > B);

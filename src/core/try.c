@@ -499,6 +499,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
              * the code after the statement; the handler is elsewhere */
             int body_end = try_body_end(d, h);
             d->finish_stmt = 1;
+            d->finish_handler = H;
             d->fin_copy_end = -1;
             r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
             int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
@@ -548,6 +549,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
     if (d->code->py_minor >= 12) {
         /* 3.12+: handlers are cold blocks; see cold_join */
         d->finish_stmt = 1;
+        d->finish_handler = H;
         if (region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL) < 0)
             return -1;
         int stop = d->region_stop, live = d->region_live;
@@ -657,6 +659,47 @@ static int furthest_exit(dc *d, int from, int to, int after) {
     }
 }
 
+/* Where the code from a and from b leads: 1 when both run the same
+ * instructions to the same end (through jumps and NOPs, as a copy of an
+ * exit does), 0 when they surely differ, -1 when this cannot tell. */
+static int same_flow(const dc *d, int a, int b) {
+    for (int steps = 0; steps < 64; steps++) {
+        while (a >= 0 && a < d->n && (d->in[a].op == IR_NOP || d->in[a].op == IR_JUMP) && steps++ < 64)
+            a = d->in[a].op == IR_NOP ? a + 1 : d->in[a].target;
+        while (b >= 0 && b < d->n && (d->in[b].op == IR_NOP || d->in[b].op == IR_JUMP) && steps++ < 64)
+            b = d->in[b].op == IR_NOP ? b + 1 : d->in[b].target;
+        if (a == b)
+            return 1;
+        if (a < 0 || b < 0 || a >= d->n || b >= d->n || d->in[a].op == IR_JUMP || d->in[b].op == IR_JUMP)
+            return -1;
+        if (!dc_same_instr(&d->in[a], &d->in[b]))
+            return 0;
+        int op = d->in[a].op;
+        if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE)
+            return d->handler[a] == d->handler[b] ? 1 : -1;
+        if (dc_is_jump(op) || op == IR_FOR_ITER)
+            return -1;
+        a++;
+        b++;
+    }
+    return -1;
+}
+
+/* The end of the exit that goes on from p (before h): straight-line code up
+ * to its RETURN_VALUE, RAISE or JUMP that nothing else jumps into, or -1. */
+static int exit_end(const dc *d, int p, int h) {
+    for (int j = p; j < h && j < p + 16; j++) {
+        int op = d->in[j].op;
+        if (j > p && d->nref[j] > 0)
+            return -1;
+        if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_JUMP)
+            return j + 1;
+        if (dc_is_jump(op) || op == IR_FOR_ITER || op == IR_RERAISE || op == IR_PUSH_EXC_INFO)
+            return -1;
+    }
+    return -1;
+}
+
 /* with mgr as target: BEFORE_WITH at i, the handler protecting i + 1. */
 int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     if (d->code->py_minor <= 10)
@@ -704,11 +747,37 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     if (region_with(d, body, H, after, st, &w->l2, exitfn, slot) < 0)
         return -1;
     w->l1.v[0]->b = slot->a->l1.v[0];
-    int body_live = d->region_live;
+    int body_live = d->region_live, stop = d->region_stop;
     d->skip_to[H] = L + 4;
     dc_seen(d, H, L + 4);
     dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
-    *next = d->region_stop;
+    *next = stop;
+    if (body_live && stop < H && same_flow(d, stop, L + 4) == 0) {
+        /* after __exit__ the body goes elsewhere than where a suppressed
+         * exception goes on: the rest of its last statement (`return c`,
+         * break, continue: the unwinding calls __exit__ before), which
+         * is no code after the with */
+        int e = exit_end(d, stop, H);
+        if (e < 0)
+            return dc_fail(d, stop, "with block left for another place than after it");
+        dp_nodes rest = {0};
+        if (dc_region(d, stop, e, after, st, &rest) < 0)
+            return -1;
+        if (d->region_live)
+            return dc_fail(d, stop, "with block left for another place than after it");
+        for (int k = 0; k < rest.n; k++)
+            if (dc_add(d, &w->l2, rest.v[k]) < 0)
+                return -1;
+        /* (3.12+: a suppressed exception goes on in the cold handler;
+         * where it jumps back to must be the code after this exit) */
+        int back = d->in[L + 4].op == IR_JUMP ? d->in[L + 4].target : -1;
+        while (back >= 0 && back < e && d->in[back].op == IR_NOP)
+            back++;
+        if (d->code->py_minor >= 12 && back >= 0 && back != e)
+            return dc_fail(d, L + 4, "with block left for another place than after it");
+        *next = e;
+        body_live = 0;
+    }
     int cl = d->handler[H], clend = cleanup_end(d, cl);
     if (cl > L && clend > 0) {
         if (!body_live && after == L + 4 && d->in[L + 4].op != IR_JUMP) {
