@@ -7,9 +7,7 @@ import sys
 import pytest
 
 import behaviour_cases
-import behaviour_outcome
 import depyf
-from depyf import _core
 
 LEGACY_CASES = [fn for fn, _ in behaviour_cases.CASES if fn.__module__ == "behaviour_cases_legacy"]
 
@@ -68,16 +66,3 @@ def test_no_state_machine(fn):
     source = depyf.decompile(fn)
     assert "__state" not in source, source
     assert "# depyf:" not in source, source
-
-
-@pytest.mark.parametrize("fn", LEGACY_CASES, ids=[fn.__name__ for fn in LEGACY_CASES])
-def test_unvalidated_output_behaves_like_the_original(fn):
-    # validation refuses a wrong structured form of the running Python's own
-    # bytecode, not of another version's (.pyc files): the structurer alone
-    # must be right, so its output is checked here with validation off
-    source = _core.decompile(fn.__code__, validate=False)
-    namespace = {}
-    exec(compile(source, "<unvalidated %s>" % fn.__name__, "exec"), fn.__globals__, namespace)
-    decompiled = namespace[fn.__name__]
-    for args in dict(behaviour_cases.CASES)[fn]:
-        assert behaviour_outcome.call(decompiled, args) == behaviour_outcome.call(fn, args), (args, source)
