@@ -1,9 +1,9 @@
 """Exception-handling shapes (issue 11): the cases of behaviour_cases_exc.py
-decompile to structured code, without the state machine, on 3.11+
-(test_behaviour.py checks on every version, with validation on and off, that
-they behave like the originals; validation of the running interpreter's bytecode is on, so a
-structured form that does not compute the same prints the state machine and
-fails here)."""
+decompile to structured code, without the state machine, on 3.11+.
+test_behaviour.py checks on every version, with validation on and off, that
+they behave like the originals; here validation of the running interpreter's
+bytecode is on, so a structured form that does not compute the same prints
+the state machine and fails."""
 import sys
 
 import pytest
