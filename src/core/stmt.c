@@ -1358,7 +1358,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     dc_seen(d, tail.last[k], tail.last[k] + 1);
                     d->skip_to[tail.last[k]] = tail.start[k + 1];
                 }
-            if (d->in[tail.stop].op == IR_JUMP)
+            if (tail.stop == tail.last[tail.n - 1]) /* (it stops at the jump back, not past a return) */
                 dc_seen(d, tail.stop, tail.stop + 1);
         }
         if (!(i < end || (finish && i < d->n &&
