@@ -287,6 +287,8 @@ int dc_legacy_inside_try(const dc *d, int j);
 /* JUMP and the conditional jumps (not FOR_ITER, nor the 3.8-3.10 block
  * setups) (stmt.c). */
 int dc_is_jump(int op);
+/* A conditional jump that pops its operand (POP_JUMP_IF_*). */
+int dc_is_pop_jump(int op);
 /* A copy at i, within [0, end), of the finally body `ops` (the handler's
  * code up to its closing RERAISE, which follows it): its length, 0 if
  * none.  Jumps inside keep their places; where the body leaves for its end

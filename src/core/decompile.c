@@ -64,11 +64,6 @@ static void normalize_boolops(dc *d) {
  * the join returned): the same stack reaches the same place, and the arm is
  * one expression again.  The arm is recognised by the conditional jump
  * before the bool op that targets the instruction right after its end. */
-static int is_pop_jump(int op) {
-    return op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
-           op == IR_POP_JUMP_IF_NOT_NONE;
-}
-
 static void unthread_value_jumps(dc *d) {
     dp_instr *in = d->f.ins;
     for (int q = 0; q < d->n; q++) {
@@ -81,7 +76,7 @@ static void unthread_value_jumps(dc *d) {
             if (!ends_arm)
                 continue;
             for (int p = q - 1; p >= 0; p--)
-                if (is_pop_jump(in[p].op) && in[p].target == j + 1) {
+                if (dc_is_pop_jump(in[p].op) && in[p].target == j + 1) {
                     in[q].target = j;
                     break;
                 }

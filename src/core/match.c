@@ -94,11 +94,6 @@ typedef struct mcase {
 
 static int op_at(const dc *d, int p) { return p >= 0 && p < d->n ? d->in[p].op : -1; }
 
-static int is_cond_jump(int op) {
-    return op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
-           op == IR_POP_JUMP_IF_NOT_NONE;
-}
-
 static int is_store(int op) {
     return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
 }
@@ -225,7 +220,7 @@ static int record_fail(mp *m, int jump, int target, int ctx) {
 /* Records the conditional jump at m->p as a failure of the current context
  * (with the stack as it is once the jump popped its operand) and steps over it. */
 static int add_fail(mp *m) {
-    if (!is_cond_jump(op_at(m->d, m->p)) || record_fail(m, m->p, m->d->in[m->p].target, m->ctx) < 0)
+    if (!dc_is_pop_jump(op_at(m->d, m->p)) || record_fail(m, m->p, m->d->in[m->p].target, m->ctx) < 0)
         return -1;
     m->p++;
     return 0;
@@ -923,7 +918,7 @@ static int guard_seg(dc *d, int p, gseg *s) {
     dc_spec sp;
     dc_spec_begin(d, &sp);
     int q = p, r = 0;
-    while (q < d->n && !is_cond_jump(d->in[q].op) && r >= 0) {
+    while (q < d->n && !dc_is_pop_jump(d->in[q].op) && r >= 0) {
         int nq = q + 1;
         r = dc_chain_compare(d, q, &tmp, &nq);
         if (r == 0)
@@ -1254,7 +1249,7 @@ static int next_outside(const dc *d, const int *first, int from, int start) {
     int q = from + 1;
     for (; q < d->n && first[q] >= start; q++) {
         const dp_instr *x = &d->in[q];
-        if (d->loop != NULL && is_cond_jump(x->op) && x->target < start && x->target > d->loop->head) {
+        if (d->loop != NULL && dc_is_pop_jump(x->op) && x->target < start && x->target > d->loop->head) {
             int len = x->target - d->loop->head - 1, test = q - len;
             if (test > from && same_code(d, d->loop->head, test, len))
                 return test;
@@ -1507,7 +1502,7 @@ static int starts_match(const dc *d, int i, int base, const dc_stack *st) {
      * the subject where it holds: no other statement keeps a value on the
      * stack across a condition */
     for (int q = i; st->n - 1 <= base && q < i + 64 && q < d->n && !ends_flow(d, q) && !is_store(op_at(d, q)); q++)
-        if (is_cond_jump(op_at(d, q)) &&
+        if (dc_is_pop_jump(op_at(d, q)) &&
             (op_at(d, skip_nops(d, q + 1)) == IR_POP_TOP || op_at(d, d->in[q].target) == IR_POP_TOP))
             return 1;
     return 0;

@@ -65,6 +65,11 @@ int dc_is_block_setup(int op) {
     return op == IR_SETUP_FINALLY || op == IR_SETUP_WITH || op == IR_SETUP_ASYNC_WITH;
 }
 
+int dc_is_pop_jump(int op) {
+    return op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
+           op == IR_POP_JUMP_IF_NOT_NONE;
+}
+
 int dc_is_jump(int op) {
     return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE ||
            op == IR_POP_JUMP_IF_NONE || op == IR_POP_JUMP_IF_NOT_NONE ||
