@@ -18,6 +18,37 @@ def _step(log, x):
     return x
 
 
+# --- a try whose except clause returns, then `if c: return <const>` (3.12+:
+# the clause's `return None` was taken for a copy of the code after the try,
+# and the if's branch for where the clauses join) ------------------------------
+
+@case(("7",), ("-3",), ("x",), (None,))
+def except_returns_then_guarded_return(value):
+    try:
+        seconds = int(value)
+    except (ValueError, TypeError):
+        return None
+    if seconds < 0:
+        return None
+    return seconds * 2
+
+
+@case(("7",), ("-3",), ("x",), ("0",), ("",))
+def except_returns_then_guard_then_another_try(value):
+    if not value:
+        return "empty"
+    try:
+        seconds = int(value)
+    except ValueError:
+        return None
+    if seconds < 0:
+        return None
+    try:
+        return 10 // seconds
+    except ZeroDivisionError:
+        return None
+
+
 # --- try/except/else as the whole body of a while loop (3.12+: the except
 # clause's jump back to the loop head is cold code after the handler) ---------
 

@@ -28,6 +28,8 @@ KNOWN_FALLBACK = {
     "retry_with_continue_in_bare_except": {8, 9, 10},
     "tries_returning_like_the_code_after_the_if": {10},  # try body exits to an unexpected place
     "retry_loop_as_an_if_branch": {8, 9, 10},  # as retry_loop_with_else_return
+    "except_returns_then_guarded_return": {10},  # conditional jump past its enclosing block
+    "except_returns_then_guard_then_another_try": {10},
     "with_ending_in_a_break": {12, 13},  # with block left for another place than after it
     "with_ending_in_a_continue": {12, 13},
 }

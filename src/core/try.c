@@ -394,6 +394,19 @@ static int is_finally(dc *d, int H, int clean) {
     return 1;
 }
 
+/* Whether code starting at `from` can only leave [from, to) by falling into
+ * `to` (or by a return, raise, break or continue): the shape of an else
+ * clause that ends where the try statement's clauses join.  A jump past `to`
+ * means `to` starts a branch inside it instead. */
+static int ends_at(const dc *d, int from, int to) {
+    for (int j = from; j < to; j++) {
+        const dp_instr *x = &d->in[j];
+        if (dc_is_jump(x->op) && x->target > to && !dc_is_loop_exit(d, x->target) && !dc_is_loop_head(d, x->target))
+            return 0;
+    }
+    return 1;
+}
+
 /* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
  * except clause either with a backward jump to where the try statement
  * continues or with a copy of that code.  The join of the try at `stop`
@@ -431,6 +444,10 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
              * some other statement's: the clause's copy is its own) */
             if (ret[x] >= end && J != exit)
                 break;
+            /* (nor is a return that the code after the body reaches only
+             * inside a branch: `if c: return None` after the try) */
+            if (J > stop && !ends_at(d, stop, J))
+                continue;
             for (int k = 0; k < len && same; k++)
                 same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
             if (same && (join < 0 || join == J)) {
