@@ -49,6 +49,36 @@ def except_returns_then_guard_then_another_try(value):
         return None
 
 
+# --- a while loop ending a try body (3.12+: its jump back, after the bottom
+# copy of the test, is left out of the exception table) -----------------------
+
+@case(([1, 2],), ([],), ([1, "key"],), ([1, "value", 3],))
+def while_loop_ending_a_try_body(xs):
+    out = []
+    xs = list(xs)
+    try:
+        out.append(len(xs))
+        while xs and xs[0] != 3:
+            out.append(_step(out, xs.pop(0)))
+    except KeyError as exc:
+        out.append(repr(exc))
+    except ValueError:
+        return out, "value"
+    return out
+
+
+@case(([1, 2],), ([],), ([1, "key"],))
+def while_loop_as_the_whole_try_body(xs):
+    out = []
+    xs = list(xs)
+    try:
+        while xs:
+            _step(out, xs.pop())
+    except KeyError:
+        raise LookupError("again") from None
+    return out
+
+
 # --- try/except/else as the whole body of a while loop (3.12+: the except
 # clause's jump back to the loop head is cold code after the handler) ---------
 

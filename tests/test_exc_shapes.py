@@ -30,6 +30,8 @@ KNOWN_FALLBACK = {
     "retry_loop_as_an_if_branch": {8, 9, 10},  # as retry_loop_with_else_return
     "except_returns_then_guarded_return": {10},  # conditional jump past its enclosing block
     "except_returns_then_guard_then_another_try": {10},
+    "while_loop_ending_a_try_body": {10},  # each loop exit has its own POP_BLOCK and copy of what follows
+    "while_loop_as_the_whole_try_body": {10},
     "with_ending_in_a_break": {12, 13},  # with block left for another place than after it
     "with_ending_in_a_continue": {12, 13},
 }

@@ -211,6 +211,11 @@ static int try_body_end(const dc *d, const dc_handler *h) {
         if (e->end > end && protects_code(d, e))
             end = e->end;
     }
+    /* 3.12+ leaves the jump back of a while loop ending the body outside
+     * the table (it follows the loop's bottom test): it is the body's too */
+    if (end < d->n && d->in[end].op == IR_JUMP && d->in[end].target >= h->start && d->in[end].target < end &&
+        d->handler[end] != h->at)
+        end++;
     return end;
 }
 
