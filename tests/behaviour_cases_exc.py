@@ -79,6 +79,26 @@ def while_loop_as_the_whole_try_body(xs):
     return out
 
 
+# --- an if/else in an except clause whose else returns (3.11: the return's
+# POP_EXCEPT was taken from the stack the then-part goes on with) -------------
+
+@case((["a"], [1]), ([], [1]), (["eof"], []), (["eof"], [1, 2]), (["key"], [1]))
+def except_clause_if_else_returning(xs, out):
+    out = list(out)
+    u = "none"
+    try:
+        u = _step(out, xs.pop(0) if xs else "eof")
+        if u == "eof":
+            raise EOFError(u)
+    except EOFError:
+        if out:
+            out.append("short")
+        else:
+            return [], "Body"
+    out.append(u)
+    return out
+
+
 # --- try/except/else as the whole body of a while loop (3.12+: the except
 # clause's jump back to the loop head is cold code after the handler) ---------
 

@@ -3049,6 +3049,10 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         return -1;
     if (J > F && d->region_live && !same_stack(st, &before))
         return dc_fail(d, F, "a value flows out of the branch");
+    /* (an else that never falls through, a `return` out of an except
+     * clause, may have popped what the code after the if still holds) */
+    if (J > F && !d->region_live && dc_stack_copy(d, st, &before) < 0)
+        return -1;
     *next = J;
     return dc_add(d, out, ifs);
 }
