@@ -99,6 +99,18 @@ def except_clause_if_else_returning(xs, out):
     return out
 
 
+# --- a with whose body returns, ending a loop body (3.12+: an exception
+# __exit__ suppresses goes on at the loop's head, from the cold handler) -----
+
+@case((["value", 2], True, []), ([1], False, []), (["value", "value"], True, []), ([], True, []),
+      (["key"], False, []))
+def first_decoded_with_suppress(xs, suppress, log):
+    for x in xs:
+        with Ctx(log, "c", suppress):
+            return _step(log, x)
+    return "none"
+
+
 # --- try/except/else as the whole body of a while loop (3.12+: the except
 # clause's jump back to the loop head is cold code after the handler) ---------
 

@@ -33,7 +33,6 @@ KNOWN_FALLBACK = {
     "while_loop_ending_a_try_body": {10},  # each loop exit has its own POP_BLOCK and copy of what follows
     "while_loop_as_the_whole_try_body": {10},
     "except_clause_if_else_returning": {13},  # unstructured jump (the clause's cold jump back)
-    "with_ending_in_a_break": {12, 13},  # with block left for another place than after it
     "with_ending_in_a_continue": {12, 13},
 }
 

@@ -200,7 +200,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
  * region, `exit` where it goes on (dc_region). */
 int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 /* A with statement whose BEFORE_WITH is at i (try.c). */
-int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
+int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 /* The same as dc_block with an explicit exit label: where control goes when
  * [start, end) falls off its end (-1: the function ends). */
 int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out);

@@ -1749,8 +1749,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         case IR_BEFORE_WITH: case IR_BEFORE_ASYNC_WITH:
-            if (dc_with(d, i, st, out, &next) < 0)
+            if ((r = dc_with(d, i, end, st, out, &next)) < 0)
                 goto fail;
+            if (r == 1)
+                live = 0;
             break;
         case IR_FOR_ITER:
             if ((r = for_loop(d, i, end, exit, st, out, &next)) < 0)

@@ -722,8 +722,10 @@ static int exit_end(const dc *d, int p, int h) {
     return -1;
 }
 
-/* with mgr as target: BEFORE_WITH at i, the handler protecting i + 1. */
-int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
+/* with mgr as target: BEFORE_WITH at i, the handler protecting i + 1, in
+ * the region [?, end).  1 when the statement never falls through (a
+ * `continue` follows it), 0 when it may, -1 on error. */
+int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     if (d->code->py_minor <= 10)
         return dc_legacy_async_with(d, i, st, out, next);
     dp_node *mgr = dc_pop(d, st, i);
@@ -766,7 +768,11 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
     if (w == NULL)
         return -1;
     d->stop_node = exitfn;
-    if (region_with(d, body, H, after, st, &w->l2, exitfn, slot) < 0)
+    /* (3.12+ places the handler after the rest of the function: a body
+     * that never falls through to __exit__ must not run on past the
+     * enclosing region, into the code after a loop) */
+    int body_end = H > end && end > body ? end : H;
+    if (region_with(d, body, body_end, after, st, &w->l2, exitfn, slot) < 0)
         return -1;
     w->l1.v[0]->b = slot->a->l1.v[0];
     int body_live = d->region_live, stop = d->region_stop;
@@ -795,12 +801,29 @@ int dc_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next) {
         int back = d->in[L + 4].op == IR_JUMP ? d->in[L + 4].target : -1;
         while (back >= 0 && back < e && d->in[back].op == IR_NOP)
             back++;
-        if (d->code->py_minor >= 12 && back >= 0 && back != e)
+        /* (a with ending a loop body: the loop's end follows the exit (past
+         * the POP_TOPs of a dead END_FOR), and the code after the with is
+         * the jump back to the loop's head) */
+        int k = e;
+        while (d->loop != NULL && k < d->loop->brk && d->in[k].op == IR_POP_TOP && d->nref[k] == 0)
+            k++;
+        int loop_end = d->loop != NULL && dc_is_loop_head(d, back) && k == d->loop->brk;
+        if (d->code->py_minor >= 12 && back >= 0 && back != e && !loop_end)
             return dc_fail(d, L + 4, "with block left for another place than after it");
         *next = e;
         body_live = 0;
     }
     int cl = d->handler[H], clend = cleanup_end(d, cl);
+    if (cl > L && clend > 0 && !body_live && d->in[L + 4].op == IR_JUMP && dc_is_loop_head(d, d->in[L + 4].target)) {
+        /* 3.12+, a body that never completes, in a loop: an exception that
+         * __exit__ suppresses goes on at the loop's head (the with ends the
+         * loop body); said so, or the loop would read as left there */
+        dc_seen(d, L + 4, clend);
+        d->skip_to[H] = clend;
+        if (dc_add(d, out, w) < 0 || dc_add(d, out, dc_stmt(d, S_CONTINUE, L + 4)) < 0)
+            return -1;
+        return 1;
+    }
     if (cl > L && clend > 0) {
         if (!body_live && after == L + 4 && d->in[L + 4].op != IR_JUMP) {
             /* 3.12+, a body that never completes: the code after the with

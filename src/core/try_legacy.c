@@ -822,6 +822,14 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
          * after the with but by a return: `return <constant>` it is; so is
          * one before the end of the body, a branch's, whose walk has no
          * place to go to the code after the with) */
+        /* (a return of a value computed in the block from inside for loops:
+         * each loop's iterator is popped from under it first) */
+        int unwind = k;
+        while (d->loop && d->loop->is_for && unwind + 1 < e && d->in[unwind].op == IR_SWAP && d->in[unwind].arg == 2 &&
+               d->in[unwind + 1].op == IR_POP_TOP)
+            unwind += 2;
+        if (e > k && unwind == e)
+            return 0;
         int const_return = e == k + 1 && d->in[k].op == IR_LOAD_CONST;
         if (const_return && ((d->loop && d->loop->head > s) || e + 1 < H))
             return 0;
