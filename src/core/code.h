@@ -22,7 +22,10 @@ typedef enum dp_const_kind {
     DP_CONST_TUPLE,     /* items/n */
     DP_CONST_FROZENSET, /* items/n */
     DP_CONST_CODE,      /* code */
-    DP_CONST_OTHER,     /* live objects with no literal form (Dynamo can load any object): text = repr */
+    DP_CONST_OTHER,     /* text: the source of an expression for the value (a list display read from
+                         * a .pyc, a live function's default shown as a name or repr) */
+    DP_CONST_OBJECT,    /* a live object with no literal form (Dynamo can load any object): text =
+                         * its repr, which need not be Python; printed as a name (print.h) */
 } dp_const_kind;
 
 typedef struct dp_code dp_code;

@@ -882,7 +882,9 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         p.on_stmt = on_stmt;
         p.ctx = &lm;
     }
-    if (dp_print_block(&p, &top, 0) < 0)
+    int printed = dp_print_block(&p, &top, 0);
+    dp_printer_free(&p);
+    if (printed < 0)
         goto out;
     if (lm.oom || !dp_buf_ok(out)) {
         dp_fail(err, -1, "out of memory");

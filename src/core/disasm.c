@@ -202,7 +202,7 @@ static void repr_rec(const dp_const *c, dp_buf *b, size_t limit, int depth) {
     case DP_CONST_FALSE: dp_buf_puts(b, "False"); return;
     case DP_CONST_ELLIPSIS: dp_buf_puts(b, "Ellipsis"); return;
     case DP_CONST_INT:
-    case DP_CONST_OTHER: dp_buf_putn(b, c->text ? c->text : "?", c->text ? c->len : 1); return;
+    case DP_CONST_OTHER: case DP_CONST_OBJECT: dp_buf_putn(b, c->text ? c->text : "?", c->text ? c->len : 1); return;
     case DP_CONST_FLOAT: put_float(b, c->f, 0); return;
     case DP_CONST_COMPLEX: put_complex(b, c->f, c->im); return;
     case DP_CONST_STR: put_str(b, c->text ? c->text : "", c->len, limit); return;

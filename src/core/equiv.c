@@ -41,6 +41,7 @@
 #include <string.h>
 
 #include "equiv.h"
+#include "print.h"
 #include "ir.h"
 
 #define MAX_BLOCKS 24        /* CPython allows 20 */
@@ -147,6 +148,7 @@ typedef struct eq {
     char *why;
     size_t whylen;
     int depth;
+    const dp_named_consts *named; /* the candidate's named constants, or NULL */
 } eq;
 
 static int verdict(eq *E, int v, const char *fmt, ...)
@@ -279,7 +281,7 @@ static uint64_t const_hash(const dp_const *c, int depth) {
     if (depth > 50)
         return h;
     switch (c->kind) {
-    case DP_CONST_INT: case DP_CONST_STR: case DP_CONST_BYTES: case DP_CONST_OTHER:
+    case DP_CONST_INT: case DP_CONST_STR: case DP_CONST_BYTES: case DP_CONST_OTHER: case DP_CONST_OBJECT:
         for (size_t k = 0; k < c->len && c->text; k++)
             h = mix(h, (unsigned char)c->text[k]);
         return mix(h, c->len);
@@ -343,7 +345,7 @@ static int const_same(const dp_const *a, const dp_const *b, int depth) {
     if (a->kind != b->kind || depth > 50)
         return 0;
     switch (a->kind) {
-    case DP_CONST_INT: case DP_CONST_STR: case DP_CONST_BYTES: case DP_CONST_OTHER:
+    case DP_CONST_INT: case DP_CONST_STR: case DP_CONST_BYTES: case DP_CONST_OTHER: case DP_CONST_OBJECT:
         return a->len == b->len && (a->len == 0 || memcmp(a->text, b->text, a->len) == 0);
     case DP_CONST_FLOAT: case DP_CONST_COMPLEX:
         return memcmp(&a->f, &b->f, sizeof a->f) == 0 &&
@@ -513,6 +515,30 @@ static int build_map(eq *E, side *S, namemap *m) {
 }
 
 /* Lifts one side and precomputes its per-instruction tables. */
+/* The printer's names of constants with no literal form are those constants
+ * (a name it made, read as a global: no code can rebind it first, as the
+ * printed source never assigns it). */
+static void load_named_consts(eq *E, dp_irfunc *f) {
+    const size_t plen = sizeof DP_NONLITERAL_PREFIX - 1;
+    for (int32_t i = 0; E->named && i < f->n; i++) {
+        dp_instr *x = &f->ins[i];
+        if ((x->op != IR_LOAD_GLOBAL && x->op != IR_LOAD_NAME) || x->name == NULL ||
+            strncmp(x->name, DP_NONLITERAL_PREFIX, plen) != 0)
+            continue;
+        size_t k = 0;
+        const char *d = x->name + plen;
+        if (*d == '\0' || (*d == '0' && d[1] != '\0'))
+            continue;
+        for (; *d >= '0' && *d <= '9' && k <= E->named->n; d++)
+            k = k * 10 + (size_t)(*d - '0');
+        if (*d != '\0' || k >= E->named->n)
+            continue;
+        x->op = IR_LOAD_CONST;
+        x->cst = E->named->v[k];
+        x->name = NULL;
+    }
+}
+
 static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
     side *S = &E->s[s];
     dp_error err;
@@ -520,6 +546,8 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
     S->code = code;
     if (dp_lift(&E->ar, code, &S->f, &err) < 0)
         return CANT("%s: %s", s ? "recompiled code" : "original code", err.msg);
+    if (s == 1)
+        load_named_consts(E, &S->f);
     int32_t n = S->f.n;
     S->slot = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->slot);
     S->tcst = dp_alloc_array(&E->ar, (size_t)n + 1, sizeof *S->tcst);
@@ -2050,7 +2078,17 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
     return enqueue(E, A, B);
 }
 
-static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char *why, size_t whylen, int depth);
+static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, const dp_named_consts *named, char *why,
+                       size_t whylen, int depth);
+
+/* Whether the candidate reads c by a name the printer gave it (then the
+ * two loads were matched as the same constant). */
+static int is_named(const eq *E, const dp_const *c) {
+    for (size_t k = 0; E->named && k < E->named->n; k++)
+        if (E->named->v[k] == c)
+            return 1;
+    return 0;
+}
 
 /* Lambdas and comprehensions are compared in full (they are never
  * validated on their own); other nested code objects by name. */
@@ -2059,11 +2097,12 @@ static int deep_nested(eq *E, const dp_code *a, const dp_code *b) {
         return 0;
     for (size_t k = 0; k < a->nconsts; k++) {
         const dp_const *c = a->consts[k];
-        if (c->kind != DP_CONST_CODE || !is_deep_code(c->code))
+        if (c->kind != DP_CONST_CODE || !is_deep_code(c->code) || is_named(E, c))
             continue;
         int nth = 0;
         for (size_t q = 0; q < k; q++)
-            nth += a->consts[q]->kind == DP_CONST_CODE && strcmp(a->consts[q]->code->name, c->code->name) == 0;
+            nth += a->consts[q]->kind == DP_CONST_CODE && strcmp(a->consts[q]->code->name, c->code->name) == 0 &&
+                   !is_named(E, a->consts[q]);
         const dp_code *other = NULL;
         for (size_t q = 0; q < b->nconsts && other == NULL; q++)
             if (b->consts[q]->kind == DP_CONST_CODE && strcmp(b->consts[q]->code->name, c->code->name) == 0 &&
@@ -2072,14 +2111,15 @@ static int deep_nested(eq *E, const dp_code *a, const dp_code *b) {
         if (other == NULL)
             return NEQ("%s is missing", c->code->name);
         char sub[300];
-        int r = equiv_depth(c->code, other, E->stable_globals, sub, sizeof sub, E->depth + 1);
+        int r = equiv_depth(c->code, other, E->stable_globals, E->named, sub, sizeof sub, E->depth + 1);
         if (r != 1)
             return verdict(E, r, "in %s: %s", c->code->name, sub);
     }
     return 0;
 }
 
-static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char *why, size_t whylen, int depth) {
+static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, const dp_named_consts *named, char *why,
+                       size_t whylen, int depth) {
     eq *E = calloc(1, sizeof *E);
     if (E == NULL) {
         if (why && whylen)
@@ -2092,6 +2132,7 @@ static int equiv_depth(const dp_code *orig, const dp_code *cand, int flags, char
     E->why = why;
     E->whylen = whylen;
     E->depth = depth;
+    E->named = named;
     E->stable_globals = flags & DP_EQ_STABLE_GLOBALS;
     if (why && whylen)
         why[0] = '\0';
@@ -2130,5 +2171,15 @@ int dp_equivalent(const dp_code *orig, const dp_code *cand, int flags, char *why
             snprintf(why, whylen, "no code");
         return -1;
     }
-    return equiv_depth(orig, cand, flags, why, whylen, 0);
+    return equiv_depth(orig, cand, flags, NULL, why, whylen, 0);
+}
+
+int dp_equivalent_named(const dp_code *orig, const dp_code *cand, int flags, const dp_named_consts *named, char *why,
+                        size_t whylen) {
+    if (orig == NULL || cand == NULL) {
+        if (why && whylen)
+            snprintf(why, whylen, "no code");
+        return -1;
+    }
+    return equiv_depth(orig, cand, flags, named, why, whylen, 0);
 }

@@ -16,6 +16,17 @@
  * comprehensions (names in angle brackets), which are compared in full. */
 int dp_equivalent(const dp_code *orig, const dp_code *cand, int flags, char *why, size_t whylen);
 
+/* The constants with no literal form that the printer named (print.h): in
+ * `cand`, reading the global DP_NONLITERAL_PREFIX<k> loads named->v[k]. */
+typedef struct dp_named_consts {
+    const dp_const *const *v;
+    size_t n;
+} dp_named_consts;
+
+/* dp_equivalent for a candidate printed with named constants. */
+int dp_equivalent_named(const dp_code *orig, const dp_code *cand, int flags, const dp_named_consts *named, char *why,
+                        size_t whylen);
+
 /* flags of dp_equivalent.  DP_EQ_STABLE_GLOBALS: reading a global is taken
  * to give the same value wherever it happens in one run, so global reads
  * may move past other operations.  True of the names Dynamo binds for its

@@ -1569,7 +1569,7 @@ static int match_test(fb *F, dp_node *subject, dp_node *pattern, dp_node *yes, d
 static int is_key_expr(const dp_node *e) {
     if (e->kind == E_CONST)
         return e->cst->kind != DP_CONST_TUPLE && e->cst->kind != DP_CONST_FROZENSET && e->cst->kind != DP_CONST_CODE &&
-               e->cst->kind != DP_CONST_OTHER;
+               e->cst->kind != DP_CONST_OTHER && e->cst->kind != DP_CONST_OBJECT;
     while (e->kind == E_ATTR)
         e = e->a;
     return e->kind == E_NAME && !mark_of(e) && e != NULL;

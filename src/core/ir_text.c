@@ -172,7 +172,7 @@ static void put_const(dp_buf *out, const dp_const *c, int depth) {
     case DP_CONST_CODE:
         dp_buf_printf(out, "<code %s>", c->code && c->code->name ? c->code->name : "?");
         return;
-    case DP_CONST_OTHER: dp_buf_printf(out, "<%s>", c->text ? c->text : "object"); return;
+    case DP_CONST_OTHER: case DP_CONST_OBJECT: dp_buf_printf(out, "<%s>", c->text ? c->text : "object"); return;
     case DP_CONST_TUPLE:
     case DP_CONST_FROZENSET:
         break;

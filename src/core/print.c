@@ -414,7 +414,9 @@ static int const_prec(const dp_const *c) {
 /* `as_set`: print a frozenset as a set display; where a set display is the
  * right operand of `in` or a loop's iterable, the compiler turns it into
  * this frozenset constant.  Returns -1 only past MAX_DEPTH. */
-static int put_const(dp_buf *o, const dp_const *c, unsigned forbid, int depth, int as_set) {
+static int name_of_nonliteral(dp_printer *p, dp_buf *o, const dp_const *c);
+
+static int put_const(dp_printer *p, dp_buf *o, const dp_const *c, unsigned forbid, int depth, int as_set) {
     if (depth > MAX_DEPTH)
         return -1;
     switch (c->kind) {
@@ -446,14 +448,16 @@ static int put_const(dp_buf *o, const dp_const *c, unsigned forbid, int depth, i
         for (size_t i = 0; i < c->n; i++) {
             if (i)
                 dp_buf_puts(o, ", ");
-            if (put_const(o, c->items[i], forbid, depth + 1, 0) < 0)
+            if (put_const(p, o, c->items[i], forbid, depth + 1, 0) < 0)
                 return -1;
         }
         dp_buf_puts(o, tuple ? (c->n == 1 ? ",)" : ")") : as_set ? "}" : "})");
         return 0;
     }
     case DP_CONST_CODE:
-        /* a code object outside MAKE_FUNCTION has no literal: mark it like repr() does */
+        /* a code object outside MAKE_FUNCTION has no literal */
+        if (p != NULL)
+            return name_of_nonliteral(p, o, c);
         if (c->code != NULL)
             dp_buf_printf(o, "<code object %s, file \"%s\", line %d>",
                           c->code->qualname && *c->code->qualname ? c->code->qualname
@@ -461,6 +465,12 @@ static int put_const(dp_buf *o, const dp_const *c, unsigned forbid, int depth, i
                           c->code->filename ? c->code->filename : "?", c->code->firstlineno);
         else
             dp_buf_puts(o, "<code object>");
+        return 0;
+    case DP_CONST_OBJECT:
+        if (p != NULL)
+            return name_of_nonliteral(p, o, c);
+        if (c->text != NULL) /* (listings show the repr) */
+            dp_buf_putn(o, c->text, c->len);
         return 0;
     case DP_CONST_OTHER:
         if (c->text != NULL)
@@ -471,8 +481,55 @@ static int put_const(dp_buf *o, const dp_const *c, unsigned forbid, int depth, i
     return 0;
 }
 
+/* The name a constant with no literal form prints as (see dp_printer). */
+static int name_of_nonliteral(dp_printer *p, dp_buf *o, const dp_const *c) {
+    size_t n = dp_printer_nnamed(p), k = 0;
+    while (k < n && dp_printer_named(p, k) != c)
+        k++;
+    if (k == n)
+        dp_buf_putn(&p->named, (const char *)&c, sizeof c);
+    if (!dp_buf_ok(&p->named))
+        return dp_fail(p->err, -1, "out of memory"); /* (the error set first is the one reported) */
+    dp_buf_printf(o, DP_NONLITERAL_PREFIX "%zu", k);
+    return 0;
+}
+
+/* A comment's text of the repr of a constant with no literal form: one
+ * line, at most about 160 bytes (cut between UTF-8 characters). */
+static void put_repr_comment(dp_buf *o, const dp_const *c) {
+    dp_buf t;
+    dp_buf_init(&t);
+    put_const(NULL, &t, c, 0, 0, 0);
+    size_t len = dp_buf_ok(&t) ? t.len : 0, cut = len;
+    if (cut > 160) {
+        cut = 160;
+        while (cut > 0 && ((unsigned char)t.data[cut] & 0xC0) == 0x80)
+            cut--;
+    }
+    for (size_t i = 0; i < cut; i++) {
+        char ch = t.data[i];
+        dp_buf_putc(o, (unsigned char)ch < 0x20 || ch == 0x7F ? ' ' : ch);
+    }
+    if (cut < len)
+        dp_buf_puts(o, "...");
+    dp_buf_free(&t);
+}
+
+/* Ends a line of code with `tail` and a newline, after a comment naming the
+ * constants first used on it. */
+static void end_line(pr *r, const char *tail) {
+    put(r, tail);
+    size_t n = dp_printer_nnamed(r->p);
+    for (size_t k = r->p->commented; k < n; k++) {
+        dp_buf_printf(r->out, "%s" DP_NONLITERAL_PREFIX "%zu: ", k == r->p->commented ? "  # " : "; ", k);
+        put_repr_comment(r->out, dp_printer_named(r->p, k));
+    }
+    r->p->commented = n;
+    putch(r, '\n');
+}
+
 void dp_print_const(dp_buf *out, const dp_const *c) {
-    if (put_const(out, c, 0, 0, 0) < 0)
+    if (put_const(NULL, out, c, 0, 0, 0) < 0)
         dp_buf_puts(out, "<constant nested too deeply>");
 }
 
@@ -555,7 +612,7 @@ static int need(pr *r, const dp_node *e, const char *what) {
  * any other expression). */
 static int expr_set_ok(pr *r, const dp_node *e, int level) {
     if (e != NULL && e->kind == E_CONST && e->cst && e->cst->kind == DP_CONST_FROZENSET && e->cst->n > 0) {
-        if (put_const(r->out, e->cst, r->fs_forbid, r->depth, 1) < 0)
+        if (put_const(r->p, r->out, e->cst, r->fs_forbid, r->depth, 1) < 0)
             return dp_fail(r->p->err, -1, "constant nested deeper than %d levels", MAX_DEPTH);
         return 0;
     }
@@ -668,7 +725,7 @@ static int subscript_index(pr *r, const dp_node *i) {
         for (size_t k = 0; k < i->cst->n; k++) {
             if (k)
                 put(r, ", ");
-            if (put_const(r->out, i->cst->items[k], r->fs_forbid, r->depth, 0) < 0)
+            if (put_const(r->p, r->out, i->cst->items[k], r->fs_forbid, r->depth, 0) < 0)
                 return dp_fail(r->p->err, -1, "constant nested deeper than %d levels", MAX_DEPTH);
         }
         return 0;
@@ -743,7 +800,7 @@ static int expr_inner(pr *r, const dp_node *e) {
     case E_CONST:
         if (e->cst == NULL)
             return dp_fail(err, -1, "E_CONST without a constant");
-        if (put_const(r->out, e->cst, r->fs_forbid, r->depth, 0) < 0)
+        if (put_const(r->p, r->out, e->cst, r->fs_forbid, r->depth, 0) < 0)
             return dp_fail(err, -1, "constant nested deeper than %d levels", MAX_DEPTH);
         return 0;
     case E_ATTR:
@@ -1401,14 +1458,14 @@ static int header_body(pr *r, const char *kw, const dp_node *e, int e_level, con
         if (expr(r, e, e_level) < 0)
             return -1;
     }
-    put(r, ":\n");
+    end_line(r, ":");
     return block(r, body, level + 1);
 }
 
 static int else_body(pr *r, const char *kw, const dp_nodes *body, int level) {
     put_indent(r, level);
     put(r, kw);
-    put(r, ":\n");
+    end_line(r, ":");
     return block(r, body, level + 1);
 }
 
@@ -1474,7 +1531,7 @@ static int stmt_try(pr *r, const dp_node *st, int level) {
         } else if (h->s != NULL || st->op) {
             return dp_fail(r->p->err, h->offset, "bare except with a name or star");
         }
-        put(r, ":\n");
+        end_line(r, ":");
         if (block(r, &h->l1, level + 1) < 0)
             return -1;
     }
@@ -1511,7 +1568,7 @@ static int stmt_with(pr *r, const dp_node *st, int level) {
                 return -1;
         }
     }
-    put(r, ":\n");
+    end_line(r, ":");
     return block(r, &st->l2, level + 1);
 }
 
@@ -1568,7 +1625,7 @@ static int stmt_def(pr *r, const dp_node *st, int level) {
         if (expr(r, st->b, PR_LAMBDA) < 0)
             return -1;
     }
-    put(r, ":\n");
+    end_line(r, ":");
     return block(r, &st->l1, level + 1);
 }
 
@@ -1594,7 +1651,7 @@ static int stmt_class(pr *r, const dp_node *st, int level) {
         }
         putch(r, ')');
     }
-    put(r, ":\n");
+    end_line(r, ":");
     return block(r, &st->l1, level + 1);
 }
 
@@ -1635,7 +1692,7 @@ static int stmt_match(pr *r, const dp_node *st, int level) {
     put(r, "match ");
     if (expr(r, st->a, PR_TUPLE) < 0)
         return -1;
-    put(r, ":\n");
+    end_line(r, ":");
     if (st->l1.n == 0)
         return dp_fail(r->p->err, st->offset, "match without cases");
     for (int i = 0; i < st->l1.n; i++) {
@@ -1651,7 +1708,7 @@ static int stmt_match(pr *r, const dp_node *st, int level) {
             if (expr(r, c->b, PR_IFEXP) < 0)
                 return -1;
         }
-        put(r, ":\n");
+        end_line(r, ":");
         if (block(r, &c->l1, level + 2) < 0)
             return -1;
     }
@@ -1861,7 +1918,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
         put(r, " in ");
         if (expr_set_ok(r, st->b, PR_IFEXP) < 0)
             return -1;
-        put(r, ":\n");
+        end_line(r, ":");
         if (block(r, &st->l1, level + 1) < 0)
             return -1;
         return st->l2.n > 0 ? else_body(r, "else", &st->l2, level) : 0;
@@ -1904,7 +1961,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
     default:
         return dp_fail(err, st->offset, "node kind %d is not a statement", st->kind);
     }
-    putch(r, '\n');
+    end_line(r, "");
     return 0;
 }
 
@@ -1989,7 +2046,22 @@ void dp_printer_init(dp_printer *p, dp_buf *out, int indent, dp_error *err) {
     p->on_stmt = NULL;
     p->ctx = NULL;
     p->py_minor = 0;
+    dp_buf_init(&p->named);
+    p->commented = 0;
 }
+
+size_t dp_printer_nnamed(const dp_printer *p) {
+    return dp_buf_ok(&p->named) ? p->named.len / sizeof(const dp_const *) : 0;
+}
+
+const dp_const *dp_printer_named(const dp_printer *p, size_t k) {
+    const dp_const *c = NULL;
+    if (k < dp_printer_nnamed(p))
+        memcpy(&c, p->named.data + k * sizeof c, sizeof c);
+    return c;
+}
+
+void dp_printer_free(dp_printer *p) { dp_buf_free(&p->named); }
 
 static void pr_init(pr *r, dp_printer *p) {
     memset(r, 0, sizeof *r);

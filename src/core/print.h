@@ -16,7 +16,21 @@ typedef struct dp_printer {
      * output line it starts on (used to map bytecode offsets to lines). */
     void (*on_stmt)(void *ctx, const dp_node *stmt, int out_line);
     void *ctx;
+    /* Constants with no literal form (a live object Dynamo loads, a code
+     * object outside MAKE_FUNCTION) print as the name NONLITERAL_PREFIX<k>,
+     * k their order of first use, and the line of that first use ends with a
+     * comment showing their repr: the source stays Python.  `named` holds
+     * the dp_const pointers in that order, as bytes (dp_printer_free). */
+    dp_buf named;
+    size_t commented;    /* names whose comment is written */
 } dp_printer;
+
+#define DP_NONLITERAL_PREFIX "_depyf_const_"
+
+/* How many constants are named so far (see dp_printer.named), and the k-th. */
+size_t dp_printer_nnamed(const dp_printer *p);
+const dp_const *dp_printer_named(const dp_printer *p, size_t k);
+void dp_printer_free(dp_printer *p);
 
 void dp_printer_init(dp_printer *p, dp_buf *out, int indent, dp_error *err);
 /* Prints statements at the given nesting level (an empty list prints `pass`

@@ -80,12 +80,21 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     p.py_minor = code->py_minor;
     dp_nodes one = {&def, 1, 1};
     int r = -1;
-    if (dp_print_block(&p, &one, level) < 0 || !dp_buf_ok(&src)) {
-        snprintf(why, whylen, "could not print: %s", err.msg);
-        goto out;
-    }
+    int printed = dp_print_block(&p, &one, level);
     dp_arena ar;
     dp_arena_init(&ar);
+    /* (the constants the printer named, for the checker) */
+    dp_named_consts named = {NULL, dp_printer_nnamed(&p)};
+    const dp_const **v = named.n ? dp_alloc_array(&ar, named.n, sizeof *v) : NULL;
+    for (size_t k = 0; v != NULL && k < named.n; k++)
+        v[k] = dp_printer_named(&p, k);
+    named.v = v;
+    dp_printer_free(&p);
+    if (printed < 0 || !dp_buf_ok(&src) || (named.n > 0 && v == NULL)) {
+        snprintf(why, whylen, "could not print: %s", printed < 0 ? err.msg : "out of memory");
+        dp_arena_free(&ar);
+        goto out;
+    }
     dp_code *mod = NULL;
     int c = o->compile(o->compile_ctx, src.data, code->flags, &ar, &mod, why, whylen);
     if (c == 1) {
@@ -95,7 +104,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
         if (cand == NULL)
             snprintf(why, whylen, "recompiled function not found");
         else
-            r = dp_equivalent(code, cand, o->stable_globals ? DP_EQ_STABLE_GLOBALS : 0, why, whylen);
+            r = dp_equivalent_named(code, cand, o->stable_globals ? DP_EQ_STABLE_GLOBALS : 0, &named, why, whylen);
     }
     dp_arena_free(&ar);
 out:

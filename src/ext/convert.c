@@ -7,6 +7,7 @@
 typedef struct conv {
     dp_arena *a;
     dp_error *err;
+    int repr_is_source; /* see dpx_const_from_py */
 } conv;
 
 static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out);
@@ -168,8 +169,9 @@ static int conv_items(conv *cv, PyObject *items, int depth, dp_const *c) {
 
 /* Literal kinds are checked by exact type: a subclass (an IntEnum member, a
  * namedtuple, torch.Size) written as a plain literal would change its type,
- * so it becomes DP_CONST_OTHER with its repr. */
-static dp_const_kind kind_of(PyObject *o) {
+ * so it becomes DP_CONST_OBJECT with its repr (DP_CONST_OTHER where the
+ * repr is the source to print: cv->repr_is_source). */
+static dp_const_kind kind_of(const conv *cv, PyObject *o) {
     if (o == Py_None)
         return DP_CONST_NONE;
     if (o == Py_True)
@@ -194,14 +196,14 @@ static dp_const_kind kind_of(PyObject *o) {
         return DP_CONST_FROZENSET;
     if (PyCode_Check(o))
         return DP_CONST_CODE;
-    return DP_CONST_OTHER;
+    return cv->repr_is_source ? DP_CONST_OTHER : DP_CONST_OBJECT;
 }
 
 /* Code objects are constants too, so this one check bounds all nesting. */
 static int conv_const(conv *cv, PyObject *o, int depth, dp_const **out) {
     if (depth > DP_MAX_NESTING)
         return dp_fail(cv->err, -1, "constants nested deeper than %d levels", DP_MAX_NESTING);
-    dp_const_kind kind = kind_of(o);
+    dp_const_kind kind = kind_of(cv, o);
     dp_const *c = dp_const_new(cv->a, kind);
     if (c == NULL)
         return no_memory();
@@ -237,6 +239,7 @@ static int conv_const(conv *cv, PyObject *o, int depth, dp_const **out) {
     case DP_CONST_CODE:
         return conv_code(cv, o, depth, &c->code);
     case DP_CONST_OTHER:
+    case DP_CONST_OBJECT:
         return other_text(cv, o, c);
     }
     return dp_fail(cv->err, -1, "unknown constant kind");
@@ -323,7 +326,7 @@ static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out) {
 }
 
 int dpx_code_from_py(PyObject *code, dp_arena *a, dp_code **out, dp_error *err) {
-    conv cv = {a, err};
+    conv cv = {a, err, 0};
     if (!PyCode_Check(code)) {
         PyErr_Format(PyExc_TypeError, "expected a code object, not %.100s", Py_TYPE(code)->tp_name);
         return -1;
@@ -331,7 +334,7 @@ int dpx_code_from_py(PyObject *code, dp_arena *a, dp_code **out, dp_error *err) 
     return conv_code(&cv, code, 0, out);
 }
 
-int dpx_const_from_py(PyObject *value, dp_arena *a, dp_const **out, dp_error *err) {
-    conv cv = {a, err};
+int dpx_const_from_py(PyObject *value, int repr_is_source, dp_arena *a, dp_const **out, dp_error *err) {
+    conv cv = {a, err, repr_is_source};
     return conv_const(&cv, value, 1, out);
 }

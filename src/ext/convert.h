@@ -18,8 +18,11 @@
  * deeper than DP_MAX_NESTING, a name with a NUL character). */
 int dpx_code_from_py(PyObject *code, dp_arena *a, dp_code **out, dp_error *err);
 
-/* Any value, converted like a constant of a top-level code object (used for
- * a live function's defaults).  Returns -1 like dpx_code_from_py. */
-int dpx_const_from_py(PyObject *value, dp_arena *a, dp_const **out, dp_error *err);
+/* Any value, converted like a constant of a top-level code object.  With
+ * repr_is_source (a live function's defaults, whose objects the Python
+ * layer made to repr as the expression to show) an object with no literal
+ * form is a DP_CONST_OTHER, else a DP_CONST_OBJECT.  Returns -1 like
+ * dpx_code_from_py. */
+int dpx_const_from_py(PyObject *value, int repr_is_source, dp_arena *a, dp_const **out, dp_error *err);
 
 #endif

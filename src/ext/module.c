@@ -228,7 +228,7 @@ static void add_stats(PyObject *module, const call *c) {
 static int convert_defaults(call *c, const request *rq, dp_options *opt) {
     dp_const *converted;
     if (rq->defaults != NULL) {
-        if (dpx_const_from_py(rq->defaults, &c->arena, &converted, &c->err) < 0)
+        if (dpx_const_from_py(rq->defaults, 1, &c->arena, &converted, &c->err) < 0)
             return -1;
         opt->defaults = converted;
     }
@@ -245,7 +245,7 @@ static int convert_defaults(call *c, const request *rq, dp_options *opt) {
         Py_XDECREF(items);
         if (pairs == NULL)
             return -1;
-        int rc = dpx_const_from_py(pairs, &c->arena, &converted, &c->err);
+        int rc = dpx_const_from_py(pairs, 1, &c->arena, &converted, &c->err);
         Py_DECREF(pairs);
         if (rc < 0)
             return -1;
@@ -414,24 +414,41 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
 }
 
 PyDoc_STRVAR(equivalent_doc,
-"equivalent(orig, cand, stable_globals=False)\n--\n\n"
+"equivalent(orig, cand, stable_globals=False, named=())\n--\n\n"
 "Translation validation: (True, '') when code object `cand` does what `orig` does\n"
 "(the same observable operations in the same order on the same values, the same\n"
 "exception handling), (False, reason) when not, (None, reason) when the check\n"
 "could not be made.  Both must come from the same Python version.  stable_globals:\n"
-"as for decompile().");
+"as for decompile().  named: the objects that `cand` reads as the globals\n"
+"_depyf_const_0, _depyf_const_1, ... (how decompile() prints constants with no\n"
+"literal form).");
 
 static PyObject *core_equivalent(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"orig", "cand", "stable_globals", NULL};
-    PyObject *a, *b;
+    static char *kwlist[] = {"orig", "cand", "stable_globals", "named", NULL};
+    PyObject *a, *b, *named_objs = NULL;
     int stable_globals = 0;
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|p:equivalent", kwlist, &PyCode_Type, &a, &PyCode_Type, &b,
-                                     &stable_globals))
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O!|pO!:equivalent", kwlist, &PyCode_Type, &a, &PyCode_Type, &b,
+                                     &stable_globals, &PyTuple_Type, &named_objs))
         return NULL;
     call c;
     call_init(&c);
     dp_code *ma = NULL, *mb = NULL;
     PyObject *result = NULL;
+    Py_ssize_t nnamed = named_objs ? PyTuple_GET_SIZE(named_objs) : 0;
+    const dp_const **named = nnamed ? dp_alloc_array(&c.arena, (size_t)nnamed, sizeof *named) : NULL;
+    if (nnamed && named == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < nnamed; k++) {
+        dp_const *v;
+        if (dpx_const_from_py(PyTuple_GET_ITEM(named_objs, k), 0, &c.arena, &v, &c.err) < 0) {
+            if (!PyErr_Occurred())
+                raise_core_error(module, &c.err, "<named>");
+            goto done;
+        }
+        named[k] = v;
+    }
     if (dpx_code_from_py(a, &c.arena, &ma, &c.err) < 0 || dpx_code_from_py(b, &c.arena, &mb, &c.err) < 0) {
         if (!PyErr_Occurred())
             raise_core_error(module, &c.err, "<code>");
@@ -439,8 +456,9 @@ static PyObject *core_equivalent(PyObject *module, PyObject *args, PyObject *kwa
     }
     char why[400];
     int r;
+    dp_named_consts nc = {named, (size_t)nnamed};
     Py_BEGIN_ALLOW_THREADS
-    r = dp_equivalent(ma, mb, stable_globals ? DP_EQ_STABLE_GLOBALS : 0, why, sizeof why);
+    r = dp_equivalent_named(ma, mb, stable_globals ? DP_EQ_STABLE_GLOBALS : 0, &nc, why, sizeof why);
     Py_END_ALLOW_THREADS
     result = Py_BuildValue("(Os)", r == 1 ? Py_True : r == 0 ? Py_False : Py_None, why);
 done:

@@ -201,6 +201,7 @@ static void expr_record(int minor, const char *want, const dp_node *e) {
         printf("<print failed: %s>\n", err.msg);
     else
         printf("%s\n", b.data);
+    dp_printer_free(&p);
     dp_buf_free(&b);
 }
 
@@ -235,6 +236,7 @@ static void program_record(int minor, const char *check, dp_nodes body) {
         printf("<print failed: %s>\n", err.msg);
     else
         fputs(b.data ? b.data : "", stdout);
+    dp_printer_free(&p);
     dp_buf_free(&b);
 }
 

@@ -242,7 +242,9 @@ static const char *ex_for(const dp_node *e, int py_minor) {
     dp_error_init(&err);
     dp_printer_init(&p, &b, 4, &err);
     p.py_minor = py_minor;
-    return result(dp_print_expr(&p, e), &b, &err);
+    const char *r = result(dp_print_expr(&p, e), &b, &err);
+    dp_printer_free(&p);
+    return r;
 }
 
 static const char *ex(const dp_node *e) { return ex_for(e, 0); }
@@ -254,7 +256,9 @@ static const char *src(dp_nodes body) {
     dp_buf_init(&b);
     dp_error_init(&err);
     dp_printer_init(&p, &b, 4, &err);
-    return result(dp_print_block(&p, &body, 0), &b, &err);
+    const char *r = result(dp_print_block(&p, &body, 0), &b, &err);
+    dp_printer_free(&p);
+    return r;
 }
 
 #define A nm("a")
