@@ -6,6 +6,7 @@ clear comment and the disassembly; callers log one warning and go on.
 
 import dis
 import io
+import keyword
 import re
 
 
@@ -22,8 +23,11 @@ class Decompiled:
         return self.error is None
 
 
-def decompile(code):
+def decompile(code, name=None):
     """Decompile `code` with its offset -> line map; failures become Decompiled(error=...).
+
+    `name`: the name of the printed def (else the code's own, made valid:
+    Dynamo's code for a lambda is `<lambda>`).
 
     The output is validated against the bytecode taking global reads as
     stable: the globals of Dynamo's code are the graphs, resume functions and
@@ -32,12 +36,21 @@ def decompile(code):
     where Dynamo's bytecode pushes them."""
     try:
         from depyf import _core
-        source, linemap = _core.decompile(code, indent=4, linemap=True, stable_globals=True)
+        source, linemap = _core.decompile(code, indent=4, linemap=True, stable_globals=True,
+                                          def_name=name or def_name(code.co_name))
     except Exception as exc:  # the decompiler's failure is reported, never raised
         return Decompiled(error="%s: %s" % (type(exc).__name__, exc))
     if not isinstance(source, str):
         return Decompiled(error="the decompiler returned %s" % type(source).__name__)
     return Decompiled(source, [(int(off), int(line)) for off, line in linemap])
+
+
+def def_name(name):
+    """A def name for a code object's name (`<lambda>` -> `_lambda`), as the core makes it."""
+    if name.isidentifier() and not keyword.iskeyword(name):
+        return name
+    valid = "".join(c for c in name if c.isalnum() or c == "_")
+    return valid if valid.isidentifier() and not keyword.iskeyword(valid) else "_" + valid
 
 
 def disassembly(code):

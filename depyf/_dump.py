@@ -191,15 +191,15 @@ class Session:
         n = dd.number(("transformed", label))
         filename = "__transformed_code_%d_for_%s.py" % (n, label)
         path = os.path.join(dd.path, filename)
-        result = _decompiled.decompile(code)
+        name = "__transformed_code_%d_for_%s" % (n, label)
+        result = _decompiled.decompile(code, name)
         what = "the transformed code of %s" % original.co_name
         if not result.ok:
             dd.write(filename, _decompiled.failure_text(code, result.error, what))
             self._failed(what, path, result.error)
             record = Transformed(n, original, code, path, None, result.error, False)
         else:
-            name = "__transformed_code_%d_for_%s" % (n, label)
-            source = _decompiled.rename_def(result.source.rstrip() + "\n", code.co_name, name)
+            source = result.source.rstrip() + "\n"
             header = _header(
                 "Dynamo's transformed code for %s, decompiled by depyf." % original.co_name,
                 "What runs is Dynamo's bytecode itself; its line numbers point at this file,",

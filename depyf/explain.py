@@ -55,7 +55,7 @@ class OnDemandNames:
             self._counts[label] = n + 1
             self._known[id(code)] = (n, code)
         n = self._known[id(code)][0]
-        return n, transformed_def(original, code, n, _decompiled.decompile(code))
+        return n, transformed_def(original, code, n, _decompiled.decompile(code, transformed_name(original, n)))
 
     def graph_note(self, name, scope):
         """Text explaining the compiled graph a transformed code calls as `name`."""
@@ -68,11 +68,16 @@ class OnDemandNames:
             name, source)
 
 
+def transformed_name(original, n):
+    return "__transformed_code_%d_for_%s" % (n, label_of(original.co_name))
+
+
 def transformed_def(original, code, n, result):
-    """The def text for transformed code #n of `original`, or a stub with the disassembly."""
-    name = "__transformed_code_%d_for_%s" % (n, label_of(original.co_name))
+    """The def text for transformed code #n of `original` (`result` decompiled it under
+    transformed_name), or a stub with the disassembly."""
+    name = transformed_name(original, n)
     if result.ok:
-        return _decompiled.rename_def(result.source.rstrip() + "\n", code.co_name, name)
+        return result.source.rstrip() + "\n"
     params, _call = _decompiled.signature_of(code)
     return "%sdef %s(%s):\n    raise NotImplementedError(%r)\n" % (
         _decompiled.failure_text(code, result.error, "the transformed code of %s" % original.co_name),
@@ -87,7 +92,8 @@ def explain_code(code, scope, names, seen=None):
     """
     out, graph_notes = [], set()
     seen = set() if seen is None else seen
-    _explain_one(code, code.co_name, False, scope, names, out, seen, graph_notes)
+    # (a lambda's code is `<lambda>`: the defs below need a valid name)
+    _explain_one(code, _decompiled.def_name(code.co_name), False, scope, names, out, seen, graph_notes)
     return "\n\n".join(part.rstrip() + "\n" for part in out)
 
 
@@ -168,21 +174,22 @@ def original_source(code, call_name, generated):
     so their source must come from the decompiler, never from that file.
     """
     source = None
-    if not generated:
+    if not generated and code.co_name == call_name:  # (a lambda's source is no def: decompiled)
         try:
             source = textwrap.dedent(inspect.getsource(code))
         except (OSError, TypeError):
             source = None
     if source is None:
-        result = _decompiled.decompile(code)
+        result = _decompiled.decompile(code, call_name)
         if result.ok:
             source = result.source
         else:
             params, _call = _decompiled.signature_of(code)
             source = "%sdef %s(%s):\n    ...\n" % (
                 _decompiled.failure_text(code, result.error, "the code Dynamo generated" if generated
-                                         else "the original code"), code.co_name, params)
-    source = _decompiled.rename_def(source, code.co_name, call_name)
+                                         else "the original code"), call_name, params)
+    else:
+        source = _decompiled.rename_def(source, code.co_name, call_name)
     return ("# The code Dynamo started from. When a cache entry below matches, Dynamo runs that\n"
             "# entry's transformed code instead of this.\n" + source)
 

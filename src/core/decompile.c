@@ -836,6 +836,53 @@ static int cmp_entry(const void *a, const void *b) {
     return (x->offset > y->offset) - (x->offset < y->offset);
 }
 
+/* A function decompiled on its own whose name is no identifier (`<lambda>`,
+ * `<genexpr>`: a code object taken from a function, or Dynamo's code for a
+ * lambda) prints under a valid name: its letters, digits and underscores,
+ * with `_` before them where that is no identifier (`_lambda`).  The
+ * argument `.0` of a comprehension becomes `__iter`.  NULL: out of memory. */
+static const dp_code *valid_name(dp_arena *ar, const dp_code *code, const char *def_name) {
+    if (dc_is_identifier(code->name) && def_name == NULL)
+        return code;
+    size_t n = strlen(code->name);
+    char *name = dp_alloc(ar, n + 2);
+    dp_code *copy = dp_alloc(ar, sizeof *copy);
+    if (name == NULL || copy == NULL)
+        return NULL;
+    size_t k = 1;
+    for (const char *c = code->name; *c; c++)
+        if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+            (unsigned char)*c >= 0x80)
+            name[k++] = *c;
+    name[k] = '\0';
+    name[0] = '_';
+    *copy = *code;
+    copy->name = def_name ? def_name : dc_is_identifier(name + 1) ? name + 1 : name;
+    if (code->varnames.n > 0 && strcmp(code->varnames.v[0], ".0") == 0) {
+        const char **v = dp_alloc_array(ar, code->varnames.n, sizeof *v);
+        if (v == NULL)
+            return NULL;
+        memcpy(v, code->varnames.v, code->varnames.n * sizeof *v);
+        v[0] = "__iter";
+        copy->varnames.v = v;
+    }
+    return copy;
+}
+
+/* `lambda <args>: <value>` for a lambda's code decompiled on its own whose
+ * body is one returned value, else NULL. */
+static dp_node *lambda_statement(dc *d, const dp_node *def) {
+    if ((d->code->flags & (DP_CO_GENERATOR | DP_CO_COROUTINE | DP_CO_ASYNC_GENERATOR)) || def->b != NULL)
+        return NULL;
+    dp_node *value = returned_value(d, &def->l1, 0, 0), *lam = value ? dc_node(d, E_LAMBDA) : NULL;
+    dp_node *st = lam ? dc_node(d, S_EXPR) : NULL;
+    if (st == NULL)
+        return NULL;
+    lam->a = def->c;
+    lam->b = value;
+    st->a = lam;
+    return st;
+}
 
 int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_error *err) {
     dp_arena ar;
@@ -849,6 +896,18 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
      * the class statement without bases: a def would read its names as
      * globals and show the compiler's prologue */
     int is_class = !is_module && !(code->flags & DP_CO_NEWLOCALS) && code->name[0] != '<';
+    const char *def_name = opt ? opt->def_name : NULL;
+    int is_lambda = strcmp(code->name, "<lambda>") == 0 && def_name == NULL;
+    if (def_name != NULL && !dc_is_identifier(def_name)) {
+        dp_fail(err, -1, "the def name %.80s is not an identifier", def_name);
+        goto out;
+    }
+    const dp_code *named = is_module || is_class ? code : valid_name(&ar, code, def_name);
+    if (named == NULL) {
+        dp_fail(err, -1, "out of memory");
+        goto out;
+    }
+    code = named;
     if (code_body(&sh, code, NULL, is_module ? BODY_MODULE : is_class ? BODY_CLASS : BODY_FUNCTION, &body, &d) < 0)
         goto out;
     dp_nodes top = body;
@@ -873,6 +932,10 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         if (d.sh->err->set || (def->c = arguments(&d, code, fn, &def->b)) == NULL)
             goto out;
         top = one;
+        /* (validated as the def: a lambda compiles to the same code) */
+        dp_node *lam = is_lambda && !d.used_fallback ? lambda_statement(&d, def) : NULL;
+        if (lam != NULL)
+            one.v[0] = lam;
     }
     dp_printer p;
     dp_printer_init(&p, out, opt ? opt->indent : 4, err);

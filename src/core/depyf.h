@@ -63,6 +63,11 @@ typedef struct dp_options {
      * equiv.h): set for Dynamo's transformed code, whose globals are the
      * graphs and helpers Dynamo itself binds. */
     int stable_globals;
+    /* Optional: the name of the top-level def (an identifier).  Without it a
+     * function prints under its own name, made valid where it is not one
+     * (`<lambda>` as `_lambda`; a lambda whose body is one value prints as a
+     * `lambda` expression). */
+    const char *def_name;
 } dp_options;
 
 /* Limits checked on input; past them a clear error, never a crash. */

@@ -29,6 +29,7 @@ typedef struct request {
     int force_fallback;   /* tests: every function as fallback.c's state machine */
     int validate;         /* check structured functions against their bytecode */
     int stable_globals;   /* ... taking global reads as stable (Dynamo's code) */
+    PyObject *def_name;   /* str, or NULL */
 } request;
 
 /* Everything one call owns; released by call_free on every path. */
@@ -213,6 +214,8 @@ static dp_options options_for(call *c, const request *rq) {
         opt.stats = &c->stats;
         opt.stable_globals = rq->stable_globals;
     }
+    /* (the str object outlives the call: the arguments hold it) */
+    opt.def_name = rq->def_name ? PyUnicode_AsUTF8(rq->def_name) : NULL;
     return opt;
 }
 
@@ -316,8 +319,12 @@ static int check_indent(int indent) {
 }
 
 PyDoc_STRVAR(decompile_doc,
-"decompile(code, indent=4, linemap=False, defaults=None, kwdefaults=None, force_fallback=False)\n--\n\n"
+"decompile(code, indent=4, linemap=False, defaults=None, kwdefaults=None, force_fallback=False,\n"
+"          validate=True, stable_globals=False, def_name=None)\n--\n\n"
 "Source of a code object: a `def` statement for a function, module source for a module.\n"
+"A function whose name is no identifier prints under a valid one (`<lambda>` as `_lambda`,\n"
+"or as a `lambda` expression when its body is one value); def_name (an identifier)\n"
+"names the def instead.\n"
 "With linemap=True, return (source, [(offset, line), ...]): the output line each\n"
 "bytecode offset of the top-level code object was printed on, sorted by offset.\n"
 "defaults (a tuple) and kwdefaults (a dict) are a live function's __defaults__ and\n"
@@ -347,14 +354,21 @@ static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
 
 static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"code",           "indent",   "linemap",        "defaults", "kwdefaults",
-                             "force_fallback", "validate", "stable_globals", NULL};
+                             "force_fallback", "validate", "stable_globals", "def_name", NULL};
     PyObject *code;
-    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOppp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
+    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1, 0, Py_None};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOpppO:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
                                      &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback, &rq.validate,
-                                     &rq.stable_globals) ||
+                                     &rq.stable_globals, &rq.def_name) ||
         check_indent(rq.indent) < 0 || optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
-        optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0)
+        optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0 ||
+        optional_arg(&rq.def_name, &PyUnicode_Type, "def_name") < 0)
+        return NULL;
+    if (rq.def_name && !PyUnicode_IsIdentifier(rq.def_name)) {
+        PyErr_Format(PyExc_ValueError, "def_name must be an identifier, not %R", rq.def_name);
+        return NULL;
+    }
+    if (rq.def_name && PyUnicode_AsUTF8(rq.def_name) == NULL)
         return NULL;
     return run_on_code(module, code, &rq);
 }
@@ -366,7 +380,7 @@ PyDoc_STRVAR(disasm_doc,
 static PyObject *core_disasm(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL};
     return run_on_code(module, code, &rq);
 }
 
@@ -377,7 +391,7 @@ PyDoc_STRVAR(ir_dump_doc,
 static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0};
+    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0, NULL};
     return run_on_code(module, code, &rq);
 }
 
@@ -390,7 +404,7 @@ PyDoc_STRVAR(decompile_pyc_doc,
 static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"data", "indent", "validate", NULL};
     Py_buffer data;
-    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1, 0};
+    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1, 0, NULL};
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|ip:decompile_pyc", kwlist, &data, &rq.indent, &rq.validate))
         return NULL;
     PyObject *result = check_indent(rq.indent) < 0 ? NULL : run_on_pyc(module, &data, &rq);
@@ -407,7 +421,7 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     Py_buffer data;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
         return NULL;
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL};
     PyObject *result = run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;
