@@ -131,3 +131,35 @@ def test_debug_reruns_from_the_dump_without_pausing_off_a_terminal(tmp_path, cap
     assert torch.equal(out, scaled(torch.ones(2), torch.ones(2)))
     printed = capsys.readouterr().err
     assert str(tmp_path) in printed and "Captured_Graph" in printed
+
+
+def test_a_compiled_lambda_and_closures_dump_python(tmp_path):
+    # a lambda's code is `<lambda>`: every def in the dump needs a valid name;
+    # a closure created after a graph break loads code objects and the
+    # globals dict as constants, which have no literal form
+    double = torch.compile(lambda x: torch.sin(x) * 2, backend="eager")
+
+    def outer(x):
+        y = x * 2
+
+        def inner(z):
+            return z + y
+
+        def printer(z):
+            print("graph break")
+            return inner(z)
+        return printer(x) * 3
+
+    compiled_outer = torch.compile(outer, backend="eager")
+    x = torch.arange(3.0)
+    with depyf.prepare_debug(str(tmp_path)):
+        got = [double(x), compiled_outer(x)]
+    dh.assert_identical(got, [torch.sin(x) * 2, ((x + x * 2) * 3)])
+    dh.assert_every_file_compiles(tmp_path)
+    names = dh.files(tmp_path)
+    full = [n for n in names if n.startswith("full_code_for_") and "lambda" in n]
+    assert full, names
+    text = dh.read(tmp_path, full[0])
+    assert "<lambda>(" not in text and "def transformed__lambda(" in text, text
+    outer_text = dh.read(tmp_path, next(n for n in names if n.startswith("__transformed_code_0_for_outer")))
+    assert "_depyf_const_" in outer_text and "<code object" in outer_text.split("#", 1)[1], outer_text
