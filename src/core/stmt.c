@@ -1006,6 +1006,46 @@ static int finally_copy_at(const dc *d, int i, int end) {
     return 0;
 }
 
+/* 3.11+: the code after a POP_EXCEPT runs once the handler is left.  A
+ * clause's own return, break or continue puts there only the unwinding of
+ * the blocks it leaves (finally copies, with exits, iterators) before its
+ * RETURN_VALUE or JUMP, its value computed before the POP_EXCEPT (but a
+ * local's or constant's loaded after it, 3.12+).  Other code there is a
+ * copy of what follows the try statement (CPython inlines small exit blocks
+ * into the jumps to them): printed inside the clause it would run with the
+ * exception still handled (sys.exc_info(), the __context__ of what it
+ * raises, what a bare raise raises). */
+static int only_leaves_handler(const dc *d, int j, int end) {
+    if (is_except_cleanup(d, j, end))
+        j += 3;
+    for (int steps = 0; j < d->n && steps < 64; steps++) {
+        if (d->vjump[j] >= 0)
+            return 1; /* a copy taken for a jump to the code after the try */
+        int op = d->in[j].op, fin = any_finally_copy(d, j, d->n);
+        if (fin > 0) {
+            j += fin;
+            continue;
+        }
+        if (op == IR_RETURN_VALUE || op == IR_JUMP)
+            return 1;
+        if (op == IR_LOAD_FAST || op == IR_LOAD_CONST) {
+            int k = j;
+            while (k < d->n && (d->in[k].op == IR_LOAD_FAST || d->in[k].op == IR_LOAD_CONST))
+                k++;
+            if (k < d->n && d->in[k].op == IR_RETURN_VALUE)
+                return 1; /* the return value */
+            if (op == IR_LOAD_FAST)
+                return 0;
+        } else if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_CALL &&
+                   op != IR_GET_AWAITABLE && op != IR_YIELD_FROM && op != IR_STORE_FAST && op != IR_STORE_NAME &&
+                   op != IR_DELETE_FAST && op != IR_DELETE_NAME) {
+            return 0;
+        }
+        j++;
+    }
+    return 0;
+}
+
 /* Does the code at `after` (past a finally copy) go on with the next
  * statement, rather than return, raise or jump away? */
 static int copy_falls_through(const dc *d, int after, int end) {
@@ -1745,6 +1785,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_POP_EXCEPT:
+            if (d->code->py_minor >= 11 && !only_leaves_handler(d, i + 1, end)) {
+                dc_fail(d, i, "code after the try statement copied into an except clause");
+                goto fail;
+            }
             if (dc_pop(d, st, i) == NULL)
                 goto fail;
             break;
