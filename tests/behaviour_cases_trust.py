@@ -6,7 +6,7 @@ behaviour, validated or not (tests/test_behaviour.py runs both ways).
 Imported by behaviour_cases.py, whose CASES they join."""
 import sys
 
-from behaviour_cases import case
+from behaviour_cases import Ctx, case
 from behaviour_cases_exc import _step
 
 
@@ -51,3 +51,26 @@ def clause_falls_to_a_copied_raise_with_context(x, log):
         raise ValueError("after")
     except ValueError as e:
         return type(e.__context__)
+
+
+# --- a `while True` in a with whose try's else clause breaks by falling into
+# the with's exit (3.12+: the loop's only jump back is cold code after the
+# function): the code after the with was read into the loop, inside the with
+# and without its __exit__ call ------------------------------------------------
+
+@case((["key", 1], [5], False), (["key", 0], [], False), ([2], [6, "value"], True), (["value"], [], True))
+def loop_in_a_with_left_by_an_else_that_falls_out(ms, xs, suppress):
+    log = []
+    with Ctx(log, "c", suppress):
+        while True:
+            try:
+                m = _step(log, ms.pop(0))
+            except KeyError:
+                log.append("again")
+            else:
+                if not m:
+                    raise ValueError(m)
+                break
+    for x in xs:
+        _step(log, x)
+    return log

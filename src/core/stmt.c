@@ -336,6 +336,14 @@ static int on_stack(const dc_stack *st, const dp_node *v) {
     return 0;
 }
 
+/* How many with blocks' __exit__ are on the stack. */
+static int with_exits(const dc_stack *st) {
+    int n = 0;
+    for (int k = 0; k < st->n; k++)
+        n += st->v[k]->kind == X_WITH_EXIT;
+    return n;
+}
+
 static int declare(dc *d, dp_nodes *decls, const char *name) {
     for (int k = 0; k < decls->n; k++)
         if (strcmp(decls->v[k]->s, name) == 0)
@@ -1014,8 +1022,9 @@ static int finally_copy_at(const dc *d, int i, int end) {
  * copy of what follows the try statement (CPython inlines small exit blocks
  * into the jumps to them): printed inside the clause it would run with the
  * exception still handled (sys.exc_info(), the __context__ of what it
- * raises, what a bare raise raises). */
-static int only_leaves_handler(const dc *d, int j, int end) {
+ * raises, what a bare raise raises).  The same holds after a with's
+ * __exit__ called by a nested statement (see with_exits). */
+static int only_unwinds(const dc *d, int j, int end) {
     if (is_except_cleanup(d, j, end))
         j += 3;
     for (int steps = 0; j < d->n && steps < 64; steps++) {
@@ -1382,6 +1391,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     d->finish_stmt = 0;
     d->finish_handler = -1;
     d->stop_node = NULL;
+    /* the with blocks the region is inside of: a statement of the region
+     * that calls one's __exit__ leaves it (return, break, continue), so
+     * only the unwinding of that statement can follow, not code of the
+     * region, which would run inside the with in the printed form (kept
+     * for shallow stacks only, like base_vals) */
+    int exits = base <= 64 ? with_exits(st) : 0;
     /* (the unwinding before a `return` pops iterators and leaves except
      * blocks with the return value in their place: not finished yet) */
     dp_node **start_stack = NULL;
@@ -1453,6 +1468,11 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (stop && st->n <= stop_base && !on_stack(st, stop) &&
                 (st->n == 0 || memcmp(st->v, below, (size_t)st->n * sizeof *below) == 0))
                 break;
+            if (exits > 0 && (st->n == 0 || st->v[st->n - 1]->kind != X_OPAQUE) && with_exits(st) < exits &&
+                !only_unwinds(d, i, end)) { /* (X_OPAQUE: __exit__'s result, still to pop) */
+                dc_fail(d, i, "code after a with block's exit inside it");
+                goto fail;
+            }
         }
         /* 3.12+: a copy of the innermost finally body that falls through to
          * the code after it is the try body's normal exit: the body ends
@@ -1785,7 +1805,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_POP_EXCEPT:
-            if (d->code->py_minor >= 11 && !only_leaves_handler(d, i + 1, end)) {
+            if (d->code->py_minor >= 11 && !only_unwinds(d, i + 1, end)) {
                 dc_fail(d, i, "code after the try statement copied into an except clause");
                 goto fail;
             }
