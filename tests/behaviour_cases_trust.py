@@ -74,3 +74,23 @@ def loop_in_a_with_left_by_an_else_that_falls_out(ms, xs, suppress):
     for x in xs:
         _step(log, x)
     return log
+
+
+# --- an f-string field `{a if c else b}` (3.12+ copies its FORMAT_VALUE and
+# the rest of the string into both arms): printed as `{f"{a}" if c else
+# f"{b}"}` each arm was formatted twice ----------------------------------------
+
+class _Formatted(str):
+    def __format__(self, spec):
+        return "twice"
+
+
+class _Formats:
+    def __format__(self, spec):
+        return _Formatted("once")
+
+
+@case((True, "b"), (False, "b"), (True, ""))
+def fstring_field_of_a_conditional(c, b):
+    a = _Formats()
+    return f"{len(b)}<{a if c else b}"
