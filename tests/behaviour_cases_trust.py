@@ -94,3 +94,26 @@ class _Formats:
 def fstring_field_of_a_conditional(c, b):
     a = _Formats()
     return f"{len(b)}<{a if c else b}"
+
+
+# --- a `while True` in a try body whose inner try's else breaks by falling
+# out of the loop (3.12+: the loop's jump back is cold code after the
+# function, the outer try's table entries reach over the code after it):
+# that code was read into the loop, where the outer handler caught its
+# exceptions ------------------------------------------------------------------
+
+@case((["key", 1],), ([2],), (["value"],), (["key", "value"],), (["key", "key", 3],))
+def loop_in_a_try_left_by_an_else_that_falls_out(ms):
+    log = []
+    try:
+        while True:
+            try:
+                m = _step(log, ms.pop(0))
+            except KeyError:
+                log.append("again")
+            else:
+                break
+    except BaseException:
+        return ["cleanup"] + log
+    _step(log, "value" if m == 2 else m)
+    return log

@@ -90,6 +90,7 @@ typedef struct dc {
     int refused;       /* ... because the structured form failed validation (why says how) */
     int finish_stmt;   /* next dc_region may run past its end to complete a statement */
     int finish_handler; /* with finish_stmt (3.12+): the try's handler, -1 when not known */
+    int open_try;      /* the handler of the innermost try whose body is walked, -1 */
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this
                            value left the stack (a with block ends at __exit__) */
     int *skip_to;      /* per instruction: handler code to step over, -1 */

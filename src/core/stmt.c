@@ -1491,6 +1491,17 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i += fin;
             continue;
         }
+        /* a statement in a try body that the try's handler does not
+         * protect is code after the try (3.12+ can stretch the body's
+         * table entries over it to reach a cold handler): read into a
+         * nested statement of the body, the handler would catch what it
+         * raises.  Only the unwinding of a return, break or continue
+         * leaves the protection early. */
+        if (st->n <= base && d->open_try >= 0 && d->code->py_minor >= 11 && ins->op != IR_NOP && d->reach[i] &&
+            !within_try(d, i, d->open_try) && !only_unwinds(d, i, end)) {
+            dc_fail(d, i, "code after a try statement inside its body");
+            goto fail;
+        }
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
             ins->op == IR_GET_ANEXT || is_legacy_async_for(d, i)) {
