@@ -117,3 +117,20 @@ def loop_in_a_try_left_by_an_else_that_falls_out(ms):
         return ["cleanup"] + log
     _step(log, "value" if m == 2 else m)
     return log
+
+
+# --- a break in an except clause of a for loop with an else, inside another
+# loop (3.12+ threads the break's jump to the outer loop's head, past the
+# else): it was printed as `pass`, the else as code after the loop ----------
+
+@case(([b"a", b"\xff"], ["ascii", "latin-1"]), ([b"a"], ["ascii"]), ([b"\xff"], ["ascii"]), ([], ["ascii"]))
+def break_in_an_except_clause_skips_the_loops_else(raw, encodings):
+    for encoding in encodings:
+        for key in raw:
+            try:
+                key.decode(encoding)
+            except UnicodeDecodeError:
+                break
+        else:
+            return encoding
+    return None

@@ -269,6 +269,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen);
  * is none of them (or not in a form we know), -1 on error. */
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 /* async with from its BEFORE_ASYNC_WITH at i (called by dc_with). */
+int dc_only_unwinds_legacy(const dc *d, int j);
 int dc_legacy_async_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
 /* The end (RETURN_VALUE) of the normal exit of a with at its POP_BLOCK i,
  * `POP_BLOCK; <call __exit__>; <code computing a return value>`, which 3.10
