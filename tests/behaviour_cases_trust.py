@@ -134,3 +134,18 @@ def break_in_an_except_clause_skips_the_loops_else(raw, encodings):
         else:
             return encoding
     return None
+
+
+# --- an else clause ending in a raise (3.10 copies it right after the try
+# body's POP_BLOCK, in place of the jump to it): read into the try body, the
+# except clause caught what it raised -------------------------------------------
+
+@case((1, []), ("key", []), ("value", []))
+def else_clause_that_raises_what_the_handler_catches(x, log):
+    try:
+        _step(log, x)
+    except KeyError:
+        log.append("caught")
+        return log
+    else:
+        raise KeyError("else")

@@ -408,8 +408,27 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             body_end = t;
         }
     }
+    /* 3.10: or POP_BLOCK and a small block ending in a raise, copied in
+     * place of the jump to it (the else, or the code after the statement,
+     * which the clauses do not reach): it runs when the body completes, as
+     * an else clause does.  Read into the body, the handlers would catch
+     * what it raises. */
+    int E = -1;
+    if (X < 0 && T < 0 && d->code->py_minor == 10 && H - 1 > s + 1 && d->in[H - 1].op == IR_RAISE) {
+        int t = H - 1;
+        while (t > s + 1 && H - t < 16 && d->in[t - 1].op != IR_POP_BLOCK && !is_jump_op(d->in[t - 1].op) &&
+               d->in[t - 1].op != IR_RETURN_VALUE && d->in[t - 1].op != IR_RAISE && d->in[t - 1].op != IR_RERAISE &&
+               !dc_is_block_setup(d->in[t - 1].op))
+            t--;
+        if (t > s + 1 && d->in[t - 1].op == IR_POP_BLOCK && block_of(d, t - 1) == s && d->nref[t] == 0) {
+            E = t;
+            body_end = t;
+        }
+    }
     d->seen[s] = 1;
     if (region_with(d, s + 1, body_end, X, st, &tr->l1, NULL, 0, NULL) < 0)
+        return -1;
+    if (E >= 0 && dc_region(d, E, H, -1, st, &tr->l3) < 0)
         return -1;
     int join = -1, p = H, last = H;
     while (p < end) {
