@@ -479,3 +479,45 @@ def test_constants_at_joins_generalize_and_still_refute():
     for wrong in (swapped, other):
         verdict, why = _core.equivalent(orig, code_of(flags_src(wrong)))
         assert verdict is False, why
+
+
+IMPORTED_NAME_SRC = (
+    "import json\n"
+    "def f(x, y):\n"
+    "    json.dumps(x)\n"
+    "    return json.loads(y, parse_float=float, parse_int=int, parse_constant=str, object_hook=dict,\n"
+    "                      object_pairs_hook=list, strict=True, cls=None, a=1, b=2, c=3, d=4, e=5, g=6, h=7, i=8)\n"
+    "def g(json, x):\n"
+    "    json.append(x)\n"
+    "    return json\n"
+)
+
+
+def test_calls_on_names_the_module_imports_validate():
+    """3.11+ compiles a call on an attribute of a name the module imports
+    (even a local of that spelling) without the method form, and with many
+    keywords then builds them in a dict: the wrapper the function is
+    recompiled in imports such names, so the structured form validates."""
+    ns = {}
+    exec(compile(IMPORTED_NAME_SRC, "<imported>", "exec"), ns)
+    for fn in (ns["f"], ns["g"]):
+        out = _core.decompile(fn.__code__)
+        assert "__state" not in out, out
+
+
+def test_calls_on_imported_names_still_refute_a_wrong_program():
+    """The import only decides how a call compiles: a program that calls
+    something else, or in another order, is still refuted."""
+    ns = {}
+    exec(compile(IMPORTED_NAME_SRC, "<imported>", "exec"), ns)
+    wrong = (
+        "import json\n"
+        "def f(x, y):\n"
+        "    json.dumps(y)\n"
+        "    return json.loads(x, parse_float=float, parse_int=int, parse_constant=str, object_hook=dict,\n"
+        "                      object_pairs_hook=list, strict=True, cls=None, a=1, b=2, c=3, d=4, e=5, g=6, h=7, i=8)\n"
+    )
+    wns = {}
+    exec(compile(wrong, "<wrong>", "exec"), wns)
+    assert _core.equivalent(ns["f"].__code__, wns["f"].__code__)[0] is False
+    assert _core.equivalent(ns["f"].__code__, ns["f"].__code__)[0]

@@ -90,6 +90,7 @@ typedef struct dc {
     int refused;       /* ... because the structured form failed validation (why says how) */
     int finish_stmt;   /* next dc_region may run past its end to complete a statement */
     int finish_handler; /* with finish_stmt (3.12+): the try's handler, -1 when not known */
+    int open_try;      /* the handler of the innermost try whose body is walked, -1 */
     dp_node *stop_node; /* next dc_region stops at a statement boundary once this
                            value left the stack (a with block ends at __exit__) */
     int *skip_to;      /* per instruction: handler code to step over, -1 */
@@ -268,6 +269,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen);
  * is none of them (or not in a form we know), -1 on error. */
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 /* async with from its BEFORE_ASYNC_WITH at i (called by dc_with). */
+int dc_only_unwinds_legacy(const dc *d, int j);
 int dc_legacy_async_with(dc *d, int i, dc_stack *st, dp_nodes *out, int *next);
 /* The end (RETURN_VALUE) of the normal exit of a with at its POP_BLOCK i,
  * `POP_BLOCK; <call __exit__>; <code computing a return value>`, which 3.10

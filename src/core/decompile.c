@@ -104,6 +104,7 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     d->sh = sh;
     d->code = code;
     d->outer = outer;
+    d->open_try = -1;
     if (dp_lift(sh->ar, code, &d->f, sh->err) < 0) {
         dp_error_where(sh->err, code->qualname);
         return -1;

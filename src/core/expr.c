@@ -462,6 +462,32 @@ static dp_node *format_value(dc *d, dc_stack *st, int arg, int at) {
     return as_joined(d, f);
 }
 
+/* The field {v!conv} that e is alone (no format spec), or NULL. */
+static dp_node *lone_field(dp_node *e) {
+    if (e->kind == E_JOINEDSTR && e->l1.n == 1)
+        e = e->l1.v[0];
+    return e->kind == E_FORMATTED && e->b == NULL ? e : NULL;
+}
+
+/* A piece `{x} if c else {y}` (each arm formatted alone, the same way):
+ * the field {x if c else y}, whose FORMAT_VALUE 3.12+ copies into both
+ * arms with the code after it.  Printed as it is, each arm would be a
+ * nested f-string formatted once more.  Else p. */
+static dp_node *hoist_field(dc *d, dp_node *p) {
+    dp_node *x = p->kind == E_IFEXP ? lone_field(p->b) : NULL, *y = x ? lone_field(p->c) : NULL;
+    if (y == NULL || x->op != y->op)
+        return p;
+    dp_node *e = dc_node(d, E_IFEXP), *f = dc_node(d, E_FORMATTED);
+    if (e == NULL || f == NULL)
+        return NULL;
+    e->a = p->a;
+    e->b = x->a;
+    e->c = y->a;
+    f->op = x->op;
+    f->a = e;
+    return f;
+}
+
 static dp_node *build_string(dc *d, dc_stack *st, int count, int at) {
     if (count < 0 || count > st->n)
         return dc_fail(d, at, "bad BUILD_STRING count"), NULL;
@@ -470,7 +496,9 @@ static dp_node *build_string(dc *d, dc_stack *st, int count, int at) {
         return NULL;
     int base = st->n - count;
     for (int k = 0; k < count; k++) {
-        dp_node *p = st->v[base + k];
+        dp_node *p = hoist_field(d, st->v[base + k]);
+        if (p == NULL)
+            return NULL;
         if (p->kind == E_JOINEDSTR) {
             for (int q = 0; q < p->l1.n; q++)
                 if (dc_add(d, &j->l1, p->l1.v[q]) < 0)

@@ -336,6 +336,15 @@ static int on_stack(const dc_stack *st, const dp_node *v) {
     return 0;
 }
 
+/* How many values of a kind (with blocks' __exit__, except blocks' values)
+ * are on the stack. */
+static int count_kind(const dc_stack *st, int kind) {
+    int n = 0;
+    for (int k = 0; k < st->n; k++)
+        n += st->v[k]->kind == kind;
+    return n;
+}
+
 static int declare(dc *d, dp_nodes *decls, const char *name) {
     for (int k = 0; k < decls->n; k++)
         if (strcmp(decls->v[k]->s, name) == 0)
@@ -1006,6 +1015,48 @@ static int finally_copy_at(const dc *d, int i, int end) {
     return 0;
 }
 
+/* 3.11+: the code after a POP_EXCEPT runs once the handler is left.  A
+ * clause's own return, break or continue puts there only the unwinding of
+ * the blocks it leaves (finally copies, with exits, iterators) before its
+ * RETURN_VALUE or JUMP, its value computed before the POP_EXCEPT (but
+ * locals and constants, or a tuple of them, loaded after it, 3.12+).  Other code there is a
+ * copy of what follows the try statement (CPython inlines small exit blocks
+ * into the jumps to them): printed inside the clause it would run with the
+ * exception still handled (sys.exc_info(), the __context__ of what it
+ * raises, what a bare raise raises).  The same holds after a with's
+ * __exit__ called by a nested statement (see dc_region). */
+static int only_unwinds(const dc *d, int j, int end) {
+    if (is_except_cleanup(d, j, end))
+        j += 3;
+    for (int steps = 0; j < d->n && steps < 64; steps++) {
+        if (d->vjump[j] >= 0)
+            return 1; /* a copy taken for a jump to the code after the try */
+        int op = d->in[j].op, fin = any_finally_copy(d, j, d->n);
+        if (fin > 0) {
+            j += fin;
+            continue;
+        }
+        if (op == IR_RETURN_VALUE || op == IR_JUMP)
+            return 1;
+        if (op == IR_LOAD_FAST || op == IR_LOAD_CONST) {
+            int k = j; /* (a tuple of them: the compiler copies `return a, b` too) */
+            while (k < d->n && (d->in[k].op == IR_LOAD_FAST || d->in[k].op == IR_LOAD_CONST ||
+                                (d->in[k].op == IR_BUILD_TUPLE && k > j)))
+                k++;
+            if (k < d->n && d->in[k].op == IR_RETURN_VALUE)
+                return 1; /* the return value */
+            if (op == IR_LOAD_FAST)
+                return 0;
+        } else if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_CALL &&
+                   op != IR_GET_AWAITABLE && op != IR_YIELD_FROM && op != IR_STORE_FAST && op != IR_STORE_NAME &&
+                   op != IR_DELETE_FAST && op != IR_DELETE_NAME) {
+            return 0;
+        }
+        j++;
+    }
+    return 0;
+}
+
 /* Does the code at `after` (past a finally copy) go on with the next
  * statement, rather than return, raise or jump away? */
 static int copy_falls_through(const dc *d, int after, int end) {
@@ -1106,6 +1157,22 @@ static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *han
         return dc_add(d, out, dc_stmt(d, S_BREAK, i));
     *handled = 0;
     return 0;
+}
+
+/* Past the POP_TOP of a for loop's iterator at j (the unwinding of a
+ * break or return): when a jump follows, is it a break of the innermost
+ * loop?  One that is not (a break threaded past code the structure does
+ * not know, an else the break skips) would be printed as a plain exit of
+ * the region, as if the loop went on.  (A return unwinds on to its
+ * RETURN_VALUE, through finally copies of any shape before 3.11.) */
+static int leaves_loop(const dc *d, int j) {
+    while (j < d->n && d->in[j].op == IR_NOP)
+        j++;
+    if (j >= d->n || d->in[j].op != IR_JUMP)
+        return 1;
+    const dc_loop *lp = d->loop;
+    int t = d->in[j].target;
+    return lp && lp->is_for && ((t == lp->brk && t != lp->head) || breaks_out(d, lp, t));
 }
 
 /* A jump leaving the region for none of jump_stmt's places: FAR_CONTINUE
@@ -1342,6 +1409,16 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     d->finish_stmt = 0;
     d->finish_handler = -1;
     d->stop_node = NULL;
+    /* the with blocks the region is inside of: a statement of the region
+     * that calls one's __exit__ leaves it (return, break, continue), so
+     * only the unwinding of that statement can follow, not code of the
+     * region, which would run inside the with in the printed form (kept
+     * for shallow stacks only, like base_vals; 3.11+, whose unwinding
+     * only_unwinds knows) */
+    int exits = base <= 64 && d->code->py_minor >= 11 ? count_kind(st, X_WITH_EXIT) : 0;
+    /* (3.8-3.10: the same for the values of the except blocks the region
+     * is inside of, which a nested statement's POP_EXCEPT pops) */
+    int excs = base <= 64 && d->code->py_minor <= 10 ? count_kind(st, X_EXC) : 0;
     /* (the unwinding before a `return` pops iterators and leaves except
      * blocks with the return value in their place: not finished yet) */
     dp_node **start_stack = NULL;
@@ -1413,6 +1490,15 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (stop && st->n <= stop_base && !on_stack(st, stop) &&
                 (st->n == 0 || memcmp(st->v, below, (size_t)st->n * sizeof *below) == 0))
                 break;
+            if (excs > 0 && count_kind(st, X_EXC) < excs && !dc_only_unwinds_legacy(d, i)) {
+                dc_fail(d, i, "code after the try statement copied into an except clause");
+                goto fail;
+            }
+            if (exits > 0 && (st->n == 0 || st->v[st->n - 1]->kind != X_OPAQUE) && count_kind(st, X_WITH_EXIT) < exits &&
+                !only_unwinds(d, i, end)) { /* (X_OPAQUE: __exit__'s result, still to pop) */
+                dc_fail(d, i, "code after a with block's exit inside it");
+                goto fail;
+            }
         }
         /* 3.12+: a copy of the innermost finally body that falls through to
          * the code after it is the try body's normal exit: the body ends
@@ -1430,6 +1516,17 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             d->fin_copy_end = i + fin;
             i += fin;
             continue;
+        }
+        /* a statement in a try body that the try's handler does not
+         * protect is code after the try (3.12+ can stretch the body's
+         * table entries over it to reach a cold handler): read into a
+         * nested statement of the body, the handler would catch what it
+         * raises.  Only the unwinding of a return, break or continue
+         * leaves the protection early. */
+        if (st->n <= base && d->open_try >= 0 && d->code->py_minor >= 11 && ins->op != IR_NOP && d->reach[i] &&
+            !within_try(d, i, d->open_try) && !only_unwinds(d, i, end)) {
+            dc_fail(d, i, "code after a try statement inside its body");
+            goto fail;
         }
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
@@ -1624,6 +1721,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
         case IR_POP_TOP:
             if ((v = dc_pop(d, st, i)) == NULL)
                 goto fail;
+            if (v->kind == X_ITER && !leaves_loop(d, i + 1)) {
+                dc_fail(d, i, "a loop's iterator popped by no break or return");
+                goto fail;
+            }
             if (v->kind == X_SLOT && v->a->l1.n > 1 && v->op >= 0 && v->op < v->a->l1.n) {
                 /* 3.12+ drops a store that a later one in the same target
                  * overwrites (`a, _, _ = t`): store() names the slot (a
@@ -1745,6 +1846,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_POP_EXCEPT:
+            if (d->code->py_minor >= 11 && !only_unwinds(d, i + 1, end)) {
+                dc_fail(d, i, "code after the try statement copied into an except clause");
+                goto fail;
+            }
             if (dc_pop(d, st, i) == NULL)
                 goto fail;
             break;

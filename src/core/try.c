@@ -481,6 +481,16 @@ static void unthread_reraises(dc *d, int from, int close) {
     }
 }
 
+/* A try body [i, end) whose handler is at H: its statements are the ones
+ * the handler protects (see dc_region). */
+static int body_region(dc *d, int H, int i, int end, int exit, dc_stack *st, dp_nodes *out) {
+    int saved = d->open_try;
+    d->open_try = H;
+    int r = region_with(d, i, end, exit, st, out, NULL, NULL);
+    d->open_try = saved;
+    return r;
+}
+
 /* The try statement whose handler is h, starting at i, in the region [?, end)
  * that goes on at `exit`.  *next: where the code after it starts; *falls:
  * 0 when control cannot reach that place from the statement (it returns,
@@ -523,7 +533,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             d->finish_stmt = 1;
             d->finish_handler = H;
             d->fin_copy_end = -1;
-            r = region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL);
+            r = body_region(d, H, i, body_end, body_end, st, &tr->l1);
             int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
             while (j < H && d->in[j].op == IR_NOP)
                 j++;
@@ -547,7 +557,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             /* (only here: from 3.12 on the scan would reach over the rest of
              * the function to the cold handler) */
             after = try_after(d, i, H, cend);
-            r = region_with(d, i, H, after, st, &tr->l1, NULL, NULL);
+            r = body_region(d, H, i, H, after, st, &tr->l1);
         }
         d->fin_ops = saved_ops;
         d->fin_len = saved_len;
@@ -572,7 +582,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         /* 3.12+: handlers are cold blocks; see cold_join */
         d->finish_stmt = 1;
         d->finish_handler = H;
-        if (region_with(d, i, body_end, body_end, st, &tr->l1, NULL, NULL) < 0)
+        if (body_region(d, H, i, body_end, body_end, st, &tr->l1) < 0)
             return -1;
         int stop = d->region_stop, live = d->region_live;
         int join = cold_join(d, stop, H, cend, end, exit);
@@ -598,7 +608,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             after = x->target;
     }
     d->finish_stmt = 1;
-    if (region_with(d, i, body_end, after, st, &tr->l1, NULL, NULL) < 0)
+    if (body_region(d, H, i, body_end, after, st, &tr->l1) < 0)
         return -1;
     body_end = d->region_stop;
     /* (past the copied exit that the body's last finally copy no longer

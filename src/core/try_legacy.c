@@ -270,6 +270,8 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     /* `return v` out of nested except blocks: each is left first */
     int te = q > r && q < d->n ? tail_end(d, q) : -1;
     if (te >= q) {
+        if (!dc_only_unwinds_legacy(d, q))
+            return dc_fail(d, q, "code after the try statement copied into an except clause"), -3;
         dc_stack tmp = {0};
         *cend = te + 1;
         return dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, r, te + 1, -1, &tmp, body) < 0 ? -3 : -1;
@@ -338,7 +340,10 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         dc_seen(d, r, e + 1);
         return copy;
     }
-    /* a return of the clause's own */
+    /* a return of the clause's own (its value computed before POP_EXCEPT:
+     * else the code after the try statement, copied) */
+    if (!dc_only_unwinds_legacy(d, r))
+        return dc_fail(d, r, "code after the try statement copied into an except clause"), -3;
     return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
 }
 
@@ -403,8 +408,27 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             body_end = t;
         }
     }
+    /* 3.10: or POP_BLOCK and a small block ending in a raise, copied in
+     * place of the jump to it (the else, or the code after the statement,
+     * which the clauses do not reach): it runs when the body completes, as
+     * an else clause does.  Read into the body, the handlers would catch
+     * what it raises. */
+    int E = -1;
+    if (X < 0 && T < 0 && d->code->py_minor == 10 && H - 1 > s + 1 && d->in[H - 1].op == IR_RAISE) {
+        int t = H - 1;
+        while (t > s + 1 && H - t < 16 && d->in[t - 1].op != IR_POP_BLOCK && !is_jump_op(d->in[t - 1].op) &&
+               d->in[t - 1].op != IR_RETURN_VALUE && d->in[t - 1].op != IR_RAISE && d->in[t - 1].op != IR_RERAISE &&
+               !dc_is_block_setup(d->in[t - 1].op))
+            t--;
+        if (t > s + 1 && d->in[t - 1].op == IR_POP_BLOCK && block_of(d, t - 1) == s && d->nref[t] == 0) {
+            E = t;
+            body_end = t;
+        }
+    }
     d->seen[s] = 1;
     if (region_with(d, s + 1, body_end, X, st, &tr->l1, NULL, 0, NULL) < 0)
+        return -1;
+    if (E >= 0 && dc_region(d, E, H, -1, st, &tr->l3) < 0)
         return -1;
     int join = -1, p = H, last = H;
     while (p < end) {
@@ -884,6 +908,37 @@ int dc_legacy_inside_try(const dc *d, int j) {
     if (d->in[j - 1].op == IR_POP_EXCEPT)
         return 1;
     return j >= 4 && d->in[j - 4].op == IR_POP_EXCEPT && is_name_cleanup(d, j - 3);
+}
+
+/* After an except clause's POP_EXCEPT, from j on: only the unwinding of the
+ * clause's return, break or continue (name cleanup, with exits, finally
+ * blocks left, a constant or local loaded for the return) up to its
+ * RETURN_VALUE or JUMP?  3.10 copies a small exit block after the try into
+ * the clause's jump to it: read into the clause by a nested statement, that
+ * code would run with the exception still handled (see dc_region). */
+int dc_only_unwinds_legacy(const dc *d, int j) {
+    for (int steps = 0; j < d->n && steps < 64; steps++, j++) {
+        switch (d->in[j].op) {
+        case IR_RETURN_VALUE: case IR_JUMP:
+        case IR_POP_BLOCK: case IR_CALL_FINALLY: /* a finally body on the way out */
+            return 1;
+        case IR_LOAD_FAST: {
+            int k = j;
+            while (k < d->n && (d->in[k].op == IR_LOAD_FAST || d->in[k].op == IR_LOAD_CONST ||
+                                (d->in[k].op == IR_BUILD_TUPLE && k > j)))
+                k++;
+            return k < d->n && d->in[k].op == IR_RETURN_VALUE;
+        }
+        case IR_POP_EXCEPT: case IR_NOP: case IR_POP_TOP: case IR_SWAP: case IR_COPY: case IR_LOAD_CONST:
+        case IR_STORE_FAST: case IR_STORE_NAME: case IR_STORE_DEREF: case IR_DELETE_FAST: case IR_DELETE_NAME:
+        case IR_DELETE_DEREF: case IR_CALL: case IR_GET_AWAITABLE: case IR_YIELD_FROM: case IR_POP_FINALLY:
+        case IR_BEGIN_FINALLY: case IR_WITH_CLEANUP_START: case IR_WITH_CLEANUP_FINISH:
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 0;
 }
 
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {

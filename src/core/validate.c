@@ -4,6 +4,7 @@
  * it when it uses `__class__`), compiled by the caller's hook and compared
  * with the original bytecode by dp_equivalent. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "dc.h"
@@ -67,6 +68,55 @@ static int wrap(dp_buf *b, const dp_code *code) {
     return level;
 }
 
+static int is_name_load(int op) {
+    return op == IR_LOAD_FAST || op == IR_LOAD_GLOBAL || op == IR_LOAD_NAME || op == IR_LOAD_DEREF;
+}
+
+/* An attribute load on the value of a name: its name, and 1 when it is a
+ * method's (a call compiled as `n.attr(...)` with the method form). */
+typedef struct {
+    const char *name;
+    int method;
+} attr_base;
+
+static int by_name(const void *a, const void *b) {
+    return strcmp(((const attr_base *)a)->name, ((const attr_base *)b)->name);
+}
+
+/* 3.11+ compiles `n.attr(...)` without the method form when the module
+ * imports a name n (any n of that spelling, even a local: the compiler
+ * looks it up in the module's symbol table): the imports of the original
+ * module, not in the function, decide that.  Names whose attributes the
+ * code loads, never as methods, are imported in the wrapper module (not
+ * run: only compiled), so a call on them compiles as the original's.  It
+ * changes nothing else about the code: the comparison is as strict. */
+static void import_names(dp_buf *b, const dc *d) {
+    if (d->code->py_minor < 11)
+        return;
+    attr_base *v = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof *v);
+    int n = 0;
+    for (int j = 1; v != NULL && j < d->n; j++) {
+        const char *name = d->in[j - 1].name;
+        if ((d->in[j].op == IR_LOAD_ATTR || d->in[j].op == IR_LOAD_METHOD) && is_name_load(d->in[j - 1].op) &&
+            name != NULL && dc_is_identifier(name))
+            v[n++] = (attr_base){name, d->in[j].op == IR_LOAD_METHOD};
+    }
+    if (n == 0)
+        return;
+    qsort(v, (size_t)n, sizeof *v, by_name);
+    for (int k = 0; k < n;) {
+        int e = k, method = 0;
+        for (; e < n && strcmp(v[e].name, v[k].name) == 0; e++)
+            method |= v[e].method;
+        if (!method) {
+            dp_buf_puts(b, "import ");
+            dp_buf_puts(b, v[k].name);
+            dp_buf_puts(b, "\n");
+        }
+        k = e;
+    }
+}
+
 int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     const dp_code *code = d->code;
     const dp_options *o = d->sh->opt;
@@ -74,6 +124,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     dp_buf_init(&src);
     dp_error err;
     dp_error_init(&err);
+    import_names(&src, d);
     int level = wrap(&src, code);
     dp_printer p;
     dp_printer_init(&p, &src, 4, &err);

@@ -1,0 +1,151 @@
+"""Behaviour cases for shapes the structurer once printed wrong (a form
+that compiles but computes something else), found by translation
+validation on third-party packages (issue 11).  Where no structured form is
+found the state machine is right too: these only ask for the same
+behaviour, validated or not (tests/test_behaviour.py runs both ways).
+Imported by behaviour_cases.py, whose CASES they join."""
+import sys
+
+from behaviour_cases import Ctx, case
+from behaviour_cases_exc import _step
+
+
+# --- code after a try that CPython copies into an except clause (3.12+
+# inlines a small exit block into the clause's jump to it, after its
+# POP_EXCEPT): printed inside the clause it would run while the exception is
+# still handled ---------------------------------------------------------------
+
+def _exc_now():
+    return sys.exc_info()[0]
+
+
+@case(("value", "key", []), ("key", 1, []), ("key", "value", []))
+def clause_falls_to_a_copied_bare_raise(x, y, log):
+    # the bare raise re-raises the outer exception, not the inner one
+    try:
+        _step(log, x)
+    except KeyError:
+        try:
+            _step(log, y)
+        except ValueError:
+            log.append("inner")
+        raise
+
+
+@case(("key", []), (1, []), ("value", []))
+def clause_falls_to_a_copied_return_of_a_call(x, log):
+    try:
+        return _step(log, x)
+    except KeyError:
+        pass
+    return _exc_now()
+
+
+@case(("key", []), (1, []))
+def clause_falls_to_a_copied_raise_with_context(x, log):
+    try:
+        try:
+            return _step(log, x)
+        except KeyError:
+            pass
+        raise ValueError("after")
+    except ValueError as e:
+        return type(e.__context__)
+
+
+# --- a `while True` in a with whose try's else clause breaks by falling into
+# the with's exit (3.12+: the loop's only jump back is cold code after the
+# function): the code after the with was read into the loop, inside the with
+# and without its __exit__ call ------------------------------------------------
+
+@case((["key", 1], [5], False), (["key", 0], [], False), ([2], [6, "value"], True), (["value"], [], True))
+def loop_in_a_with_left_by_an_else_that_falls_out(ms, xs, suppress):
+    log = []
+    with Ctx(log, "c", suppress):
+        while True:
+            try:
+                m = _step(log, ms.pop(0))
+            except KeyError:
+                log.append("again")
+            else:
+                if not m:
+                    raise ValueError(m)
+                break
+    for x in xs:
+        _step(log, x)
+    return log
+
+
+# --- an f-string field `{a if c else b}` (3.12+ copies its FORMAT_VALUE and
+# the rest of the string into both arms): printed as `{f"{a}" if c else
+# f"{b}"}` each arm was formatted twice ----------------------------------------
+
+class _Formatted(str):
+    def __format__(self, spec):
+        return "twice"
+
+
+class _Formats:
+    def __format__(self, spec):
+        return _Formatted("once")
+
+
+@case((True, "b"), (False, "b"), (True, ""))
+def fstring_field_of_a_conditional(c, b):
+    a = _Formats()
+    return f"{len(b)}<{a if c else b}"
+
+
+# --- a `while True` in a try body whose inner try's else breaks by falling
+# out of the loop (3.12+: the loop's jump back is cold code after the
+# function, the outer try's table entries reach over the code after it):
+# that code was read into the loop, where the outer handler caught its
+# exceptions ------------------------------------------------------------------
+
+@case((["key", 1],), ([2],), (["value"],), (["key", "value"],), (["key", "key", 3],))
+def loop_in_a_try_left_by_an_else_that_falls_out(ms):
+    log = []
+    try:
+        while True:
+            try:
+                m = _step(log, ms.pop(0))
+            except KeyError:
+                log.append("again")
+            else:
+                break
+    except BaseException:
+        return ["cleanup"] + log
+    _step(log, "value" if m == 2 else m)
+    return log
+
+
+# --- a break in an except clause of a for loop with an else, inside another
+# loop (3.12+ threads the break's jump to the outer loop's head, past the
+# else): it was printed as `pass`, the else as code after the loop ----------
+
+@case(([b"a", b"\xff"], ["ascii", "latin-1"]), ([b"a"], ["ascii"]), ([b"\xff"], ["ascii"]), ([], ["ascii"]))
+def break_in_an_except_clause_skips_the_loops_else(raw, encodings):
+    for encoding in encodings:
+        for key in raw:
+            try:
+                key.decode(encoding)
+            except UnicodeDecodeError:
+                break
+        else:
+            return encoding
+    return None
+
+
+# --- an else clause ending in a raise (3.10 copies it right after the try
+# body's POP_BLOCK, in place of the jump to it): read into the try body, the
+# except clause caught what it raised -------------------------------------------
+
+@case((1, []), ("key", []), ("value", []))
+def else_clause_that_raises_what_the_handler_catches(x, log):
+    try:
+        _step(log, x)
+    except KeyError:
+        log.append("caught")
+        return log
+    else:
+        raise KeyError("else")
