@@ -318,6 +318,9 @@ int dc_cold_loop_exit(dc *d, int from, int to, int after);
  * right after it) of a try starting in [head, end) placed past `end`: a
  * loop whose only jump back is a continue of an except clause, or -1 (try.c). */
 int dc_cold_back_edge(dc *d, int head, int end);
+/* 3.12+: does instruction j lie in the handler code (up to its cleanup
+ * block, placed after the function) of a try starting in [from, to)? (try.c) */
+int dc_in_cold_handler(dc *d, int j, int from, int to);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
 /* Is `target` where a continue of the innermost loop goes (its head, or

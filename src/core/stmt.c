@@ -1176,6 +1176,17 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
     return 0;
 }
 
+/* Does any jump in [from, to) land in the body of the loop [head, last]
+ * past its head?  Not counting the 3.12+ cold handlers of tries in the
+ * body: an except clause placed after the function jumps back to where its
+ * try statement continues, inside the loop. */
+static int jumps_into_body(dc *d, int from, int to, int head, int last) {
+    for (int j = from; j < to; j++)
+        if (d->in[j].target > head && d->in[j].target <= last && !dc_in_cold_handler(d, j, head, last + 1))
+            return 1;
+    return 0;
+}
+
 /* The last backward jump to `head` inside [head, end), or -1; a dead one,
  * like 3.8/3.9 leave after an if/else whose branches both jump, only when
  * no reached plain jump back closes the loop. */
@@ -1230,6 +1241,21 @@ static int back_edge(dc *d, int head, int end) {
         !jumps_into(d, head, last_reached, last_reached + 2, last + 1) &&
         !(try_reached > last_reached && last > try_reached))
         return last_reached;
+    return last;
+}
+
+/* 3.12+: the last jump back to the loop head i, or to its line NOPs up to
+ * `body`, in [i, end) that is not consumed and not in the handler code of a
+ * try in the loop (a continue of an except clause), or -1.  (After
+ * back_edge, which builds d->last_back.) */
+static int warm_back_edge(dc *d, int i, int body, int end) {
+    int last = -1;
+    for (int h = i; d->last_back != NULL && h <= body && h < end; h++)
+        for (int j = d->last_back[h]; j >= 0; j = d->last_back[d->n + 1 + j])
+            if (j > last && j < end && !d->seen[j] && d->in[j].op == IR_JUMP && !dc_in_cold_handler(d, j, i, j)) {
+                last = j;
+                break;
+            }
     return last;
 }
 
@@ -1466,13 +1492,22 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 /* (3.10+ `while True:` keeps a NOP for its line: a
                  * `continue` jumps to it, the body's end past it) */
                 if (ins->op == IR_NOP && last >= 0) {
-                    int body = past_line_nops(d, i), l2 = body < end ? back_edge(d, body, end) : -1;
-                    last = l2 > last ? l2 : last;
+                    int body = past_line_nops(d, i);
+                    for (int h = i + 1; h <= body && h < end; h++) {
+                        int l2 = back_edge(d, h, end);
+                        last = l2 > last ? l2 : last;
+                    }
+                }
+                /* (3.12+: a `continue` in an except clause, placed after the
+                 * function, is no end of the body that reaches its own jump back) */
+                if (last > i && d->code->py_minor >= 12 && dc_in_cold_handler(d, last, i, last)) {
+                    int warm = warm_back_edge(d, i, past_line_nops(d, i), end);
+                    last = warm > i ? warm : last;
                 }
                 /* (3.8-3.10: a try or with opened here whose handler lies past
                  * that jump does not end there: the jump is a `continue` of
                  * the loop whose body starts with the try) */
-                if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1) &&
+                if (last > i && d->in[last].op == IR_JUMP && !jumps_into_body(d, last + 1, end, i, last) &&
                     !(dc_is_block_setup(ins->op) && ins->target > last)) {
                     int r = while_without_bottom_test(d, i, last, end, exit, st, out, &next);
                     if (r == 0)

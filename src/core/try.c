@@ -262,6 +262,18 @@ int dc_cold_back_edge(dc *d, int head, int end) {
     return last;
 }
 
+int dc_in_cold_handler(dc *d, int j, int from, int to) {
+    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+        return 0;
+    for (int h = 0; h < d->nhandlers; h++) {
+        int H = d->handlers[h].at, s = d->handlers[h].start;
+        int cend = s < from || s >= to ? -1 : cleanup_end(d, d->handler[H]);
+        if (j >= H && j < cend)
+            return 1;
+    }
+    return 0;
+}
+
 int dc_is_loop_exit(const dc *d, int target) {
     return d->loop != NULL && (target == d->loop->brk || dc_is_loop_head(d, target));
 }

@@ -1,0 +1,29 @@
+"""Loops holding try statements (issue 11): the cases of
+behaviour_cases_loop_try.py decompile to structured code, without the state
+machine.  test_behaviour.py checks on every version, with validation on and
+off, that they behave like the originals; here validation of the running
+interpreter's bytecode is on, so a structured form that does not compute the
+same prints the state machine and fails."""
+import sys
+
+import pytest
+
+import behaviour_cases
+import depyf
+
+LOOP_TRY_CASES = [fn for fn, _ in behaviour_cases.CASES if fn.__module__ == "behaviour_cases_loop_try"]
+
+# still the (correct) state machine on these minor versions: case -> versions
+KNOWN_FALLBACK = {}
+
+
+def test_there_are_loop_try_cases():
+    assert len(LOOP_TRY_CASES) >= 2
+
+
+@pytest.mark.parametrize("fn", LOOP_TRY_CASES, ids=[fn.__name__ for fn in LOOP_TRY_CASES])
+def test_structured(fn):
+    if sys.version_info[1] in KNOWN_FALLBACK.get(fn.__name__, ()):
+        pytest.xfail("known: still the state machine on this version")
+    source = depyf.decompile(fn)
+    assert "__state" not in source and "depyf:" not in source, source
