@@ -1090,6 +1090,26 @@ static int breaks_out(const dc *d, const dc_loop *lp, int target) {
     return continues_as(d, target, lp->brk) || (lp->then >= 0 && continues_as(d, target, lp->then));
 }
 
+/* The length of the code at i when it is a copy of the code at `exit` that
+ * leaves an except clause, `POP_EXCEPT [e = None; del e] JUMP t`: protected
+ * by the same handlers, jumping to the same place, nothing jumping into the
+ * copy (nor the two overlapping); else 0. */
+static int exit_copy_len(const dc *d, int i, int exit) {
+    int len = i + 1 < d->n && d->in[i + 1].op == IR_LOAD_CONST ? 5 : 2;
+    if (exit < 0 || exit + len > d->n || i + len > d->n || (exit < i + len && i < exit + len) ||
+        d->in[i].op != IR_POP_EXCEPT || d->in[i + len - 1].op != IR_JUMP ||
+        d->in[i + len - 1].target != d->in[exit + len - 1].target)
+        return 0;
+    if (len == 5 && !(d->in[i + 2].op >= IR_STORE_NAME && d->in[i + 2].op <= IR_STORE_DEREF &&
+                      d->in[i + 3].op >= IR_DELETE_NAME && d->in[i + 3].op <= IR_DELETE_DEREF))
+        return 0;
+    for (int k = 0; k < len; k++)
+        if (!dc_same_instr(&d->in[i + k], &d->in[exit + k]) || d->handler[i + k] != d->handler[exit + k] ||
+            (k > 0 && d->nref[i + k] > 0) || d->skip_to[i + k] > i + k)
+            return 0;
+    return len;
+}
+
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
@@ -1420,6 +1440,20 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             }
             live = 0;
             i = next;
+            continue;
+        }
+        /* 3.12+ copies a small exit with no line of its own (`POP_EXCEPT;
+         * JUMP t` ending an except clause) into the branches that lead to
+         * it: such a copy of the code where the region goes on runs as a
+         * jump there does */
+        int ec = live && st->n <= base && d->code->py_minor >= 12 ? exit_copy_len(d, i, exit) : 0;
+        if (ec > 0) {
+            int handled;
+            if (jump_stmt(d, i, exit, exit, out, &handled) < 0)
+                goto fail;
+            dc_seen(d, i, i + ec);
+            live = 0;
+            i += ec;
             continue;
         }
         if ((!live || !d->reach[i]) && st->n <= base) {
@@ -3027,6 +3061,17 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
                 J = end;
         }
     }
+    /* the then-part jumps to where the region goes on, from outside it (3.12+:
+     * an except clause's exit, `POP_EXCEPT; JUMP` back to the code after the
+     * try, copied into each branch): the rest of the region is the else,
+     * and the statement falls off the region only as the else does */
+    int rest = 0;
+    if (J == F && F < end && exit >= 0 && (exit < B || exit > end) && F - 1 >= B && d->in[F - 1].op == IR_JUMP &&
+        d->in[F - 1].target == exit && !(d->loop && (exit == d->loop->head || exit == d->loop->brk))) {
+        J = end;
+        J_exit = exit;
+        rest = 1;
+    }
     /* a conditional expression leaves one value from each branch */
     if (J > F) {
         dc_spec sp;
@@ -3085,5 +3130,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (J > F && d->region_live && !same_stack(st, &before))
         return dc_fail(d, F, "a value flows out of the branch");
     *next = J;
-    return dc_add(d, out, ifs);
+    if (dc_add(d, out, ifs) < 0)
+        return -1;
+    return rest ? REST_OF_REGION : 0;
 }

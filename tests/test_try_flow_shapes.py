@@ -1,5 +1,5 @@
 """Loops holding try statements (issue 11): the cases of
-behaviour_cases_loop_try.py decompile to structured code, without the state
+behaviour_cases_try_flow.py decompile to structured code, without the state
 machine.  test_behaviour.py checks on every version, with validation on and
 off, that they behave like the originals; here validation of the running
 interpreter's bytecode is on, so a structured form that does not compute the
@@ -11,17 +11,17 @@ import pytest
 import behaviour_cases
 import depyf
 
-LOOP_TRY_CASES = [fn for fn, _ in behaviour_cases.CASES if fn.__module__ == "behaviour_cases_loop_try"]
+TRY_FLOW_CASES = [fn for fn, _ in behaviour_cases.CASES if fn.__module__ == "behaviour_cases_try_flow"]
 
 # still the (correct) state machine on these minor versions: case -> versions
 KNOWN_FALLBACK = {}
 
 
-def test_there_are_loop_try_cases():
-    assert len(LOOP_TRY_CASES) >= 2
+def test_there_are_try_flow_cases():
+    assert len(TRY_FLOW_CASES) >= 2
 
 
-@pytest.mark.parametrize("fn", LOOP_TRY_CASES, ids=[fn.__name__ for fn in LOOP_TRY_CASES])
+@pytest.mark.parametrize("fn", TRY_FLOW_CASES, ids=[fn.__name__ for fn in TRY_FLOW_CASES])
 def test_structured(fn):
     if sys.version_info[1] in KNOWN_FALLBACK.get(fn.__name__, ()):
         pytest.xfail("known: still the state machine on this version")

@@ -1,0 +1,202 @@
+"""Behaviour cases for control flow around try statements (loops whose body
+holds one, except clauses whose branches leave the clause), shapes that once
+decompiled to the state-machine fallback on 3.12/3.13 although a
+structured form exists (issue 11, found on third-party packages).  Imported
+by behaviour_cases.py, whose CASES they join; tests/test_try_flow_shapes.py
+checks that none of them needs the fallback (nor fails validation)."""
+from behaviour_cases import case
+
+
+def _get(log, xs):
+    """Pops and logs the next item; raises the exception it names, if any."""
+    x = xs.pop(0) if xs else None
+    log.append(x)
+    if x == "value":
+        raise ValueError(x)
+    if x == "key":
+        raise KeyError(x)
+    return x
+
+
+QUEUES = [([1, 2, None],), ([1, "value", 3, None],), (["key", 4, None],), (["value", "key", None],), ([None],),
+          ([5, "key"],)]
+
+
+# --- `while True:` whose body holds a try/except: 3.12+ places the except
+# clause after the function, from where it jumps back into the loop body ---
+
+@case(*QUEUES)
+def while_true_with_try_except_then_code(xs):
+    # anyio WorkerThread.run, httpcore _receive_event
+    log, out = [], []
+    xs = list(xs)
+    while True:
+        try:
+            x = _get(log, xs)
+        except ValueError as exc:
+            x = str(exc)
+        if x is None:
+            return out, log
+        out.append(x)
+
+
+@case(*QUEUES)
+def while_true_with_try_in_an_if(xs):
+    log, out = [], []
+    xs = list(xs)
+    while True:
+        x = xs[0] if xs else None
+        if x is None:
+            return out, log
+        if x != 2:
+            result = None
+            try:
+                result = _get(log, xs)
+            except ValueError as exc:
+                result = exc.args
+            except KeyError:
+                result = "k"
+            finally:
+                log.append("fin")
+            if out is not None:
+                out.append(result)
+        else:
+            xs.pop(0)
+        log.append("done")
+
+
+@case(*QUEUES)
+def while_true_with_try_except_else_and_break(xs):
+    log, out = [], []
+    xs = list(xs)
+    while True:
+        try:
+            x = _get(log, xs)
+        except ValueError:
+            x = -1
+        else:
+            out.append("ok")
+        out.append(x)
+        if x is None or len(out) > 5:
+            break
+    return out, log
+
+
+@case(*QUEUES)
+def while_true_with_try_except_continue_and_break(xs):
+    log, out = [], []
+    xs = list(xs)
+    while True:
+        try:
+            x = _get(log, xs)
+        except KeyError:
+            continue
+        except ValueError:
+            break
+        if x is None:
+            return out, log
+        out.append(x)
+    return 7, out, log
+
+
+# --- an except clause leaving through a branch that ends in a nested try:
+# 3.12+ copies the clause's exit (`POP_EXCEPT [e = None; del e] JUMP`) to
+# the end of the branch ---------------------------------------------------
+
+class _Dest:
+    def __init__(self, log, fail, buffered, autoclose):
+        self.log, self.fail, self.autoclose = log, fail, autoclose
+        if buffered:
+            self.buffer = self
+
+    def write(self, data):
+        self.log.append(("write", data))
+        if data in self.fail:
+            raise TypeError(data)
+
+    def close(self):
+        self.log.append("close")
+
+
+WRITES = [(d, f, b, a) for d in ("s", b"b", b"") for f in ((), ("s", b"b")) for b in (0, 1) for a in (0, 1)]
+
+
+@case(*WRITES)
+def except_as_branch_ending_in_a_try_in_try_finally(data, fail, buffered, autoclose):
+    # docutils FileOutput.write
+    log = []
+    dest = _Dest(log, fail, buffered, autoclose)
+    try:
+        dest.write(data)
+    except TypeError as err:
+        if isinstance(data, bytes):
+            try:
+                dest.buffer.write(data + b"!")
+            except AttributeError:
+                if data:
+                    log.append("no buffer")
+                else:
+                    log.append(str(err))
+    finally:
+        if dest.autoclose:
+            dest.close()
+    return data, log
+
+
+@case(*WRITES)
+def except_branch_ending_in_a_try(data, fail, buffered, autoclose):
+    log = []
+    dest = _Dest(log, fail, buffered, autoclose)
+    try:
+        dest.write(data)
+    except TypeError:
+        if data:
+            try:
+                dest.buffer.write(data * 2)
+            except (AttributeError, TypeError):
+                pass
+    dest.close()
+    return log
+
+
+# --- an if/else in an except clause: 3.12+ ends each branch with its own
+# copy of the clause's exit, a jump back to the code after the try ---------
+
+@case((0, 0), (0, 1), ("key", 0), ("key", 1), ("value", 1), (2, 0))
+def if_else_in_an_except_clause_then_a_loop(x, flag):
+    log = []
+    try:
+        _get(log, [x])
+    except KeyError:
+        if flag:
+            log.append("flag")
+        else:
+            log.append("no flag")
+    except ValueError as exc:
+        if flag:
+            log.append(exc.args)
+        elif x:
+            log.append(str(exc))
+        else:
+            log.append(None)
+    for i in range(2):
+        log.append(i)
+    return log
+
+
+@case((0, 0), (0, 1), ("key", 0), ("key", 1), ("value", 1), (2, 0))
+def if_else_in_a_nested_except_clause_then_a_loop(x, flag):
+    log = []
+    try:
+        _get(log, [x])
+    except (KeyError, ValueError):
+        try:
+            _get(log, [x])
+        except KeyError:
+            if flag:
+                log.append("flag")
+            else:
+                log.append("no flag")
+    for i in range(2):
+        log.append(i)
+    return log
