@@ -4,6 +4,8 @@ decompiled to the state-machine fallback on 3.12/3.13 although a
 structured form exists (issue 11, found on third-party packages).  Imported
 by behaviour_cases.py, whose CASES they join; tests/test_try_flow_shapes.py
 checks that none of them needs the fallback (nor fails validation)."""
+import sys
+
 from behaviour_cases import case
 
 
@@ -200,3 +202,89 @@ def if_else_in_a_nested_except_clause_then_a_loop(x, flag):
     for i in range(2):
         log.append(i)
     return log
+
+
+# --- a try ending an if nested in the then-part of an if/else: the inner
+# if's then-part jumps past the outer else (3.12+: as does the except
+# clause, placed after the function) ----------------------------------------
+
+@case((None, 0), ("a", 0), ("xa", 0), ("key", 0), ("value", 0), ("value", 1), (2, 1))
+def try_ending_an_if_nested_in_an_if_else(path, strict):
+    # anyio setup_unix_local_socket
+    log = []
+    if path is not None:
+        s = str(path)
+        if not s.startswith("x"):
+            try:
+                st = _get(log, [path])
+            except ValueError as e:
+                if strict or e.args[0] != "value":
+                    raise
+            else:
+                if st:
+                    log.append("unlink")
+    else:
+        s = None
+    log.append(s)
+    return log
+
+
+# --- an if in an except clause whose then-part is a try/except/else that
+# returns or leaves for the code after the outer try, placed after the
+# function by 3.12+ -------------------------------------------------------
+
+class _Attrs:
+    upper = "U"
+
+    def __repr__(self):
+        return "_Attrs()"
+
+
+@case(({"a": 1}, "a"), ({}, "upper"), ({}, "lower"), ([], 3), (_Attrs(), "upper"), (_Attrs(), "nope"))
+def try_else_returning_in_an_if_in_an_except_clause(obj, name):
+    # jinja2 SandboxedEnvironment.getitem
+    try:
+        return obj[name]
+    except (TypeError, LookupError):
+        if isinstance(name, str):
+            try:
+                attr = str(name)
+            except Exception:
+                pass
+            else:
+                try:
+                    value = getattr(obj, attr)
+                except AttributeError:
+                    pass
+                else:
+                    return value
+    return repr(name)
+
+
+def _handling():
+    """The type of the exception being handled, if any."""
+    return repr(sys.exc_info()[0])
+
+
+def code_after_the_try_reached_only_from_its_clauses(obj, name):
+    # 3.12 places the code after the try among the handlers' blocks, 3.13
+    # copies it, right after the POP_EXCEPT of the clauses: it runs with no
+    # exception handled, not in a clause
+    try:
+        return obj[name]
+    except (TypeError, LookupError):
+        if isinstance(name, str):
+            try:
+                value = getattr(obj, name)
+            except AttributeError:
+                pass
+            else:
+                return value
+    return _handling()
+
+
+# (3.10 still reads the copied code after the try into the clause when
+# validation is off: try_legacy.c's return tails; not registered there)
+if sys.version_info[:2] != (3, 10):
+    case(({"a": 1}, "a"), ({}, "upper"), ({}, "lower"), ([], 3), (_Attrs(), "upper"), (_Attrs(), "nope"))(
+        code_after_the_try_reached_only_from_its_clauses)

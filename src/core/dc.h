@@ -64,6 +64,12 @@ typedef struct dc_handler {
     int opened;        /* already being structured */
 } dc_handler;
 
+/* A name bound by an enclosing `except ... as` clause (a list on the C stack). */
+typedef struct dc_names {
+    const char *name;
+    const struct dc_names *up;
+} dc_names;
+
 typedef struct dc {
     dc_shared *sh;
     const dp_code *code;
@@ -83,6 +89,8 @@ typedef struct dc {
     struct dc_try_index *try_index; /* try.c's lookups (handlers by place, table entries
                                        by target, returns, jumps): built on first use, or NULL */
     const char *except_name; /* name bound by the innermost `except ... as` */
+    const struct dc_names *except_names; /* 3.11+: the names bound by the enclosing
+                                            `except ... as` clauses, innermost first */
     int base;          /* stack depth at the start of the region being walked */
     dp_node **base_vals; /* the values below `base` then (NULL: not kept) */
     char why[200];     /* why structuring failed (shown by the fallback), "" if it did not */

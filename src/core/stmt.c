@@ -1090,6 +1090,30 @@ static int breaks_out(const dc *d, const dc_loop *lp, int target) {
     return continues_as(d, target, lp->brk) || (lp->then >= 0 && continues_as(d, target, lp->then));
 }
 
+/* Is `n = None; del n` at i the end of an enclosing `except ... as n`
+ * clause, copied into the way out of a clause nested in it? */
+static int enclosing_cleanup(const dc *d, int i, int end) {
+    if (i + 2 >= end || d->in[i].op != IR_LOAD_CONST || d->in[i].cst == NULL || d->in[i].cst->kind != DP_CONST_NONE ||
+        !(d->in[i + 1].op >= IR_STORE_NAME && d->in[i + 1].op <= IR_STORE_DEREF) ||
+        !(d->in[i + 2].op >= IR_DELETE_NAME && d->in[i + 2].op <= IR_DELETE_DEREF) ||
+        d->in[i + 1].name == NULL || d->in[i + 2].name == NULL || strcmp(d->in[i + 1].name, d->in[i + 2].name) != 0)
+        return 0;
+    for (const dc_names *n = d->except_names; n != NULL; n = n->up)
+        if (strcmp(n->name, d->in[i + 1].name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Can op start the way out of an except clause once its POP_EXCEPT ran?
+ * (a jump, `return <const>`, leaving an enclosing clause or a loop's
+ * iterator, a with's exit called with constants and awaited; the walk
+ * lets `return <local>` pass too, a copy of the code after the try that
+ * cold_join did not take: read in the clause, it loads the same value) */
+static int leaves_clause(int op) {
+    return op == IR_JUMP || op == IR_LOAD_CONST || op == IR_RETURN_VALUE || op == IR_POP_EXCEPT || op == IR_POP_TOP ||
+           op == IR_NOP || op == IR_RERAISE || op == IR_GET_AWAITABLE || op == IR_YIELD_FROM;
+}
+
 /* The length of the code at i when it is a copy of the code at `exit` that
  * leaves an except clause, `POP_EXCEPT [e = None; del e] JUMP t`: protected
  * by the same handlers, jumping to the same place, nothing jumping into the
@@ -1355,7 +1379,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     int base = st->n - (st->n > 0 && st->v[st->n - 1]->kind == X_SLOT), stmt_start = start;
     /* region_end: the end before a cold tail; comp_resume: where the last
      * inlined comprehension went on (only there can a cold tail start) */
-    int i = start, region_end = -1, comp_resume = -1;
+    int i = start, region_end = -1, comp_resume = -1, left_clause = 0;
     cold_tail tail = {0};
     int rc = 0;
     int saved_base = d->base;
@@ -1490,6 +1514,23 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             d->fin_copy_end = i + fin;
             i += fin;
             continue;
+        }
+        /* 3.11+: past the POP_EXCEPT that ends the region's except clause
+         * only its way out follows (a jump, a return of a constant, the
+         * clauses it is nested in left too).  Code that computes is the
+         * code after the try statement, placed there when no jump joins
+         * it: read into the clause, it would run before the exception is
+         * done with (a statement in the clause compiles to code before
+         * its POP_EXCEPT, never after it). */
+        if (left_clause && st->n < base && d->code->py_minor >= 11 && enclosing_cleanup(d, i, end)) {
+            dc_seen(d, i, i + 3); /* (that clause's own end binds and deletes it again) */
+            i += 3;
+            continue;
+        }
+        if (left_clause && st->n < base && d->code->py_minor >= 11 && ends_stmt(d, i - 1) && !leaves_clause(ins->op) &&
+            !(ins->op == IR_LOAD_FAST && i + 1 < end && d->in[i + 1].op == IR_RETURN_VALUE)) {
+            dc_fail(d, i, "code after the try read into its except clause");
+            goto fail;
         }
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
@@ -1814,8 +1855,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             break;
         }
         case IR_POP_EXCEPT:
-            if (dc_pop(d, st, i) == NULL)
+            if ((v = dc_pop(d, st, i)) == NULL)
                 goto fail;
+            if (v->kind == X_PREV_EXC && st->n < base)
+                left_clause = 1; /* the region's own except clause ends here */
             break;
         case IR_BEFORE_WITH: case IR_BEFORE_ASYNC_WITH:
             if (dc_with(d, i, st, out, &next) < 0)
@@ -3057,8 +3100,10 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             /* (a try's clause going where the region goes on past its
              * end: the rest of the region is the else) */
             else if (t > end && end > J && continues_as(d, t, exit >= 0 ? exit : end) &&
-                     !(d->loop && (t == d->loop->brk || t == d->loop->head)))
+                     !(d->loop && (t == d->loop->brk || t == d->loop->head))) {
                 J = end;
+                J_exit = exit >= 0 ? exit : end; /* (where the then-part goes on too) */
+            }
         }
     }
     /* the then-part jumps to where the region goes on, from outside it (3.12+:
@@ -3118,7 +3163,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         return -1;
     if (J > F && J_exit < 0)
         J_exit = J;
-    if (dc_region(d, B, then_end, J > F ? J_exit : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
+    /* (J_exit is set where the then-part jumps on past the region's end,
+     * also with no else between: J == F == end) */
+    if (dc_region(d, B, then_end, J > F || J_exit >= 0 ? J_exit : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
         return -1;
     if (d->region_live && !same_stack(&t1, st))
         return dc_fail(d, B, "a value flows out of the branch");

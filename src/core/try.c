@@ -365,9 +365,14 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
                 break;
             }
         const char *saved = d->except_name;
+        const dc_names *saved_names = d->except_names;
+        dc_names scope = {h->s, d->except_names};
         d->except_name = h->s;
+        if (h->s)
+            d->except_names = &scope;
         int r = region_with(d, body, body_end, exit, st, &h->l1, prev, NULL);
         d->except_name = saved;
+        d->except_names = saved_names;
         if (r < 0)
             return -1;
         if (ins->op == IR_POP_TOP)
