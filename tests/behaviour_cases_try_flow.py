@@ -288,3 +288,27 @@ def code_after_the_try_reached_only_from_its_clauses(obj, name):
 if sys.version_info[:2] != (3, 10):
     case(({"a": 1}, "a"), ({}, "upper"), ({}, "lower"), ([], 3), (_Attrs(), "upper"), (_Attrs(), "nope"))(
         code_after_the_try_reached_only_from_its_clauses)
+
+
+# --- a try whose body starts with `while True:` (3.12+: the line's NOP is
+# the only code its first exception-table entry covers, before the loop's
+# head), the loop left by a break in an except clause -----------------------
+
+@case(*QUEUES)
+def try_around_while_true_left_from_an_except_clause(xs):
+    # docutils StateMachine.run
+    log, out = [], []
+    xs = list(xs)
+    try:
+        while True:
+            try:
+                x = _get(log, xs)
+            except ValueError:
+                break
+            out.append(x)
+            if len(out) > 3:
+                raise KeyError(len(out))
+    except BaseException:
+        log.append("error")
+        raise
+    return out

@@ -143,6 +143,22 @@ static int find_handlers(dc *d) {
         if (e->end > hs[h].end)
             hs[h].end = e->end;
     }
+    /* an entry over the NOPs of lines that open the body (`while True:`
+     * as the body's first statement) before the first one over code: the
+     * body starts there when what lies between is NOPs or code of tries
+     * nested in it (a loop's head there is inside the try) */
+    for (int k = 0; k < d->f.nexc; k++) {
+        const dp_exc_entry *e = &d->f.exc[k];
+        int h = is_handler_start(d, e->target) ? ix->handler_at[e->target] : -1;
+        if (h < 0 || protects_code(d, e) || d->skip_to[e->start] >= e->end || e->end > hs[h].start ||
+            e->start >= hs[h].start || hs[h].start > hs[h].at)
+            continue;
+        int j = e->end;
+        while (j < hs[h].start && (d->in[j].op == IR_NOP || d->handler[j] >= 0))
+            j++;
+        if (j == hs[h].start)
+            hs[h].start = e->start;
+    }
     d->handlers = hs;
     d->nhandlers = nh;
     if (nest_starts(d, ix) < 0) {
