@@ -312,3 +312,27 @@ def try_around_while_true_left_from_an_except_clause(xs):
         log.append("error")
         raise
     return out
+
+
+# --- a while loop whose body ends in a try/except/else that breaks: 3.12+
+# places the test repeated at the bottom after the except clause, which
+# falls into it --------------------------------------------------------------
+
+@case((["value", "value", 3], 5), (["key"], 5), ([1], 5), (["value"] * 6, 3), ([], 0))
+def while_test_repeated_after_an_except_clause(xs, n):
+    # pyparsing SkipTo.parseImpl
+    log = []
+    xs = list(xs)
+    t = 0
+    while t <= n:
+        if len(log) > 8:
+            break
+        try:
+            _get(log, xs)
+        except ValueError:
+            t += 1
+        else:
+            break
+    else:
+        raise LookupError(t)
+    return t, log

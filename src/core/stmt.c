@@ -2602,6 +2602,70 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     return dc_add(d, out, w) < 0 ? -1 : 1;
 }
 
+/* 3.12+: a while loop whose body ends in a try statement that leaves the
+ * loop or returns on its normal path (the break's copy of the code after
+ * the loop, an else clause's return): the test repeated at the bottom is
+ * placed with the except clauses after the function, `[test] JUMP body`
+ * at [C, c], its exit at c + 1 a `JUMP F` to where the top test exits.  Only the
+ * clauses (or the body) jump there; nothing falls into it.  The loop's body
+ * is all of [B, F), a jump to C its `continue`.  Returns 0 when the loop
+ * is not of this shape. */
+static int cold_cond_while(dc *d, const seg *s, int k, int stmt_start, int end, dc_stack *st, dp_nodes *out,
+                           int *next) {
+    int s0 = s[0].start, B = s[k - 1].jump + 1, F = s[k - 1].target, len = B - s0;
+    if (d->code->py_minor < 12 || F <= B || F > end || !is_terminator(d->in[F - 1].op))
+        return 0;
+    back_edge(d, B, d->n); /* (builds d->last_back) */
+    int c = -1;
+    for (int j = d->last_back != NULL ? d->last_back[B] : -1; j >= 0 && c < 0; j = d->last_back[d->n + 1 + j])
+        if (j - len > F && !d->seen[j] && d->in[j].op == IR_JUMP)
+            c = j;
+    if (c < 0 || !is_terminator(d->in[c - len - 1].op))
+        return 0;
+    int C = c - len;
+    for (int q = 0; q < len; q++) {
+        const dp_instr *x = &d->in[s0 + q], *y = &d->in[C + q];
+        if (!dc_same_instr(x, y) || (q > 0 && d->nref[C + q] > 0))
+            return 0;
+        if (!dc_is_jump(x->op))
+            continue;
+        int t = x->target, u = y->target;
+        int same = (t == F && u == c + 1 && u < d->n && d->in[u].op == IR_JUMP && d->in[u].target == F) ||
+                   (t == B && (u == B || u == c)) || (t > s0 && t < B && u - C == t - s0);
+        if (!same)
+            return 0;
+    }
+    /* (jumps to the test: continues from the body or its clauses only) */
+    for (int q = 0; q < d->n; q++)
+        if (dc_is_jump(d->in[q].op) && d->in[q].target == C && !(q >= B && q < F) && !dc_in_cold_handler(d, q, B, F))
+            return 0;
+    int brk = F;
+    for (int j = B; j < F; j++) {
+        int t = d->in[j].target;
+        if (dc_is_jump(d->in[j].op) && t > brk && t != C) {
+            if (t > end)
+                return 0;
+            brk = t;
+        }
+    }
+    if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
+        return -1;
+    dp_node *w = dc_stmt(d, S_WHILE, s0);
+    if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+        return -1;
+    dc_seen(d, C, c + 2);
+    d->skip_to[C] = c + 2; /* (the walk past the clauses steps over it) */
+    dc_loop lp = {C, brk, 0, NULL, -1};
+    if (loop_body(d, &lp, B, F, st, &w->l1) < 0)
+        return -1;
+    if (d->region_live)
+        return dc_fail(d, F, "a loop body falls into its else");
+    if (brk > F && dc_region(d, F, brk, brk, st, &w->l2) < 0)
+        return -1;
+    *next = brk;
+    return dc_add(d, out, w) < 0 ? -1 : 1;
+}
+
 /* The failing side of `assert c, m` starting at i (after NOPs):
  * `LOAD_ASSERTION_ERROR; [m; CALL]; RAISE_VARARGS 1`, which only an assert
  * compiles to, on the assert's line: not on a later line than the test's
@@ -3061,6 +3125,11 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         int r = cond_while(d, s, k, test_end, last, end, exit, st, out, next);
         if (r != 0)
             return r < 0 ? -1 : r == REST_OF_REGION ? REST_OF_REGION : 0;
+    }
+    if (d->code->py_minor >= 12 && F > B && F <= end && is_terminator(d->in[F - 1].op)) {
+        int r = cold_cond_while(d, s, k, stmt_start, end, st, out, next);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
     }
     dp_node *cond = parse_cond(d, s, 0, k - 1, B, F);
     if (cond == NULL)
