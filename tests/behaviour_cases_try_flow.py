@@ -1,9 +1,10 @@
 """Behaviour cases for control flow around try statements (loops whose body
-holds one, except clauses whose branches leave the clause), shapes that once
-decompiled to the state-machine fallback on 3.12/3.13 although a
-structured form exists (issue 11, found on third-party packages).  Imported
-by behaviour_cases.py, whose CASES they join; tests/test_try_flow_shapes.py
-checks that none of them needs the fallback (nor fails validation)."""
+holds one, except clauses whose branches leave the clause) and loops ending
+an if branch, shapes that once decompiled to the state-machine fallback on
+3.12/3.13 although a structured form exists (issue 11, found on third-party
+packages).  Imported by behaviour_cases.py, whose CASES they join;
+tests/test_try_flow_shapes.py checks that none of them needs the fallback
+(nor fails validation)."""
 import sys
 
 from behaviour_cases import case
@@ -336,3 +337,26 @@ def while_test_repeated_after_an_except_clause(xs, n):
     else:
         raise LookupError(t)
     return t, log
+
+
+# --- an if/else in a for loop whose then-part ends with a `while True:`
+# loop: its break is threaded past the if to the for's head (3.12+ has no
+# jump over the else there: the loop's back edge ends the then-part) ---------
+
+@case(([("a", [3, 0]), ("b", []), ("c", [1, 2, 0])],), ([],), ([("x", [0])],))
+def while_true_ending_an_if_branch_in_a_for_loop(items):
+    # werkzeug stream_encode_multipart
+    out = []
+    for key, chunks in items:
+        if chunks:
+            chunks = list(chunks)
+            while True:
+                chunk = chunks.pop(0)
+                if not chunk:
+                    out.append((key, "end"))
+                    break
+                out.append((key, chunk))
+        else:
+            out.append((key, "empty"))
+    out.append("done")
+    return out

@@ -3177,11 +3177,19 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     }
     /* the then-part jumps to where the region goes on, from outside it (3.12+:
      * an except clause's exit, `POP_EXCEPT; JUMP` back to the code after the
-     * try, copied into each branch): the rest of the region is the else,
-     * and the statement falls off the region only as the else does */
-    int rest = 0;
+     * try, copied into each branch), or it ends with a loop whose breaks go
+     * there (threaded past the if's end to an enclosing loop's head): the
+     * rest of the region is the else, and the statement falls off the
+     * region only as the else does.  (Not when the then-part jumps into it.) */
+    int rest = 0, ends_in_loop = F - 1 > B && d->in[F - 1].op == IR_JUMP && d->in[F - 1].target >= B &&
+                                 d->in[F - 1].target < F - 1;
+    for (int j = B; ends_in_loop && j < F - 1; j++)
+        if (d->in[j].op == IR_JUMP && d->in[j].target == exit)
+            ends_in_loop = 2;
     if (J == F && F < end && exit >= 0 && (exit < B || exit > end) && F - 1 >= B && d->in[F - 1].op == IR_JUMP &&
-        d->in[F - 1].target == exit && !(d->loop && (exit == d->loop->head || exit == d->loop->brk))) {
+        ((d->in[F - 1].target == exit && !(d->loop && (exit == d->loop->head || exit == d->loop->brk))) ||
+         (ends_in_loop == 2 && !(d->loop && exit == d->loop->brk))) &&
+        !jumps_into(d, B, F, F, end)) {
         J = end;
         J_exit = exit;
         rest = 1;
