@@ -1106,12 +1106,13 @@ static int enclosing_cleanup(const dc *d, int i, int end) {
 
 /* Can op start the way out of an except clause once its POP_EXCEPT ran?
  * (a jump, `return <const>`, leaving an enclosing clause or a loop's
- * iterator, a with's exit called with constants and awaited; the walk
- * lets `return <local>` pass too, a copy of the code after the try that
- * cold_join did not take: read in the clause, it loads the same value) */
+ * iterator, a with's exit called with constants and awaited below a return
+ * value swapped to the top; the walk lets `return <local>` pass too, a
+ * copy of the code after the try that cold_join did not take: read in the
+ * clause, it loads the same value) */
 static int leaves_clause(int op) {
     return op == IR_JUMP || op == IR_LOAD_CONST || op == IR_RETURN_VALUE || op == IR_POP_EXCEPT || op == IR_POP_TOP ||
-           op == IR_NOP || op == IR_RERAISE || op == IR_GET_AWAITABLE || op == IR_YIELD_FROM;
+           op == IR_NOP || op == IR_RERAISE || op == IR_GET_AWAITABLE || op == IR_YIELD_FROM || op == IR_SWAP;
 }
 
 /* The length of the code at i when it is a copy of the code at `exit` that
