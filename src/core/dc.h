@@ -64,6 +64,12 @@ typedef struct dc_handler {
     int opened;        /* already being structured */
 } dc_handler;
 
+/* A name bound by an enclosing `except ... as` clause (a list on the C stack). */
+typedef struct dc_names {
+    const char *name;
+    const struct dc_names *up;
+} dc_names;
+
 typedef struct dc {
     dc_shared *sh;
     const dp_code *code;
@@ -83,6 +89,8 @@ typedef struct dc {
     struct dc_try_index *try_index; /* try.c's lookups (handlers by place, table entries
                                        by target, returns, jumps): built on first use, or NULL */
     const char *except_name; /* name bound by the innermost `except ... as` */
+    const struct dc_names *except_names; /* 3.11+: the names bound by the enclosing
+                                            `except ... as` clauses, innermost first */
     int base;          /* stack depth at the start of the region being walked */
     dp_node **base_vals; /* the values below `base` then (NULL: not kept) */
     char why[200];     /* why structuring failed (shown by the fallback), "" if it did not */
@@ -320,6 +328,9 @@ int dc_cold_loop_exit(dc *d, int from, int to, int after);
  * right after it) of a try starting in [head, end) placed past `end`: a
  * loop whose only jump back is a continue of an except clause, or -1 (try.c). */
 int dc_cold_back_edge(dc *d, int head, int end);
+/* 3.12+: does instruction j lie in the handler code (up to its cleanup
+ * block, placed after the function) of a try starting in [from, to)? (try.c) */
+int dc_in_cold_handler(dc *d, int j, int from, int to);
 /* Is `target` where a break or continue of the innermost loop goes? (try.c) */
 int dc_is_loop_exit(const dc *d, int target);
 /* Is `target` where a continue of the innermost loop goes (its head, or

@@ -1141,6 +1141,51 @@ static int breaks_out(const dc *d, const dc_loop *lp, int target) {
     return continues_as(d, target, lp->brk) || (lp->then >= 0 && continues_as(d, target, lp->then));
 }
 
+/* Is `n = None; del n` at i the end of an enclosing `except ... as n`
+ * clause, copied into the way out of a clause nested in it? */
+static int enclosing_cleanup(const dc *d, int i, int end) {
+    if (i + 2 >= end || d->in[i].op != IR_LOAD_CONST || d->in[i].cst == NULL || d->in[i].cst->kind != DP_CONST_NONE ||
+        !(d->in[i + 1].op >= IR_STORE_NAME && d->in[i + 1].op <= IR_STORE_DEREF) ||
+        !(d->in[i + 2].op >= IR_DELETE_NAME && d->in[i + 2].op <= IR_DELETE_DEREF) ||
+        d->in[i + 1].name == NULL || d->in[i + 2].name == NULL || strcmp(d->in[i + 1].name, d->in[i + 2].name) != 0)
+        return 0;
+    for (const dc_names *n = d->except_names; n != NULL; n = n->up)
+        if (strcmp(n->name, d->in[i + 1].name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Can op start the way out of an except clause once its POP_EXCEPT ran?
+ * (a jump, `return <const>`, leaving an enclosing clause or a loop's
+ * iterator, a with's exit called with constants and awaited below a return
+ * value swapped to the top; the walk lets `return <local>` pass too, a
+ * copy of the code after the try that cold_join did not take: read in the
+ * clause, it loads the same value) */
+static int leaves_clause(int op) {
+    return op == IR_JUMP || op == IR_LOAD_CONST || op == IR_RETURN_VALUE || op == IR_POP_EXCEPT || op == IR_POP_TOP ||
+           op == IR_NOP || op == IR_RERAISE || op == IR_GET_AWAITABLE || op == IR_YIELD_FROM || op == IR_SWAP;
+}
+
+/* The length of the code at i when it is a copy of the code at `exit` that
+ * leaves an except clause, `POP_EXCEPT [e = None; del e] JUMP t`: protected
+ * by the same handlers, jumping to the same place, nothing jumping into the
+ * copy (nor the two overlapping); else 0. */
+static int exit_copy_len(const dc *d, int i, int exit) {
+    int len = i + 1 < d->n && d->in[i + 1].op == IR_LOAD_CONST ? 5 : 2;
+    if (exit < 0 || exit + len > d->n || i + len > d->n || (exit < i + len && i < exit + len) ||
+        d->in[i].op != IR_POP_EXCEPT || d->in[i + len - 1].op != IR_JUMP ||
+        d->in[i + len - 1].target != d->in[exit + len - 1].target)
+        return 0;
+    if (len == 5 && !(d->in[i + 2].op >= IR_STORE_NAME && d->in[i + 2].op <= IR_STORE_DEREF &&
+                      d->in[i + 3].op >= IR_DELETE_NAME && d->in[i + 3].op <= IR_DELETE_DEREF))
+        return 0;
+    for (int k = 0; k < len; k++)
+        if (!dc_same_instr(&d->in[i + k], &d->in[exit + k]) || d->handler[i + k] != d->handler[exit + k] ||
+            (k > 0 && d->nref[i + k] > 0) || d->skip_to[i + k] > i + k)
+            return 0;
+    return len;
+}
+
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
@@ -1243,6 +1288,17 @@ static int jumps_into(const dc *d, int from, int to, int lo, int hi) {
     return 0;
 }
 
+/* Does any jump in [from, to) land in the body of the loop [head, last]
+ * past its head?  Not counting the 3.12+ cold handlers of tries in the
+ * body: an except clause placed after the function jumps back to where its
+ * try statement continues, inside the loop. */
+static int jumps_into_body(dc *d, int from, int to, int head, int last) {
+    for (int j = from; j < to; j++)
+        if (d->in[j].target > head && d->in[j].target <= last && !dc_in_cold_handler(d, j, head, last + 1))
+            return 1;
+    return 0;
+}
+
 /* The last backward jump to `head` inside [head, end), or -1; a dead one,
  * like 3.8/3.9 leave after an if/else whose branches both jump, only when
  * no reached plain jump back closes the loop. */
@@ -1297,6 +1353,21 @@ static int back_edge(dc *d, int head, int end) {
         !jumps_into(d, head, last_reached, last_reached + 2, last + 1) &&
         !(try_reached > last_reached && last > try_reached))
         return last_reached;
+    return last;
+}
+
+/* 3.12+: the last jump back to the loop head i, or to its line NOPs up to
+ * `body`, in [i, end) that is not consumed and not in the handler code of a
+ * try in the loop (a continue of an except clause), or -1.  (After
+ * back_edge, which builds d->last_back.) */
+static int warm_back_edge(dc *d, int i, int body, int end) {
+    int last = -1;
+    for (int h = i; d->last_back != NULL && h <= body && h < end; h++)
+        for (int j = d->last_back[h]; j >= 0; j = d->last_back[d->n + 1 + j])
+            if (j > last && j < end && !d->seen[j] && d->in[j].op == IR_JUMP && !dc_in_cold_handler(d, j, i, j)) {
+                last = j;
+                break;
+            }
     return last;
 }
 
@@ -1376,7 +1447,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
     int base = st->n - (st->n > 0 && st->v[st->n - 1]->kind == X_SLOT), stmt_start = start;
     /* region_end: the end before a cold tail; comp_resume: where the last
      * inlined comprehension went on (only there can a cold tail start) */
-    int i = start, region_end = -1, comp_resume = -1;
+    int i = start, region_end = -1, comp_resume = -1, left_clause = 0;
     cold_tail tail = {0};
     int rc = 0;
     int saved_base = d->base;
@@ -1473,6 +1544,20 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             i = next;
             continue;
         }
+        /* 3.12+ copies a small exit with no line of its own (`POP_EXCEPT;
+         * JUMP t` ending an except clause) into the branches that lead to
+         * it: such a copy of the code where the region goes on runs as a
+         * jump there does */
+        int ec = live && st->n <= base && d->code->py_minor >= 12 ? exit_copy_len(d, i, exit) : 0;
+        if (ec > 0) {
+            int handled;
+            if (jump_stmt(d, i, exit, exit, out, &handled) < 0)
+                goto fail;
+            dc_seen(d, i, i + ec);
+            live = 0;
+            i += ec;
+            continue;
+        }
         if ((!live || !d->reach[i]) && st->n <= base) {
             i++; /* unreachable: nothing jumps here */
             continue;
@@ -1528,6 +1613,23 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             dc_fail(d, i, "code after a try statement inside its body");
             goto fail;
         }
+        /* 3.11+: past the POP_EXCEPT that ends the region's except clause
+         * only its way out follows (a jump, a return of a constant, the
+         * clauses it is nested in left too).  Code that computes is the
+         * code after the try statement, placed there when no jump joins
+         * it: read into the clause, it would run before the exception is
+         * done with (a statement in the clause compiles to code before
+         * its POP_EXCEPT, never after it). */
+        if (left_clause && st->n < base && d->code->py_minor >= 11 && enclosing_cleanup(d, i, end)) {
+            dc_seen(d, i, i + 3); /* (that clause's own end binds and deletes it again) */
+            i += 3;
+            continue;
+        }
+        if (left_clause && st->n < base && d->code->py_minor >= 11 && ends_stmt(d, i - 1) && !leaves_clause(ins->op) &&
+            !(ins->op == IR_LOAD_FAST && i + 1 < end && d->in[i + 1].op == IR_RETURN_VALUE)) {
+            dc_fail(d, i, "code after the try read into its except clause");
+            goto fail;
+        }
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
             ins->op == IR_GET_ANEXT || is_legacy_async_for(d, i)) {
@@ -1563,13 +1665,22 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 /* (3.10+ `while True:` keeps a NOP for its line: a
                  * `continue` jumps to it, the body's end past it) */
                 if (ins->op == IR_NOP && last >= 0) {
-                    int body = past_line_nops(d, i), l2 = body < end ? back_edge(d, body, end) : -1;
-                    last = l2 > last ? l2 : last;
+                    int body = past_line_nops(d, i);
+                    for (int h = i + 1; h <= body && h < end; h++) {
+                        int l2 = back_edge(d, h, end);
+                        last = l2 > last ? l2 : last;
+                    }
+                }
+                /* (3.12+: a `continue` in an except clause, placed after the
+                 * function, is no end of the body that reaches its own jump back) */
+                if (last > i && d->code->py_minor >= 12 && dc_in_cold_handler(d, last, i, last)) {
+                    int warm = warm_back_edge(d, i, past_line_nops(d, i), end);
+                    last = warm > i ? warm : last;
                 }
                 /* (3.8-3.10: a try or with opened here whose handler lies past
                  * that jump does not end there: the jump is a `continue` of
                  * the loop whose body starts with the try) */
-                if (last > i && d->in[last].op == IR_JUMP && !jumps_into(d, last + 1, end, i + 1, last + 1) &&
+                if (last > i && d->in[last].op == IR_JUMP && !jumps_into_body(d, last + 1, end, i, last) &&
                     !(dc_is_block_setup(ins->op) && ins->target > last)) {
                     int r = while_without_bottom_test(d, i, last, end, exit, st, out, &next);
                     if (r == 0)
@@ -1850,8 +1961,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 dc_fail(d, i, "code after the try statement copied into an except clause");
                 goto fail;
             }
-            if (dc_pop(d, st, i) == NULL)
+            if ((v = dc_pop(d, st, i)) == NULL)
                 goto fail;
+            if (v->kind == X_PREV_EXC && st->n < base)
+                left_clause = 1; /* the region's own except clause ends here */
             break;
         case IR_BEFORE_WITH: case IR_BEFORE_ASYNC_WITH:
             if ((r = dc_with(d, i, end, st, out, &next)) < 0)
@@ -2597,6 +2710,70 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     return dc_add(d, out, w) < 0 ? -1 : 1;
 }
 
+/* 3.12+: a while loop whose body ends in a try statement that leaves the
+ * loop or returns on its normal path (the break's copy of the code after
+ * the loop, an else clause's return): the test repeated at the bottom is
+ * placed with the except clauses after the function, `[test] JUMP body`
+ * at [C, c], its exit at c + 1 a `JUMP F` to where the top test exits.  Only the
+ * clauses (or the body) jump there; nothing falls into it.  The loop's body
+ * is all of [B, F), a jump to C its `continue`.  Returns 0 when the loop
+ * is not of this shape. */
+static int cold_cond_while(dc *d, const seg *s, int k, int stmt_start, int end, dc_stack *st, dp_nodes *out,
+                           int *next) {
+    int s0 = s[0].start, B = s[k - 1].jump + 1, F = s[k - 1].target, len = B - s0;
+    if (d->code->py_minor < 12 || F <= B || F > end || !is_terminator(d->in[F - 1].op))
+        return 0;
+    back_edge(d, B, d->n); /* (builds d->last_back) */
+    int c = -1;
+    for (int j = d->last_back != NULL ? d->last_back[B] : -1; j >= 0 && c < 0; j = d->last_back[d->n + 1 + j])
+        if (j - len > F && !d->seen[j] && d->in[j].op == IR_JUMP)
+            c = j;
+    if (c < 0 || !is_terminator(d->in[c - len - 1].op))
+        return 0;
+    int C = c - len;
+    for (int q = 0; q < len; q++) {
+        const dp_instr *x = &d->in[s0 + q], *y = &d->in[C + q];
+        if (!dc_same_instr(x, y) || (q > 0 && d->nref[C + q] > 0))
+            return 0;
+        if (!dc_is_jump(x->op))
+            continue;
+        int t = x->target, u = y->target;
+        int same = (t == F && u == c + 1 && u < d->n && d->in[u].op == IR_JUMP && d->in[u].target == F) ||
+                   (t == B && (u == B || u == c)) || (t > s0 && t < B && u - C == t - s0);
+        if (!same)
+            return 0;
+    }
+    /* (jumps to the test: continues from the body or its clauses only) */
+    for (int q = 0; q < d->n; q++)
+        if (dc_is_jump(d->in[q].op) && d->in[q].target == C && !(q >= B && q < F) && !dc_in_cold_handler(d, q, B, F))
+            return 0;
+    int brk = F;
+    for (int j = B; j < F; j++) {
+        int t = d->in[j].target;
+        if (dc_is_jump(d->in[j].op) && t > brk && t != C) {
+            if (t > end)
+                return 0;
+            brk = t;
+        }
+    }
+    if (flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
+        return -1;
+    dp_node *w = dc_stmt(d, S_WHILE, s0);
+    if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+        return -1;
+    dc_seen(d, C, c + 2);
+    d->skip_to[C] = c + 2; /* (the walk past the clauses steps over it) */
+    dc_loop lp = {C, brk, 0, NULL, -1};
+    if (loop_body(d, &lp, B, F, st, &w->l1) < 0)
+        return -1;
+    if (d->region_live)
+        return dc_fail(d, F, "a loop body falls into its else");
+    if (brk > F && dc_region(d, F, brk, brk, st, &w->l2) < 0)
+        return -1;
+    *next = brk;
+    return dc_add(d, out, w) < 0 ? -1 : 1;
+}
+
 /* The failing side of `assert c, m` starting at i (after NOPs):
  * `LOAD_ASSERTION_ERROR; [m; CALL]; RAISE_VARARGS 1`, which only an assert
  * compiles to, on the assert's line: not on a later line than the test's
@@ -3057,6 +3234,11 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         if (r != 0)
             return r < 0 ? -1 : r == REST_OF_REGION ? REST_OF_REGION : 0;
     }
+    if (d->code->py_minor >= 12 && F > B && F <= end && is_terminator(d->in[F - 1].op)) {
+        int r = cold_cond_while(d, s, k, stmt_start, end, st, out, next);
+        if (r != 0)
+            return r < 0 ? -1 : 0;
+    }
     dp_node *cond = parse_cond(d, s, 0, k - 1, B, F);
     if (cond == NULL)
         return -1;
@@ -3095,9 +3277,30 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             /* (a try's clause going where the region goes on past its
              * end: the rest of the region is the else) */
             else if (t > end && end > J && continues_as(d, t, exit >= 0 ? exit : end) &&
-                     !(d->loop && (t == d->loop->brk || t == d->loop->head)))
+                     !(d->loop && (t == d->loop->brk || t == d->loop->head))) {
                 J = end;
+                J_exit = exit >= 0 ? exit : end; /* (where the then-part goes on too) */
+            }
         }
+    }
+    /* the then-part jumps to where the region goes on, from outside it (3.12+:
+     * an except clause's exit, `POP_EXCEPT; JUMP` back to the code after the
+     * try, copied into each branch), or it ends with a loop whose breaks go
+     * there (threaded past the if's end to an enclosing loop's head): the
+     * rest of the region is the else, and the statement falls off the
+     * region only as the else does.  (Not when the then-part jumps into it.) */
+    int rest = 0, ends_in_loop = F - 1 > B && d->in[F - 1].op == IR_JUMP && d->in[F - 1].target >= B &&
+                                 d->in[F - 1].target < F - 1;
+    for (int j = B; ends_in_loop && j < F - 1; j++)
+        if (d->in[j].op == IR_JUMP && d->in[j].target == exit)
+            ends_in_loop = 2;
+    if (J == F && F < end && exit >= 0 && (exit < B || exit > end) && F - 1 >= B && d->in[F - 1].op == IR_JUMP &&
+        ((d->in[F - 1].target == exit && !(d->loop && (exit == d->loop->head || exit == d->loop->brk))) ||
+         (ends_in_loop == 2 && !(d->loop && exit == d->loop->brk))) &&
+        !jumps_into(d, B, F, F, end)) {
+        J = end;
+        J_exit = exit;
+        rest = 1;
     }
     /* a conditional expression leaves one value from each branch */
     if (J > F) {
@@ -3145,7 +3348,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         return -1;
     if (J > F && J_exit < 0)
         J_exit = J;
-    if (dc_region(d, B, then_end, J > F ? J_exit : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
+    /* (J_exit is set where the then-part jumps on past the region's end,
+     * also with no else between: J == F == end) */
+    if (dc_region(d, B, then_end, J > F || J_exit >= 0 ? J_exit : far_exit >= 0 ? far_exit : F, &t1, &ifs->l1) < 0)
         return -1;
     if (d->region_live && !same_stack(&t1, st))
         return dc_fail(d, B, "a value flows out of the branch");
@@ -3161,5 +3366,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
     if (J > F && !d->region_live && dc_stack_copy(d, st, &before) < 0)
         return -1;
     *next = J;
-    return dc_add(d, out, ifs);
+    if (dc_add(d, out, ifs) < 0)
+        return -1;
+    return rest ? REST_OF_REGION : 0;
 }

@@ -143,6 +143,22 @@ static int find_handlers(dc *d) {
         if (e->end > hs[h].end)
             hs[h].end = e->end;
     }
+    /* an entry over the NOPs of lines that open the body (`while True:`
+     * as the body's first statement) before the first one over code: the
+     * body starts there when what lies between is NOPs or code of tries
+     * nested in it (a loop's head there is inside the try) */
+    for (int k = 0; k < d->f.nexc; k++) {
+        const dp_exc_entry *e = &d->f.exc[k];
+        int h = is_handler_start(d, e->target) ? ix->handler_at[e->target] : -1;
+        if (h < 0 || protects_code(d, e) || d->skip_to[e->start] >= e->end || e->end > hs[h].start ||
+            e->start >= hs[h].start || hs[h].start > hs[h].at)
+            continue;
+        int j = e->end;
+        while (j < hs[h].start && (d->in[j].op == IR_NOP || d->handler[j] >= 0))
+            j++;
+        if (j == hs[h].start)
+            hs[h].start = e->start;
+    }
     d->handlers = hs;
     d->nhandlers = nh;
     if (nest_starts(d, ix) < 0) {
@@ -267,6 +283,18 @@ int dc_cold_back_edge(dc *d, int head, int end) {
     return last;
 }
 
+int dc_in_cold_handler(dc *d, int j, int from, int to) {
+    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+        return 0;
+    for (int h = 0; h < d->nhandlers; h++) {
+        int H = d->handlers[h].at, s = d->handlers[h].start;
+        int cend = s < from || s >= to ? -1 : cleanup_end(d, d->handler[H]);
+        if (j >= H && j < cend)
+            return 1;
+    }
+    return 0;
+}
+
 int dc_is_loop_exit(const dc *d, int target) {
     return d->loop != NULL && (target == d->loop->brk || dc_is_loop_head(d, target));
 }
@@ -358,9 +386,14 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
                 break;
             }
         const char *saved = d->except_name;
+        const dc_names *saved_names = d->except_names;
+        dc_names scope = {h->s, d->except_names};
         d->except_name = h->s;
+        if (h->s)
+            d->except_names = &scope;
         int r = region_with(d, body, body_end, exit, st, &h->l1, prev, NULL);
         d->except_name = saved;
+        d->except_names = saved_names;
         if (r < 0)
             return -1;
         if (ins->op == IR_POP_TOP)
