@@ -600,3 +600,65 @@ def try_except_as_return_else_finally(box, xs):
     finally:
         log.append("fin")
     return log, box
+
+
+# --- an except clause's return and a later copy of it --------------------------
+# 3.10 copies a small exit block into the except clauses that jump to it: a
+# clause's `return None` is read as a jump to the next `return None` only
+# where the code after the statement runs into that one (else its own).
+
+@case(("3",), ("v",), ("-4",))
+def try_except_return_none_then_if_return_none(x):
+    try:
+        s = int(act(x))
+    except ValueError:
+        return None
+    if s < 0:
+        return None
+    return s * 2
+
+
+@case(("3", []), ("v", []), ("9", []))
+def try_except_return_none_then_loop_return_none(x, log):
+    # the loop's jump back enters the code before the copy
+    try:
+        n = int(act(x))
+    except ValueError:
+        return None
+    while True:
+        log.append(n)
+        if n > 5:
+            return None
+        n += 1
+
+
+@case(("3",), ("v",), (None,), ([1, 2, 3],), ([1],))
+def try_return_except_return_none_or_pass(x):
+    # the body returns: the clauses have no else to join through
+    try:
+        return int(act(x))
+    except ValueError:
+        return None
+    except TypeError:
+        pass
+    n = len(x)
+    if n > 2:
+        return None
+    return n
+
+
+@case(("3", []), ("v", []), (None, []), ("k", ["x"]))
+def try_except_else_then_if_return_none(x, log):
+    try:
+        s = int(act(x))
+    except ValueError:
+        log.append(1)
+    except TypeError:
+        return None
+    except KeyError:
+        pass
+    else:
+        log.append(s)
+    if log:
+        return None
+    return len(log)

@@ -259,8 +259,10 @@ static int last_tail_copy(dc *d, int r, int len, int after) {
  * (3.10 duplicates small exits) within the region ending at `end`.
  * Returns the join, -2 for a break or continue (appended to `body`), -1
  * for none, -3 on error. */
-static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, dp_nodes *body, int *cend) {
+static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, dp_nodes *body, int *cend,
+                       int *own) {
     *cend = r;
+    *own = -1;
     if (r >= d->n || !d->reach[r])
         return -1;
     /* break/continue out of nested except blocks: each is left first */
@@ -335,7 +337,7 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     if (copy == -2)
         return -3;
     if (copy >= 0 && copy <= end) { /* (past the region's end it is no place to join) */
-        dc_seen(d, r, e + 1);
+        *own = r; /* (or a return of its own: the statement decides, see copy_join_fits) */
         return copy;
     }
     /* a return of the clause's own */
@@ -362,6 +364,36 @@ static int pops_except_blocks(const dc *d, int p, int s) {
     }
     return 1;
 }
+
+/* A later copy c of an except clause's return tail is where the clauses
+ * join (3.10 copies a small exit block into the clauses that jump to it)
+ * only if the code after the statement can run into it: from the body's
+ * exit X, an else [X, c) no jump of which goes past c but to leave a
+ * loop, and into which no code after c jumps; with no such exit (or a
+ * return after the body's POP_BLOCK, T), c follows the handlers (`last`).
+ * Else the clause's return is its own.  (Either reading runs the same
+ * code: the clause's tail is the same as the code at c, and ends in a
+ * return.) */
+static int copy_join_fits(const dc *d, int s, int X, int T, int last, int c) {
+    if (X < 0 || T >= 0)
+        return c == last;
+    if (c < X || X < s)
+        return 0;
+    for (int j = 0; j < d->n; j++) {
+        int t = d->in[j].target;
+        if (!is_jump_op(d->in[j].op) || t < 0)
+            continue;
+        if (j >= X && j < c) {
+            if (t > c && !dc_is_loop_exit(d, t))
+                return 0;
+        } else if ((j < s || j >= c) && t >= X && t < c) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#define MAX_COPY_JOINS 16
 
 static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *next) {
     int H = d->in[s].target;
@@ -407,6 +439,9 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     if (region_with(d, s + 1, body_end, X, st, &tr->l1, NULL, 0, NULL) < 0)
         return -1;
     int join = -1, p = H, last = H;
+    /* clauses whose return tail has a later copy: where (own), in which clause */
+    int own_tail[MAX_COPY_JOINS], own_end[MAX_COPY_JOINS], own_copy[MAX_COPY_JOINS], nown = 0;
+    dp_node *own_clause[MAX_COPY_JOINS];
     while (p < end) {
         const dp_instr *ins = &d->in[p];
         if (ins->op == IR_RERAISE || ins->op == IR_END_FINALLY) {
@@ -483,10 +518,21 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         } else if (cleanup >= 0 && stop < limit && d->in[stop].op == IR_CALL_FINALLY && d->in[stop].target == cleanup) {
             d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
         }
-        int cend = stop;
-        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend) : -1;
+        int cend = stop, own = -1;
+        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend, &own) : -1;
         if (j == -3)
             return -1;
+        if (j >= 0 && own >= 0 && nown < MAX_COPY_JOINS) {
+            own_tail[nown] = own;
+            own_end[nown] = cend;
+            own_copy[nown] = j;
+            own_clause[nown++] = h;
+            j = -1; /* decided once every clause's exit is known */
+        } else if (j >= 0 && own >= 0) {
+            j = -1;
+            if (dc_region(d, own, cend, -1, st, &h->l1) < 0)
+                return -1;
+        }
         if (j >= 0) {
             if (join >= 0 && join != j)
                 return dc_fail(d, stop, "except clauses end in different places");
@@ -497,6 +543,18 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             break;
         p = limit;
         last = p;
+    }
+    for (int k = 0; k < nown; k++) {
+        int c = own_copy[k];
+        if (join < 0 && copy_join_fits(d, s, X, T, last, c))
+            join = c;
+        if (c == join) {
+            dc_seen(d, own_tail[k], own_end[k]);
+        } else {
+            dc_stack tmp = {0}; /* (the return leaves the stack behind) */
+            if (dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, own_tail[k], own_end[k], -1, &tmp, &own_clause[k]->l1) < 0)
+                return -1;
+        }
     }
     if (T >= 0 && join >= 0 && join != T && tail_copy_of(d, T, join)) {
         X = join; /* the body's copy of the code after the handlers */
