@@ -662,3 +662,99 @@ def try_except_else_then_if_return_none(x, log):
     if log:
         return None
     return len(log)
+
+
+# --- `while True:` whose jumps back are continues out of except clauses -------
+# 3.10 drops the dead jump back that 3.8/3.9 leave after such a body (it
+# never falls through): the loop ends where its last try statement does.
+
+@case((["3"],), (["x"],), (["4", "x"],), (["x", "x"],), ([],))
+def while_true_try_break_except_as_continue_or_raise(xs):
+    while True:
+        try:
+            fd = int(act(xs.pop()))
+            break
+        except ValueError as e:
+            if xs:
+                continue
+            raise
+    return fd
+
+
+@case((["3"],), (["x"],), (["4", "x"],), (["x", "x"],), ([],))
+def while_true_try_return_except_continue_or_raise(xs):
+    while 1:
+        try:
+            return int(act(xs.pop()))
+        except ValueError:
+            if xs:
+                continue
+            raise
+
+
+@case((["3"], []), (["x", "1"], []), (["4", "x"], []), (["x", "x"], []))
+def while_true_try_break_then_code(xs, log):
+    while True:
+        log.append(len(xs))
+        try:
+            fd = int(act(xs.pop()))
+            break
+        except ValueError as e:
+            if xs:
+                continue
+            raise
+    if fd > 2:
+        log.append(fd)
+    return log
+
+
+@case((["3", "x", "k", "1"], []), (["1", "2", "x", "3"], []), (["x"], []))
+def for_while_true_try_except_continue_or_break(xs, log):
+    # the body's last `break` falls into the loop's exit
+    for n in range(3):
+        while True:
+            try:
+                x = int(act(xs.pop()))
+            except ValueError:
+                continue
+            except (KeyError, IndexError):
+                break
+            log.append(x)
+            break
+        log.append(n)
+    return log
+
+
+@case((["5", "s", "x", "s"], []), (["1", "x", "s"], []), (["x"], []))
+def while_true_if_continue_then_try_except_continue(xs, log):
+    while True:
+        if xs and xs[-1] == "s":
+            xs.pop()
+            log.append("s")
+            continue
+        try:
+            x = int(act(xs.pop()))
+        except ValueError:
+            continue
+        return x, log
+
+
+@case(([[1, 2], [3]], 2), ([[], [1]], 1), ([], 1))
+def while_test_try_except_continue(lists, r):
+    # a `while cond:` (its continue goes to the test, the loop's end to the
+    # body): no `while True:` around it
+    gens = [iter(x) for x in lists]
+    level = 0
+    out = []
+    while gens:
+        try:
+            p = next(gens[-1])
+        except StopIteration:
+            gens.pop()
+            level -= 1
+            continue
+        if level + 1 == r:
+            out.append(p)
+        else:
+            level += 1
+    return out, level

@@ -936,6 +936,33 @@ int dc_legacy_inside_try(const dc *d, int j) {
     return j >= 4 && d->in[j - 4].op == IR_POP_EXCEPT && is_name_cleanup(d, j - 3);
 }
 
+int dc_legacy_handler_end(const dc *d, int s) {
+    if (s < 0 || s >= d->n || !dc_is_block_setup(d->in[s].op))
+        return -1;
+    int H = d->in[s].target;
+    if (H <= s || H >= d->n)
+        return -1;
+    if (d->in[s].op != IR_SETUP_FINALLY)
+        return with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH);
+    if (!is_except_handler(d, H)) {
+        int FE = finally_end(d, H);
+        return FE < 0 ? -1 : FE + 1;
+    }
+    /* the clauses, each matching jumping to the next, up to the RERAISE */
+    for (int p = H; p < d->n;) {
+        if (d->in[p].op == IR_RERAISE || d->in[p].op == IR_END_FINALLY)
+            return p + 1;
+        int q = p;
+        while (q < d->n && dc_is_exc_type_op(d->in[q].op))
+            q++;
+        if (q + 1 >= d->n || d->in[q].op != IR_CHECK_EXC_MATCH || d->in[q + 1].op != IR_POP_JUMP_IF_FALSE ||
+            d->in[q + 1].target <= q)
+            return -1; /* (a bare except, or no clause we know) */
+        p = d->in[q + 1].target;
+    }
+    return -1;
+}
+
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     if (d->code->py_minor > 10)
         return 0;
