@@ -758,3 +758,49 @@ def while_test_try_except_continue(lists, r):
         else:
             level += 1
     return out, level
+
+
+# --- an except clause's branches each with a copy of the way out --------------
+# 3.10 copies `POP_EXCEPT; return x` into the end of every branch that jumps
+# to it: the jumps go to the copy the clause falls into.
+
+@case(("3",), ("k",), ("",))
+def try_except_if_else_then_return(x):
+    try:
+        tokens = act(x)
+    except KeyError:
+        if x:
+            tokens = [1]
+        else:
+            tokens = []
+    return x, tokens
+
+
+@case(("3", 1), ("k", 1), ("k", 0), ("v", None))
+def try_except_nested_if_else_then_return(x, y):
+    try:
+        loc, tokens = act(x), y
+    except (KeyError, ValueError):
+        dv = y
+        if dv is not None:
+            if y:
+                tokens = [dv, 1]
+            else:
+                tokens = [dv]
+        else:
+            tokens = []
+    return x, tokens
+
+
+@case(("3", 1), ("k", 1), ("k", 0), ("k", None))
+def try_except_as_if_else_then_return(x, y):
+    try:
+        tokens = act(x)
+    except KeyError as e:
+        if y:
+            tokens = [str(e), y]
+        elif y is None:
+            tokens = None
+        else:
+            tokens = [y]
+    return x, tokens

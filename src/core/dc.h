@@ -284,6 +284,10 @@ int dc_legacy_inside_try(const dc *d, int j);
  * last instruction (the RERAISE or END_FINALLY closing it), or -1 when
  * that is not known (a bare except clause ends the handler). */
 int dc_legacy_handler_end(const dc *d, int s);
+/* 3.10: points the jumps to copies of an except clause's way out (POP_EXCEPT
+ * and a return tail) at the copy the clause falls into (before reachability
+ * is known: the other copies become dead). */
+void dc_legacy_join_exit_copies(dc *d);
 /* ---- end of try_legacy.c ---- */
 
 /* ---- helpers shared by stmt.c, try.c and try_legacy.c: comparing and

@@ -936,6 +936,49 @@ int dc_legacy_inside_try(const dc *d, int j) {
     return j >= 4 && d->in[j - 4].op == IR_POP_EXCEPT && is_name_cleanup(d, j - 3);
 }
 
+/* The RETURN_VALUE ending straight code at t that leaves an except block
+ * (a POP_EXCEPT in it, at most 16 instructions), or -1. */
+static int handler_exit_end(const dc *d, int t) {
+    int pops = 0;
+    for (int e = t; e < d->n && e < t + 16; e++) {
+        int op = d->in[e].op;
+        if (op == IR_RETURN_VALUE)
+            return pops ? e : -1;
+        if (is_jump_op(op) || op == IR_RAISE || op == IR_RERAISE || op == IR_END_FINALLY || op == IR_YIELD_VALUE ||
+            op == IR_YIELD_FROM)
+            return -1;
+        pops += op == IR_POP_EXCEPT;
+    }
+    return -1;
+}
+
+/* 3.10 copies a small exit block into the blocks that jump to it: an except
+ * clause whose branches all go on to `return x` after leaving the handler
+ * ends each branch with its own `POP_EXCEPT; return x` (the one it falls
+ * into, the others at the ends of the jumps).  Identical straight code runs
+ * the same wherever it is placed (the handler is the block stack's, not the
+ * instruction's): a jump to such a copy goes to the one before it that the
+ * code falls into instead, as the compiler first laid it out. */
+void dc_legacy_join_exit_copies(dc *d) {
+    dp_instr *in = d->f.ins;
+    for (int j = 0; j < d->n; j++) {
+        int t = in[j].target;
+        if (in[j].op != IR_JUMP || t <= j + 1 || t >= d->n)
+            continue;
+        int e = handler_exit_end(d, t);
+        if (e < 0)
+            continue;
+        int len = e + 1 - t;
+        for (int c = t - 1; c > j + 1 && c > t - 512; c--) {
+            int op = in[c - 1].op;
+            if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP || !is_copy(d, t, c, len))
+                continue;
+            in[j].target = c;
+            break;
+        }
+    }
+}
+
 int dc_legacy_handler_end(const dc *d, int s) {
     if (s < 0 || s >= d->n || !dc_is_block_setup(d->in[s].op))
         return -1;
