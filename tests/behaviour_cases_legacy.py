@@ -804,3 +804,23 @@ def try_except_as_if_else_then_return(x, y):
         else:
             tokens = [y]
     return x, tokens
+
+
+@case(("3", 0, 0, []), ("3", 0, 1, []), ("v", 1, 1, []), ("v", 1, 0, []), ("v", 0, 1, []), ("v", 0, 0, []))
+def try_except_as_if_else_nested_ifs_else_return(x, silent, cache, log):
+    # conditional jumps go to copies of the clause's way out too
+    try:
+        rv = act(x)
+    except ValueError as e:
+        if silent:
+            rv = None
+            if cache:
+                log.append(1)
+        else:
+            rv = str(e)
+            if cache:
+                log.append(2)
+    else:
+        if cache:
+            log.append(3)
+    return rv, log

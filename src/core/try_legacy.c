@@ -955,7 +955,7 @@ static int handler_exit_end(const dc *d, int t) {
 /* 3.10 copies a small exit block into the blocks that jump to it: an except
  * clause whose branches all go on to `return x` after leaving the handler
  * ends each branch with its own `POP_EXCEPT; return x` (the one it falls
- * into, the others at the ends of the jumps).  Identical straight code runs
+ * into, the others where its jumps, conditional ones too, go).  Identical straight code runs
  * the same wherever it is placed (the handler is the block stack's, not the
  * instruction's): a jump to such a copy goes to the one before it that the
  * code falls into instead, as the compiler first laid it out. */
@@ -963,7 +963,7 @@ void dc_legacy_join_exit_copies(dc *d) {
     dp_instr *in = d->f.ins;
     for (int j = 0; j < d->n; j++) {
         int t = in[j].target;
-        if (in[j].op != IR_JUMP || t <= j + 1 || t >= d->n)
+        if ((in[j].op != IR_JUMP && !dc_is_pop_jump(in[j].op)) || t <= j + 1 || t >= d->n)
             continue;
         int e = handler_exit_end(d, t);
         if (e < 0)
