@@ -824,3 +824,48 @@ def try_except_as_if_else_nested_ifs_else_return(x, silent, cache, log):
         if cache:
             log.append(3)
     return rv, log
+
+
+# --- try/finally whose normal exit jumps on past the code after it ------------
+# 3.9+: `POP_BLOCK; <finally copy>; JUMP X`, X threaded past the jump over
+# an else: the jump is the enclosing statement's.
+
+@case((0, 0, []), (1, 0, []), (0, 0, [1]), (1, 1, []))
+def if_try_finally_elif_raise(exc_info, sent, log):
+    if exc_info:
+        try:
+            if sent:
+                raise ValueError(exc_info)
+        finally:
+            exc_info = None
+    elif log:
+        raise AssertionError("set")
+    log.append(exc_info)
+    return log
+
+
+@case(([0, 1, 2], []), ([], []), ([3, 0], []))
+def for_if_try_finally_else(xs, log):
+    for x in xs:
+        if x:
+            try:
+                log.append(x)
+            finally:
+                log.append("f")
+        else:
+            log.append("e")
+    return log
+
+
+@case(([1, 3], []), ([3, 3], []), ([], []))
+def while_try_continue_finally_then_break(xs, log):
+    while xs:
+        x = xs.pop()
+        try:
+            log.append(x)
+            if x == 3:
+                continue
+        finally:
+            log.append("f")
+        break
+    return log

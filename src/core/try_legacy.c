@@ -690,6 +690,17 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
             break;
         }
     }
+    /* 3.9+: the normal exit `POP_BLOCK; <finally copy>; JUMP X` jumps on
+     * to the code after the statement, or past it where that was a jump
+     * (threaded: the end of an if's branch, its jump over the else): the
+     * jump is no part of the statement, the walk goes on with it there,
+     * then past the handler */
+    if (body_end == H && d->code->py_minor >= 9 && H - 2 > s && d->in[H - 1].op == IR_JUMP &&
+        d->in[H - 1].target > FE + 1 && d->nref[H - 1] == 0 && !is_jump_op(d->in[H - 2].op) &&
+        d->in[H - 2].op != IR_RETURN_VALUE && d->in[H - 2].op != IR_RAISE && d->in[H - 2].op != IR_RERAISE) {
+        body_end = after = H - 1;
+        skip_from = H;
+    }
     if (region_with(d, s + 1, body_end, after, st, &tr->l1, NULL, 0, NULL) < 0)
         return -1;
     if (d->code->py_minor >= 10)
@@ -698,6 +709,10 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
      * pushes one value, CALL_FINALLY a return address): walk it as a handler */
     if (H + flen < FE)
         d->skip_to[H + flen] = FE; /* the first of two closing RERAISEs */
+    /* (a walk of this statement that failed, speculating on a conditional
+     * expression, may have left the step over the handler there) */
+    if (skip_from == H)
+        d->skip_to[H] = -1;
     if (region_with(d, H, FE, FE, st, &tr->l4, exc, 6, NULL) < 0)
         return -1;
     dc_seen(d, H + flen, FE + 1);
