@@ -4,7 +4,7 @@ decompiled to the state-machine fallback although a structured form exists
 (issue 11, found on third-party packages).  They run on every interpreter.
 Imported by behaviour_cases.py, whose CASES they join; test_legacy_shapes.py
 checks that none of them needs the fallback."""
-from behaviour_cases import case
+from behaviour_cases import Ctx, case
 
 
 def act(x):
@@ -869,3 +869,66 @@ def while_try_continue_finally_then_break(xs, log):
             log.append("f")
         break
     return log
+
+
+# --- the code after a try whose body only returns, copied into a clause -------
+# 3.10 moves a small exit block that a clause jumps to into the clause (the
+# body never reaches it): it is the code after the statement, not the
+# clause's (a raise there would chain the exception handled).
+
+@case(("v",), ("k",), ("3",))
+def tries_returning_then_raise(x):
+    try:
+        return int(act(x))
+    except ValueError:
+        pass
+    try:
+        return act(x + x)
+    except KeyError:
+        pass
+    raise LookupError(x)
+
+
+@case(("3", 1), ("v", 2), ("k", 3), ("vv", 4))
+def except_clause_try_return_except_pass_then_return(x, default):
+    try:
+        return int(act(x))
+    except ValueError:
+        try:
+            act(x[1:])
+            return False
+        except (ValueError, IndexError):
+            pass
+        return default
+
+
+# --- more copies of a way out, jumped to -------------------------------------
+
+@case(("abc", []), ("", []), ("a", []))
+def with_while_loop_ending_the_function(buffer, log):
+    # the loop's test jumps to a copy of the with's exit
+    if not buffer:
+        return
+    with Ctx(log, "w"):
+        while buffer:
+            log.append(buffer)
+            buffer = buffer[1:]
+
+
+@case((None, []), ([1], []), ([], []), ("ab", []))
+def and_or_statement_ending_the_function(v, log):
+    v is None or (log.append(v) or (hasattr(v, "__len__") and log.append(len(v))))
+
+
+@case(([1, 2, 0], "k"), ([1, 0, 2], 3), (["k"], 3), ([3, 3, 3], "k"))
+def try_while_loop_then_return_past_the_handler(xs, tail):
+    # the loop's exits go to copies of `POP_BLOCK; return act(tail)`: the
+    # return is after the statement, its KeyError not the clause's
+    log = []
+    try:
+        log.append(act(xs.pop()))
+        while xs and xs[-1]:
+            log.append(act(xs.pop()))
+    except KeyError as e:
+        raise ValueError(str(e)) from e
+    return act(tail), log

@@ -441,6 +441,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     int join = -1, p = H, last = H;
     /* clauses whose return tail has a later copy: where (own), in which clause */
     int own_tail[MAX_COPY_JOINS], own_end[MAX_COPY_JOINS], own_copy[MAX_COPY_JOINS], nown = 0;
+    int left = -1, left_limit = -1, nleft = 0;
     dp_node *own_clause[MAX_COPY_JOINS];
     while (p < end) {
         const dp_instr *ins = &d->in[p];
@@ -522,6 +523,11 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend, &own) : -1;
         if (j == -3)
             return -1;
+        if (j == -1 && cend == stop && stop < limit && d->reach[stop] && !bare) {
+            nleft++; /* code after the clause's POP_EXCEPT that is none of its own */
+            left = stop;
+            left_limit = limit;
+        }
         if (j >= 0 && own >= 0 && nown < MAX_COPY_JOINS) {
             own_tail[nown] = own;
             own_end[nown] = cend;
@@ -554,6 +560,32 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             dc_stack tmp = {0}; /* (the return leaves the stack behind) */
             if (dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, own_tail[k], own_end[k], -1, &tmp, &own_clause[k]->l1) < 0)
                 return -1;
+        }
+    }
+    /* 3.10: where the body never goes on past the statement, the code
+     * after it is the exit block a clause jumped to, small enough to be
+     * copied there (and then dropped), ending in a return or raise: the
+     * statement ends there, and the walk steps over the rest of the
+     * handler.  (Not the clause's own code: a raise there would chain the
+     * exception handled.) */
+    int body_returns = 1; /* (every way out of the body is a return: none goes on past the statement) */
+    for (int P = s + 1; P < H && body_returns; P++) {
+        if (d->in[P].op != IR_POP_BLOCK || block_of(d, P) != s)
+            continue;
+        int q = P + 1; /* (leaving enclosing blocks on the way: an except clause's, its name's) */
+        while (q < H && (d->in[q].op == IR_POP_BLOCK || d->in[q].op == IR_POP_EXCEPT || is_name_cleanup(d, q)))
+            q += is_name_cleanup(d, q) ? 3 : 1;
+        body_returns = q < H && tail_end(d, q) >= q;
+    }
+    if (nleft == 1 && join < 0 && X < 0 && T < 0 && body_returns) {
+        int e = left;
+        while (e < left_limit && !is_jump_op(d->in[e].op) && d->in[e].op != IR_RETURN_VALUE &&
+               d->in[e].op != IR_RAISE && d->in[e].op != IR_RERAISE && d->in[e].op != IR_POP_BLOCK)
+            e++;
+        if (e < left_limit && (d->in[e].op == IR_RETURN_VALUE || d->in[e].op == IR_RAISE)) {
+            join = left;
+            if (e + 1 < last)
+                d->skip_to[e + 1] = last;
         }
     }
     if (T >= 0 && join >= 0 && join != T && tail_copy_of(d, T, join)) {
@@ -951,10 +983,17 @@ int dc_legacy_inside_try(const dc *d, int j) {
     return j >= 4 && d->in[j - 4].op == IR_POP_EXCEPT && is_name_cleanup(d, j - 3);
 }
 
-/* The RETURN_VALUE ending straight code at t that leaves an except block
- * (a POP_EXCEPT in it, at most 16 instructions), or -1. */
-static int handler_exit_end(const dc *d, int t) {
-    int pops = 0;
+/* The RETURN_VALUE ending straight code at t (at most 16 instructions)
+ * that leaves an except block (a POP_EXCEPT in it), or a with block first
+ * (POP_BLOCK and the call of __exit__), or, for a jump that keeps its value
+ * (`pops`), drops it first; or -1.  (Not a try body's POP_BLOCK: the walk
+ * would read the code after it as the body's.) */
+static int block_exit_end(const dc *d, int t, int pops) {
+    int b = d->in[t].op == IR_POP_BLOCK ? block_of(d, t) : -1;
+    if (b >= 0 && d->in[b].op == IR_SETUP_WITH && exit_call_len(d, t + 1, 0) > 0)
+        pops = 1;
+    else if (d->in[t].op == IR_POP_BLOCK && (b < 0 || !is_name_cleanup_handler(d, d->in[b].target)))
+        return -1;
     for (int e = t; e < d->n && e < t + 16; e++) {
         int op = d->in[e].op;
         if (op == IR_RETURN_VALUE)
@@ -970,23 +1009,40 @@ static int handler_exit_end(const dc *d, int t) {
 /* 3.10 copies a small exit block into the blocks that jump to it: an except
  * clause whose branches all go on to `return x` after leaving the handler
  * ends each branch with its own `POP_EXCEPT; return x` (the one it falls
- * into, the others where its jumps, conditional ones too, go).  Identical straight code runs
- * the same wherever it is placed (the handler is the block stack's, not the
- * instruction's): a jump to such a copy goes to the one before it that the
- * code falls into instead, as the compiler first laid it out. */
+ * into, the others where its jumps, conditional ones too, go); so with a
+ * with's exit (`POP_BLOCK; <call __exit__>; return x`) where a loop ending
+ * its body exits, and `POP_TOP; return None` after an and/or ending the
+ * function.  Identical straight code runs the same wherever it is placed
+ * (the handler is the block stack's, not the instruction's): a jump to such
+ * a copy goes to the one before it that the code falls into instead, as
+ * the compiler first laid it out. */
 void dc_legacy_join_exit_copies(dc *d) {
     dp_instr *in = d->f.ins;
+    /* handlers[x]: how many handlers start before x (a copy the code falls
+     * into past a handler is the code after another statement) */
+    int *handlers = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof *handlers);
+    if (handlers == NULL)
+        return; /* (no such reading: the copies stay as they are) */
+    for (int x = 0; x <= d->n; x++)
+        handlers[x] = 0;
+    for (int x = 0; x < d->n; x++)
+        if (dc_is_block_setup(in[x].op) && in[x].target > x && in[x].target < d->n)
+            handlers[in[x].target + 1]++;
+    for (int x = 1; x <= d->n; x++)
+        handlers[x] += handlers[x - 1];
     for (int j = 0; j < d->n; j++) {
-        int t = in[j].target;
-        if ((in[j].op != IR_JUMP && !dc_is_pop_jump(in[j].op)) || t <= j + 1 || t >= d->n)
+        int t = in[j].target, op = in[j].op;
+        int keeps = op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP;
+        if ((op != IR_JUMP && !dc_is_pop_jump(op) && !keeps) || t <= j + 1 || t >= d->n)
             continue;
-        int e = handler_exit_end(d, t);
+        int e = block_exit_end(d, t, keeps && in[t].op == IR_POP_TOP);
         if (e < 0)
             continue;
         int len = e + 1 - t;
-        for (int c = t - 1; c > j + 1 && c > t - 512; c--) {
+        for (int c = t - 1; c > j + 1 && c > t - 512 && handlers[c + 1] == handlers[j + 1]; c--) {
             int op = in[c - 1].op;
-            if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP || !is_copy(d, t, c, len))
+            if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP || !is_copy(d, t, c, len) ||
+                block_of(d, c) != block_of(d, t))
                 continue;
             in[j].target = c;
             break;
