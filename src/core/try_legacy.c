@@ -984,15 +984,14 @@ int dc_legacy_inside_try(const dc *d, int j) {
 }
 
 /* The RETURN_VALUE ending straight code at t (at most 16 instructions)
- * that leaves an except block (a POP_EXCEPT in it), or a with block first
- * (POP_BLOCK and the call of __exit__), or, for a jump that keeps its value
- * (`pops`), drops it first; or -1.  (Not a try body's POP_BLOCK: the walk
- * would read the code after it as the body's.) */
+ * that leaves an except block (a POP_EXCEPT in it), or, for a jump that
+ * keeps its value (`pops`), drops it first; or -1.  (Not a try body's
+ * POP_BLOCK: the walk would read the code after it as the body's; nor a
+ * with's, whose walk takes the last copy, before the handler, for the
+ * code after the statement.) */
 static int block_exit_end(const dc *d, int t, int pops) {
     int b = d->in[t].op == IR_POP_BLOCK ? block_of(d, t) : -1;
-    if (b >= 0 && d->in[b].op == IR_SETUP_WITH && exit_call_len(d, t + 1, 0) > 0)
-        pops = 1;
-    else if (d->in[t].op == IR_POP_BLOCK && (b < 0 || !is_name_cleanup_handler(d, d->in[b].target)))
+    if (d->in[t].op == IR_POP_BLOCK && (b < 0 || !is_name_cleanup_handler(d, d->in[b].target)))
         return -1;
     for (int e = t; e < d->n && e < t + 16; e++) {
         int op = d->in[e].op;
@@ -1009,10 +1008,8 @@ static int block_exit_end(const dc *d, int t, int pops) {
 /* 3.10 copies a small exit block into the blocks that jump to it: an except
  * clause whose branches all go on to `return x` after leaving the handler
  * ends each branch with its own `POP_EXCEPT; return x` (the one it falls
- * into, the others where its jumps, conditional ones too, go); so with a
- * with's exit (`POP_BLOCK; <call __exit__>; return x`) where a loop ending
- * its body exits, and `POP_TOP; return None` after an and/or ending the
- * function.  Identical straight code runs the same wherever it is placed
+ * into, the others where its jumps, conditional ones too, go); so with
+ * `POP_TOP; return None` after an and/or statement ending the function.  Identical straight code runs the same wherever it is placed
  * (the handler is the block stack's, not the instruction's): a jump to such
  * a copy goes to the one before it that the code falls into instead, as
  * the compiler first laid it out. */
