@@ -932,3 +932,29 @@ def try_while_loop_then_return_past_the_handler(xs, tail):
     except KeyError as e:
         raise ValueError(str(e)) from e
     return act(tail), log
+
+
+@case(("a", []), ("1", []), ("b", []))
+def try_except_then_raise_copied_after_the_body(x, log):
+    # 3.10 copies the `raise` after the statement to the end of the body
+    # (after its POP_BLOCK) and into the clause: both are that code
+    if x == "a":
+        return None
+    log.append(x)
+    try:
+        log.append(int(x))
+    except ValueError:
+        log.append("v")
+    raise KeyError(x)
+
+
+@case(("k", []), ("1", []))
+def with_try_except_return_constant_then_return(x, log):
+    # the clause's `return False` calls __exit__ on its own copy of the
+    # stack: the with's __exit__ is still there for the return after
+    with Ctx(log, "c") as s:
+        try:
+            act(x)
+        except KeyError:
+            return False
+        return s == "c"

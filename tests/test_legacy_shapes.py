@@ -53,6 +53,7 @@ FALLS_BACK_ON = {
     "for_while_true_try_except_continue_or_break": {(3, 11), (3, 12), (3, 13)},  # unstructured jump
     "while_try_continue_finally_then_break": {(3, 12), (3, 13)},  # conditional jump past its enclosing block
     "tries_returning_then_raise": {(3, 12)},  # fails validation (the raise placed in the clause)
+    "try_except_then_raise_copied_after_the_body": {(3, 12)},  # fails validation (the raise placed in the clause)
     "and_or_statement_ending_the_function": {(3, 11), (3, 12), (3, 13)},  # one value expected
     "try_while_loop_then_return_past_the_handler": {(3, 12), (3, 13)},  # conditional jump past its enclosing block
     "try_except_if_else_then_return": {(3, 13)},  # duplicated code with no place to join

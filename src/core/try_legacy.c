@@ -58,6 +58,19 @@ static int tail_end(const dc *d, int k) {
     return e < d->n && d->in[e].op == IR_RETURN_VALUE ? e : -1;
 }
 
+/* The RETURN_VALUE or RAISE ending straight code at k (no jump, no block
+ * left or entered but an except block), or -1. */
+static int straight_end(const dc *d, int k) {
+    for (int e = k; e >= 0 && e < d->n; e++) {
+        int op = d->in[e].op;
+        if (op == IR_RETURN_VALUE || op == IR_RAISE)
+            return e;
+        if (is_jump_op(op) || op == IR_RERAISE || op == IR_POP_BLOCK || op == IR_END_FINALLY)
+            return -1;
+    }
+    return -1;
+}
+
 /* 3.10 copies a small exit block (`return x`) to the ends of the parts of a
  * try or with statement instead of jumping there: is the code at k a copy
  * of the code at `target`?  Then it is read as a jump to target. */
@@ -309,7 +322,7 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         if (e >= d->n || d->in[e].op != IR_RETURN_VALUE)
             return -1;
         *cend = e + 1;
-        return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
+        return region_with(d, r, e + 1, -1, st, body, NULL, 0, NULL) < 0 ? -3 : -1; /* (a stack copy: see below) */
     }
     int e = tail_end(d, r);
     if (e <= r)
@@ -341,7 +354,9 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         return copy;
     }
     /* a return of the clause's own */
-    return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
+    /* (on a copy of the stack: the unwinding before the return pops what
+     * the code after the statement still has, a with's __exit__) */
+    return region_with(d, r, e + 1, -1, st, body, NULL, 0, NULL) < 0 ? -3 : -1;
 }
 
 /* Does control at a go to b: a is b, or a jump there? */
@@ -418,9 +433,12 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     /* 3.10: or POP_BLOCK and a copy of the code after the statement (a
      * return), which then is read as that code */
     int T = -1;
-    if (X < 0 && H - 1 > s && d->in[H - 1].op == IR_RETURN_VALUE) {
+    /* (3.10 also copies code after the statement that raises: `raise` in
+     * the try body compiles before its POP_BLOCK) */
+    int raises = d->code->py_minor == 10 && H - 1 > s && d->in[H - 1].op == IR_RAISE;
+    if (X < 0 && H - 1 > s && (d->in[H - 1].op == IR_RETURN_VALUE || raises)) {
         int t = H - 1;
-        while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && tail_end(d, t - 1) == H - 1)
+        while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && straight_end(d, t - 1) == H - 1)
             t--;
         /* (a value computed in the body is returned by a lone RETURN_VALUE;
          * a SWAP or POP_TOP after the POP_BLOCK moves the value past a
@@ -429,7 +447,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
          * code (__exit__, a finally copy): the return is the body's own) */
         if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t].op != IR_SWAP &&
             d->in[t].op != IR_POP_TOP && pops_except_blocks(d, t - 1, s) &&
-            tail_end(d, t) == H - 1) {
+            straight_end(d, t) == H - 1 && (raises || tail_end(d, t) == H - 1)) {
             T = t;
             X = t;
             body_end = t;
@@ -570,22 +588,27 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
      * exception handled.) */
     int body_returns = 1; /* (every way out of the body is a return: none goes on past the statement) */
     for (int P = s + 1; P < H && body_returns; P++) {
-        if (d->in[P].op != IR_POP_BLOCK || block_of(d, P) != s)
-            continue;
+        if (d->in[P].op != IR_POP_BLOCK || block_of(d, P) != s || P + 1 == T)
+            continue; /* (T: see below) */
         int q = P + 1; /* (leaving enclosing blocks on the way: an except clause's, its name's) */
         while (q < H && (d->in[q].op == IR_POP_BLOCK || d->in[q].op == IR_POP_EXCEPT || is_name_cleanup(d, q)))
             q += is_name_cleanup(d, q) ? 3 : 1;
         body_returns = q < H && tail_end(d, q) >= q;
     }
-    if (nleft == 1 && join < 0 && X < 0 && T < 0 && body_returns) {
-        int e = left;
-        while (e < left_limit && !is_jump_op(d->in[e].op) && d->in[e].op != IR_RETURN_VALUE &&
-               d->in[e].op != IR_RAISE && d->in[e].op != IR_RERAISE && d->in[e].op != IR_POP_BLOCK)
-            e++;
-        if (e < left_limit && (d->in[e].op == IR_RETURN_VALUE || d->in[e].op == IR_RAISE)) {
+    /* (the body's own copy of it, after its POP_BLOCK before the handler,
+     * is then that code too) */
+    if (nleft == 1 && join < 0 && (X < 0 || X == T) && body_returns) {
+        int e = straight_end(d, left);
+        if (e >= left && e < left_limit &&
+            (T < 0 || (e + 1 - left == H - T && is_copy(d, left, T, H - T)))) {
             join = left;
             if (e + 1 < last)
                 d->skip_to[e + 1] = last;
+            if (T >= 0) {
+                dc_seen(d, T, H);
+                X = join;
+                T = -1;
+            }
         }
     }
     if (T >= 0 && join >= 0 && join != T && tail_copy_of(d, T, join)) {
