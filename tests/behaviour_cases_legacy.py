@@ -958,3 +958,36 @@ def with_try_except_return_constant_then_return(x, log):
         except KeyError:
             return False
         return s == "c"
+
+
+class KeyErrorAttrs:
+    """An object whose missing attributes raise KeyError (dunders aside:
+    copy.deepcopy looks for those)."""
+
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise KeyError(name)
+
+    def __repr__(self):
+        return "KeyErrorAttrs(%s)" % ", ".join("%s=%r" % kv for kv in sorted(self.__dict__.items()))
+
+
+@case(({"p.a": KeyErrorAttrs(Reader=1)}, "A"), ({"a": KeyErrorAttrs(Reader=2)}, "a"), ({"a": KeyErrorAttrs()}, "a"),
+      ({}, "a"))
+def try_except_try_except_as_raise_then_return_attribute(mods, name):
+    # 3.10 copies `return module.Reader` after the inner try body's
+    # POP_BLOCK and the clause's POP_EXCEPT: read inside that body, its
+    # KeyError would become a LookupError (the structurer refuses that)
+    name = name.lower()
+    try:
+        module = mods["p." + name]
+    except KeyError:
+        try:
+            module = mods[name]
+        except KeyError as err:
+            raise LookupError(name) from err
+    return module.Reader

@@ -908,6 +908,37 @@ int dc_legacy_exit_end(const dc *d, int i) {
     return e >= 0 ? e : exit_copy_end(d, i, 1);
 }
 
+/* Does the code at j only leave (for a return, break or continue): unwind
+ * blocks, handlers, an iterator or a with's __exit__, then return a value
+ * computed before, or a constant, or jump (or the region ends there)?
+ * (Or return local variables, a tuple of them: 3.10's copy of such a
+ * return past the statement reads the same inside the body, where they
+ * are bound; nothing there can raise.) */
+static int unwinds_only(const dc *d, int j, int end) {
+    for (int steps = 0; j < end && j < d->n && steps < 64; steps++) {
+        int op = d->in[j].op;
+        if (op == IR_RETURN_VALUE || op == IR_JUMP || op == IR_POP_BLOCK || op == IR_CALL_FINALLY ||
+            op == IR_BEGIN_FINALLY)
+            return 1; /* (a POP_BLOCK: the next block's own) */
+        if (is_name_cleanup(d, j))
+            j += 3;
+        else if (exit_call_len(d, j, 0) > 0 || exit_call_len(d, j, 1) > 0)
+            j += exit_call_len(d, j, 0) > 0 ? exit_call_len(d, j, 0) : exit_call_len(d, j, 1);
+        else if (op == IR_LOAD_CONST || op == IR_LOAD_FAST) {
+            int k = j;
+            while (k < d->n && (d->in[k].op == IR_LOAD_CONST || d->in[k].op == IR_LOAD_FAST))
+                k++;
+            k += k > j + 1 && k < d->n && d->in[k].op == IR_BUILD_TUPLE && d->in[k].arg == k - j;
+            return k < d->n && d->in[k].op == IR_RETURN_VALUE;
+        }
+        else if (op == IR_POP_EXCEPT || op == IR_POP_TOP || op == IR_SWAP || op == IR_NOP || op == IR_POP_FINALLY)
+            j++;
+        else
+            return 0;
+    }
+    return 1;
+}
+
 /* Leaves block s at its POP_BLOCK i; the region being walked ends at `end`. */
 static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     if (s < 0)
@@ -971,6 +1002,10 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
         return 0;
     }
     if (is_name_cleanup_handler(d, H) || is_except_handler(d, H)) {
+        /* (a try body goes on after its POP_BLOCK only to leave: code that
+         * computes is past the statement, copied there by 3.10) */
+        if (!is_name_cleanup_handler(d, H) && !unwinds_only(d, j, end))
+            return dc_fail(d, i, "code after a try body's POP_BLOCK read as the body's");
         *next = j;
         return 0;
     }
