@@ -2152,13 +2152,17 @@ static int legacy_loop_end(const dc *d, int i, int last, int end) {
                 ok = t >= i && (t < E || (t == E && op != IR_FOR_ITER));
             }
         }
-        for (int q = 0; q < d->n && ok; q++) {
+        /* (no jump from outside: the references into (i, E), counted from
+         * reached code, all come from inside; none to i comes from past E,
+         * its last jump back being before E) */
+        long refs = 0;
+        for (int q = i; q < E && ok; q++) {
             int t = d->in[q].target;
-            if ((q < i || q >= E) && (dc_is_jump(d->in[q].op) || dc_is_block_setup(d->in[q].op) ||
-                                      d->in[q].op == IR_FOR_ITER))
-                ok = !(t > i && t < E) && !(t == i && q >= E);
+            refs += d->nref[q] * (q > i);
+            if (d->reach[q] && t > i && t < E)
+                refs--;
         }
-        if (ok)
+        if (ok && refs == 0)
             return E;
     }
     return -1;

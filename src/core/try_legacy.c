@@ -1094,12 +1094,14 @@ void dc_legacy_join_exit_copies(dc *d) {
         if (e < 0)
             continue;
         int len = e + 1 - t;
+        /* (the nearest copy only: a scan and a comparison per jump) */
         for (int c = t - 1; c > j + 1 && c > t - 512 && handlers[c + 1] == handlers[j + 1]; c--) {
             int op = in[c - 1].op;
-            if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP || !is_copy(d, t, c, len) ||
-                block_of(d, c) != block_of(d, t))
+            if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP || in[c].op != in[t].op ||
+                !is_copy(d, t, c, len))
                 continue;
-            in[j].target = c;
+            if (block_of(d, c) == block_of(d, t))
+                in[j].target = c;
             break;
         }
     }
