@@ -4,7 +4,7 @@ decompiled to the state-machine fallback although a structured form exists
 (issue 11, found on third-party packages).  They run on every interpreter.
 Imported by behaviour_cases.py, whose CASES they join; test_legacy_shapes.py
 checks that none of them needs the fallback."""
-from behaviour_cases import case
+from behaviour_cases import Ctx, case
 
 
 def act(x):
@@ -600,3 +600,394 @@ def try_except_as_return_else_finally(box, xs):
     finally:
         log.append("fin")
     return log, box
+
+
+# --- an except clause's return and a later copy of it --------------------------
+# 3.10 copies a small exit block into the except clauses that jump to it: a
+# clause's `return None` is read as a jump to the next `return None` only
+# where the code after the statement runs into that one (else its own).
+
+@case(("3",), ("v",), ("-4",))
+def try_except_return_none_then_if_return_none(x):
+    try:
+        s = int(act(x))
+    except ValueError:
+        return None
+    if s < 0:
+        return None
+    return s * 2
+
+
+@case(("3", []), ("v", []), ("9", []))
+def try_except_return_none_then_loop_return_none(x, log):
+    # the loop's jump back enters the code before the copy
+    try:
+        n = int(act(x))
+    except ValueError:
+        return None
+    while True:
+        log.append(n)
+        if n > 5:
+            return None
+        n += 1
+
+
+@case(("3",), ("v",), (None,), ([1, 2, 3],), ([1],))
+def try_return_except_return_none_or_pass(x):
+    # the body returns: the clauses have no else to join through
+    try:
+        return int(act(x))
+    except ValueError:
+        return None
+    except TypeError:
+        pass
+    n = len(x)
+    if n > 2:
+        return None
+    return n
+
+
+@case(("3", []), ("v", []), (None, []), ("k", ["x"]))
+def try_except_else_then_if_return_none(x, log):
+    try:
+        s = int(act(x))
+    except ValueError:
+        log.append(1)
+    except TypeError:
+        return None
+    except KeyError:
+        pass
+    else:
+        log.append(s)
+    if log:
+        return None
+    return len(log)
+
+
+# --- `while True:` whose jumps back are continues out of except clauses -------
+# 3.10 drops the dead jump back that 3.8/3.9 leave after such a body (it
+# never falls through): the loop ends where its last try statement does.
+
+@case((["3"],), (["x"],), (["4", "x"],), (["x", "x"],), ([],))
+def while_true_try_break_except_as_continue_or_raise(xs):
+    while True:
+        try:
+            fd = int(act(xs.pop()))
+            break
+        except ValueError as e:
+            if xs:
+                continue
+            raise
+    return fd
+
+
+@case((["3"],), (["x"],), (["4", "x"],), (["x", "x"],), ([],))
+def while_true_try_return_except_continue_or_raise(xs):
+    while 1:
+        try:
+            return int(act(xs.pop()))
+        except ValueError:
+            if xs:
+                continue
+            raise
+
+
+@case((["3"], []), (["x", "1"], []), (["4", "x"], []), (["x", "x"], []))
+def while_true_try_break_then_code(xs, log):
+    while True:
+        log.append(len(xs))
+        try:
+            fd = int(act(xs.pop()))
+            break
+        except ValueError as e:
+            if xs:
+                continue
+            raise
+    if fd > 2:
+        log.append(fd)
+    return log
+
+
+@case((["3", "x", "k", "1"], []), (["1", "2", "x", "3"], []), (["x"], []))
+def for_while_true_try_except_continue_or_break(xs, log):
+    # the body's last `break` falls into the loop's exit
+    for n in range(3):
+        while True:
+            try:
+                x = int(act(xs.pop()))
+            except ValueError:
+                continue
+            except (KeyError, IndexError):
+                break
+            log.append(x)
+            break
+        log.append(n)
+    return log
+
+
+@case((["5", "s", "x", "s"], []), (["1", "x", "s"], []), (["x"], []))
+def while_true_if_continue_then_try_except_continue(xs, log):
+    while True:
+        if xs and xs[-1] == "s":
+            xs.pop()
+            log.append("s")
+            continue
+        try:
+            x = int(act(xs.pop()))
+        except ValueError:
+            continue
+        return x, log
+
+
+@case(([[1, 2], [3]], 2), ([[], [1]], 1), ([], 1))
+def while_test_try_except_continue(lists, r):
+    # a `while cond:` (its continue goes to the test, the loop's end to the
+    # body): no `while True:` around it
+    gens = [iter(x) for x in lists]
+    level = 0
+    out = []
+    while gens:
+        try:
+            p = next(gens[-1])
+        except StopIteration:
+            gens.pop()
+            level -= 1
+            continue
+        if level + 1 == r:
+            out.append(p)
+        else:
+            level += 1
+    return out, level
+
+
+# --- an except clause's branches each with a copy of the way out --------------
+# 3.10 copies `POP_EXCEPT; return x` into the end of every branch that jumps
+# to it: the jumps go to the copy the clause falls into.
+
+@case(("3",), ("k",), ("",))
+def try_except_if_else_then_return(x):
+    try:
+        tokens = act(x)
+    except KeyError:
+        if x:
+            tokens = [1]
+        else:
+            tokens = []
+    return x, tokens
+
+
+@case(("3", 1), ("k", 1), ("k", 0), ("v", None))
+def try_except_nested_if_else_then_return(x, y):
+    try:
+        loc, tokens = act(x), y
+    except (KeyError, ValueError):
+        dv = y
+        if dv is not None:
+            if y:
+                tokens = [dv, 1]
+            else:
+                tokens = [dv]
+        else:
+            tokens = []
+    return x, tokens
+
+
+@case(("3", 1), ("k", 1), ("k", 0), ("k", None))
+def try_except_as_if_else_then_return(x, y):
+    try:
+        tokens = act(x)
+    except KeyError as e:
+        if y:
+            tokens = [str(e), y]
+        elif y is None:
+            tokens = None
+        else:
+            tokens = [y]
+    return x, tokens
+
+
+@case(("3", 0, 0, []), ("3", 0, 1, []), ("v", 1, 1, []), ("v", 1, 0, []), ("v", 0, 1, []), ("v", 0, 0, []))
+def try_except_as_if_else_nested_ifs_else_return(x, silent, cache, log):
+    # conditional jumps go to copies of the clause's way out too
+    try:
+        rv = act(x)
+    except ValueError as e:
+        if silent:
+            rv = None
+            if cache:
+                log.append(1)
+        else:
+            rv = str(e)
+            if cache:
+                log.append(2)
+    else:
+        if cache:
+            log.append(3)
+    return rv, log
+
+
+# --- try/finally whose normal exit jumps on past the code after it ------------
+# 3.9+: `POP_BLOCK; <finally copy>; JUMP X`, X threaded past the jump over
+# an else: the jump is the enclosing statement's.
+
+@case((0, 0, []), (1, 0, []), (0, 0, [1]), (1, 1, []))
+def if_try_finally_elif_raise(exc_info, sent, log):
+    if exc_info:
+        try:
+            if sent:
+                raise ValueError(exc_info)
+        finally:
+            exc_info = None
+    elif log:
+        raise AssertionError("set")
+    log.append(exc_info)
+    return log
+
+
+@case(([0, 1, 2], []), ([], []), ([3, 0], []))
+def for_if_try_finally_else(xs, log):
+    for x in xs:
+        if x:
+            try:
+                log.append(x)
+            finally:
+                log.append("f")
+        else:
+            log.append("e")
+    return log
+
+
+@case(([1, 3], []), ([3, 3], []), ([], []))
+def while_try_continue_finally_then_break(xs, log):
+    while xs:
+        x = xs.pop()
+        try:
+            log.append(x)
+            if x == 3:
+                continue
+        finally:
+            log.append("f")
+        break
+    return log
+
+
+# --- the code after a try whose body only returns, copied into a clause -------
+# 3.10 moves a small exit block that a clause jumps to into the clause (the
+# body never reaches it): it is the code after the statement, not the
+# clause's (a raise there would chain the exception handled).
+
+@case(("v",), ("k",), ("3",))
+def tries_returning_then_raise(x):
+    try:
+        return int(act(x))
+    except ValueError:
+        pass
+    try:
+        return act(x + x)
+    except KeyError:
+        pass
+    raise LookupError(x)
+
+
+@case(("3", 1), ("v", 2), ("k", 3), ("vv", 4))
+def except_clause_try_return_except_pass_then_return(x, default):
+    try:
+        return int(act(x))
+    except ValueError:
+        try:
+            act(x[1:])
+            return False
+        except (ValueError, IndexError):
+            pass
+        return default
+
+
+# --- more copies of a way out, jumped to -------------------------------------
+
+@case(("abc", []), ("", []), ("a", []))
+def with_while_loop_ending_the_function(buffer, log):
+    # the loop's test jumps to a copy of the with's exit
+    if not buffer:
+        return
+    with Ctx(log, "w"):
+        while buffer:
+            log.append(buffer)
+            buffer = buffer[1:]
+
+
+@case((None, []), ([1], []), ([], []), ("ab", []))
+def and_or_statement_ending_the_function(v, log):
+    v is None or (log.append(v) or (hasattr(v, "__len__") and log.append(len(v))))
+
+
+@case(([1, 2, 0], "k"), ([1, 0, 2], 3), (["k"], 3), ([3, 3, 3], "k"))
+def try_while_loop_then_return_past_the_handler(xs, tail):
+    # the loop's exits go to copies of `POP_BLOCK; return act(tail)`: the
+    # return is after the statement, its KeyError not the clause's
+    log = []
+    try:
+        log.append(act(xs.pop()))
+        while xs and xs[-1]:
+            log.append(act(xs.pop()))
+    except KeyError as e:
+        raise ValueError(str(e)) from e
+    return act(tail), log
+
+
+@case(("a", []), ("1", []), ("b", []))
+def try_except_then_raise_copied_after_the_body(x, log):
+    # 3.10 copies the `raise` after the statement to the end of the body
+    # (after its POP_BLOCK) and into the clause: both are that code
+    if x == "a":
+        return None
+    log.append(x)
+    try:
+        log.append(int(x))
+    except ValueError:
+        log.append("v")
+    raise KeyError(x)
+
+
+@case(("k", []), ("1", []))
+def with_try_except_return_constant_then_return(x, log):
+    # the clause's `return False` calls __exit__ on its own copy of the
+    # stack: the with's __exit__ is still there for the return after
+    with Ctx(log, "c") as s:
+        try:
+            act(x)
+        except KeyError:
+            return False
+        return s == "c"
+
+
+class KeyErrorAttrs:
+    """An object whose missing attributes raise KeyError (dunders aside:
+    copy.deepcopy looks for those)."""
+
+    def __init__(self, **attrs):
+        self.__dict__.update(attrs)
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise KeyError(name)
+
+    def __repr__(self):
+        return "KeyErrorAttrs(%s)" % ", ".join("%s=%r" % kv for kv in sorted(self.__dict__.items()))
+
+
+@case(({"p.a": KeyErrorAttrs(Reader=1)}, "A"), ({"a": KeyErrorAttrs(Reader=2)}, "a"), ({"a": KeyErrorAttrs()}, "a"),
+      ({}, "a"))
+def try_except_try_except_as_raise_then_return_attribute(mods, name):
+    # 3.10 copies `return module.Reader` after the inner try body's
+    # POP_BLOCK and the clause's POP_EXCEPT: read inside that body, its
+    # KeyError would become a LookupError (the structurer refuses that)
+    name = name.lower()
+    try:
+        module = mods["p." + name]
+    except KeyError:
+        try:
+            module = mods[name]
+        except KeyError as err:
+            raise LookupError(name) from err
+    return module.Reader

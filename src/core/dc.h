@@ -290,6 +290,14 @@ int dc_legacy_exit_end(const dc *d, int i);
  * no loop's end: the handler closes later (END_FINALLY, RERAISE), and the
  * loop's own jump back follows that (dead when every part leaves). */
 int dc_legacy_inside_try(const dc *d, int j);
+/* The end of the statement whose block SETUP s opens, past its handler's
+ * last instruction (the RERAISE or END_FINALLY closing it), or -1 when
+ * that is not known (a bare except clause ends the handler). */
+int dc_legacy_handler_end(const dc *d, int s);
+/* 3.10: points the jumps to copies of an except clause's way out (POP_EXCEPT
+ * and a return tail) at the copy the clause falls into (before reachability
+ * is known: the other copies become dead). */
+void dc_legacy_join_exit_copies(dc *d);
 /* ---- end of try_legacy.c ---- */
 
 /* ---- helpers shared by stmt.c, try.c and try_legacy.c: comparing and

@@ -143,6 +143,8 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     unthread_value_jumps(d);
     skip_generator_epilogue(d);
     dc_inline_comp_cleanups(d);
+    if (code->py_minor == 10)
+        dc_legacy_join_exit_copies(d);
     if (mark_reachable(d) < 0)
         return -1;
     /* count references from reachable code only: code that cannot run

@@ -1259,6 +1259,8 @@ enum { REST_OF_REGION = 2 };
 static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
 static int is_assert_false(const dc *d, int start, const dp_node *s);
 static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+static int legacy_loop_end(const dc *d, int i, int last, int end);
+static int while_true_to(dc *d, int i, int E, dc_stack *st, dp_nodes *out, int *next);
 static int while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out);
 /* Is i the head of a 3.8-3.10 async for: `SETUP_FINALLY stop; GET_ANEXT`
  * with END_ASYNC_FOR at stop? */
@@ -1676,6 +1678,13 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 if (last > i && d->code->py_minor >= 12 && dc_in_cold_handler(d, last, i, last)) {
                     int warm = warm_back_edge(d, i, past_line_nops(d, i), end);
                     last = warm > i ? warm : last;
+                }
+                int E = legacy_loop_end(d, i, last, end);
+                if (E > i) {
+                    if (while_true_to(d, i, E, st, out, &next) < 0)
+                        goto fail;
+                    i = next;
+                    continue;
                 }
                 /* (3.8-3.10: a try or with opened here whose handler lies past
                  * that jump does not end there: the jump is a `continue` of
@@ -2327,6 +2336,99 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     if (body_end == last && brk > from && dc_region(d, from, brk, brk, st, &s->l2) < 0)
         return -1;
     *next = brk > from ? brk : from;
+    return dc_add(d, out, s);
+}
+
+/* `while True:` at i (3.10: the NOP kept for its line; a test there is
+ * a `while cond:`, cond_while's) whose last jump back, past `last` (what
+ * back_edge found, or -1), is a `continue` in an except clause: the jump
+ * back that would close the body is gone (3.8/3.9 leave it when dead in
+ * most shapes, not after a return), the body never falling through, or it
+ * is a `break` falling into the loop's exit.  The body ends at the first E past those jumps, within the
+ * region ending at `end`, that is the end of a statement (E - 1 does not
+ * fall through, or a jump lands at E), splits no statement of the body
+ * (each block opened in it is closed with its handler before E), from
+ * which only breaks leave (its jumps past E go to E), and into which no
+ * code outside jumps.  A later end would read the same: code past E is
+ * reached from the body by breaks only.  The end, or -1. */
+static int legacy_loop_end(const dc *d, int i, int last, int end) {
+    int lastj = -1;
+    for (int j = d->last_back ? d->last_back[i] : -1; j >= 0; j = d->last_back[d->n + 1 + j])
+        lastj = j > lastj ? j : lastj;
+    if (d->code->py_minor > 10 || lastj <= last || lastj >= end || !dc_legacy_inside_try(d, lastj) ||
+        (d->code->py_minor == 10 && d->in[i].op != IR_NOP))
+        return -1;
+    for (int E = lastj + 1, tries = 0; E <= end && E <= d->n && tries < 64; E++) {
+        if (!is_terminator(d->in[E - 1].op) && d->reach[E - 1] && (E >= d->n || d->nref[E] == 0))
+            continue;
+        tries++;
+        int ok = 1;
+        for (int q = i; q < E && ok; q++) {
+            int op = d->in[q].op, t = d->in[q].target;
+            if (dc_is_block_setup(op)) {
+                int he = dc_legacy_handler_end(d, q);
+                ok = he > q && he <= E;
+            } else if (dc_is_jump(op) || op == IR_FOR_ITER) {
+                ok = t >= i && (t < E || (t == E && op != IR_FOR_ITER));
+            }
+        }
+        /* (no jump from outside: the references into (i, E), counted from
+         * reached code, all come from inside; none to i comes from past E,
+         * its last jump back being before E) */
+        long refs = 0;
+        for (int q = i; q < E && ok; q++) {
+            int t = d->in[q].target;
+            refs += d->nref[q] * (q > i);
+            if (d->reach[q] && t > i && t < E)
+                refs--;
+        }
+        if (ok && refs == 0)
+            return E;
+    }
+    return -1;
+}
+
+/* Can the statements l run past their end?  (1 when unsure.) */
+static int can_complete(const dp_nodes *l, int depth) {
+    if (l->n == 0 || depth > 64)
+        return 1;
+    const dp_node *s = l->v[l->n - 1];
+    switch (s->kind) {
+    case S_RETURN: case S_RAISE: case S_CONTINUE: case S_BREAK:
+        return 0;
+    case S_IF:
+        return s->l2.n == 0 || can_complete(&s->l1, depth + 1) || can_complete(&s->l2, depth + 1);
+    case S_TRY:
+        if (s->l4.n > 0 && !can_complete(&s->l4, depth + 1))
+            return 0;
+        if (can_complete(&s->l1, depth + 1) && (s->l3.n == 0 || can_complete(&s->l3, depth + 1)))
+            return 1;
+        for (int k = 0; k < s->l2.n; k++)
+            if (can_complete(&s->l2.v[k]->l1, depth + 1))
+                return 1;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* The `while True:` of legacy_loop_end: its body [i, E), its breaks to E. */
+static int while_true_to(dc *d, int i, int E, dc_stack *st, dp_nodes *out, int *next) {
+    dp_node *s = dc_stmt(d, S_WHILE, i);
+    static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
+    if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
+        return -1;
+    dc_loop lp = {i, E, 0, NULL, -1};
+    if (loop_body(d, &lp, i, E, st, &s->l1) < 0)
+        return -1;
+    /* falling into E is a break (where the code does not fall there, the
+     * walk may still think it might, after a try whose parts all leave, or
+     * drop a last `return None` as if it ended the function: a break is
+     * the way out there too) */
+    int falls = !is_terminator(d->in[E - 1].op) && d->reach[E - 1];
+    if ((falls || (d->region_live && can_complete(&s->l1, 0))) && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, E - 1)) < 0)
+        return -1;
+    *next = E;
     return dc_add(d, out, s);
 }
 

@@ -58,6 +58,19 @@ static int tail_end(const dc *d, int k) {
     return e < d->n && d->in[e].op == IR_RETURN_VALUE ? e : -1;
 }
 
+/* The RETURN_VALUE or RAISE ending straight code at k (no jump, no block
+ * left or entered but an except block), or -1. */
+static int straight_end(const dc *d, int k) {
+    for (int e = k; e >= 0 && e < d->n; e++) {
+        int op = d->in[e].op;
+        if (op == IR_RETURN_VALUE || op == IR_RAISE)
+            return e;
+        if (is_jump_op(op) || op == IR_RERAISE || op == IR_POP_BLOCK || op == IR_END_FINALLY)
+            return -1;
+    }
+    return -1;
+}
+
 /* 3.10 copies a small exit block (`return x`) to the ends of the parts of a
  * try or with statement instead of jumping there: is the code at k a copy
  * of the code at `target`?  Then it is read as a jump to target. */
@@ -259,8 +272,10 @@ static int last_tail_copy(dc *d, int r, int len, int after) {
  * (3.10 duplicates small exits) within the region ending at `end`.
  * Returns the join, -2 for a break or continue (appended to `body`), -1
  * for none, -3 on error. */
-static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, dp_nodes *body, int *cend) {
+static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, dp_nodes *body, int *cend,
+                       int *own) {
     *cend = r;
+    *own = -1;
     if (r >= d->n || !d->reach[r])
         return -1;
     /* break/continue out of nested except blocks: each is left first */
@@ -309,7 +324,7 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         if (e >= d->n || d->in[e].op != IR_RETURN_VALUE)
             return -1;
         *cend = e + 1;
-        return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
+        return region_with(d, r, e + 1, -1, st, body, NULL, 0, NULL) < 0 ? -3 : -1; /* (a stack copy: see below) */
     }
     int e = tail_end(d, r);
     if (e <= r)
@@ -337,14 +352,16 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     if (copy == -2)
         return -3;
     if (copy >= 0 && copy <= end) { /* (past the region's end it is no place to join) */
-        dc_seen(d, r, e + 1);
+        *own = r; /* (or a return of its own: the statement decides, see copy_join_fits) */
         return copy;
     }
     /* a return of the clause's own (its value computed before POP_EXCEPT:
      * else the code after the try statement, copied) */
     if (!dc_only_unwinds_legacy(d, r))
         return dc_fail(d, r, "code after the try statement copied into an except clause"), -3;
-    return dc_region(d, r, e + 1, -1, st, body) < 0 ? -3 : -1;
+    /* (on a copy of the stack: the unwinding before the return pops what
+     * the code after the statement still has, a with's __exit__) */
+    return region_with(d, r, e + 1, -1, st, body, NULL, 0, NULL) < 0 ? -3 : -1;
 }
 
 /* Does control at a go to b: a is b, or a jump there? */
@@ -367,6 +384,36 @@ static int pops_except_blocks(const dc *d, int p, int s) {
     }
     return 1;
 }
+
+/* A later copy c of an except clause's return tail is where the clauses
+ * join (3.10 copies a small exit block into the clauses that jump to it)
+ * only if the code after the statement can run into it: from the body's
+ * exit X, an else [X, c) no jump of which goes past c but to leave a
+ * loop, and into which no code after c jumps; with no such exit (or a
+ * return after the body's POP_BLOCK, T), c follows the handlers (`last`).
+ * Else the clause's return is its own.  (Either reading runs the same
+ * code: the clause's tail is the same as the code at c, and ends in a
+ * return.) */
+static int copy_join_fits(const dc *d, int s, int X, int T, int last, int c) {
+    if (X < 0 || T >= 0)
+        return c == last;
+    if (c < X || X < s)
+        return 0;
+    for (int j = 0; j < d->n; j++) {
+        int t = d->in[j].target;
+        if (!is_jump_op(d->in[j].op) || t < 0)
+            continue;
+        if (j >= X && j < c) {
+            if (t > c && !dc_is_loop_exit(d, t))
+                return 0;
+        } else if ((j < s || j >= c) && t >= X && t < c) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+#define MAX_COPY_JOINS 16
 
 static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *next) {
     int H = d->in[s].target;
@@ -391,9 +438,12 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     /* 3.10: or POP_BLOCK and a copy of the code after the statement (a
      * return), which then is read as that code */
     int T = -1;
-    if (X < 0 && H - 1 > s && d->in[H - 1].op == IR_RETURN_VALUE) {
+    /* (3.10 also copies code after the statement that raises: `raise` in
+     * the try body compiles before its POP_BLOCK) */
+    int raises = d->code->py_minor == 10 && H - 1 > s && d->in[H - 1].op == IR_RAISE;
+    if (X < 0 && H - 1 > s && (d->in[H - 1].op == IR_RETURN_VALUE || raises)) {
         int t = H - 1;
-        while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && tail_end(d, t - 1) == H - 1)
+        while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && straight_end(d, t - 1) == H - 1)
             t--;
         /* (a value computed in the body is returned by a lone RETURN_VALUE;
          * a SWAP or POP_TOP after the POP_BLOCK moves the value past a
@@ -402,7 +452,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
          * code (__exit__, a finally copy): the return is the body's own) */
         if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t].op != IR_SWAP &&
             d->in[t].op != IR_POP_TOP && pops_except_blocks(d, t - 1, s) &&
-            tail_end(d, t) == H - 1) {
+            straight_end(d, t) == H - 1 && (raises || tail_end(d, t) == H - 1)) {
             T = t;
             X = t;
             body_end = t;
@@ -431,6 +481,10 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     if (E >= 0 && dc_region(d, E, H, -1, st, &tr->l3) < 0)
         return -1;
     int join = -1, p = H, last = H;
+    /* clauses whose return tail has a later copy: where (own), in which clause */
+    int own_tail[MAX_COPY_JOINS], own_end[MAX_COPY_JOINS], own_copy[MAX_COPY_JOINS], nown = 0;
+    int left = -1, left_limit = -1, nleft = 0;
+    dp_node *own_clause[MAX_COPY_JOINS];
     while (p < end) {
         const dp_instr *ins = &d->in[p];
         if (ins->op == IR_RERAISE || ins->op == IR_END_FINALLY) {
@@ -507,10 +561,26 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
         } else if (cleanup >= 0 && stop < limit && d->in[stop].op == IR_CALL_FINALLY && d->in[stop].target == cleanup) {
             d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
         }
-        int cend = stop;
-        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend) : -1;
+        int cend = stop, own = -1;
+        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend, &own) : -1;
         if (j == -3)
             return -1;
+        if (j == -1 && cend == stop && stop < limit && d->reach[stop] && !bare) {
+            nleft++; /* code after the clause's POP_EXCEPT that is none of its own */
+            left = stop;
+            left_limit = limit;
+        }
+        if (j >= 0 && own >= 0 && nown < MAX_COPY_JOINS) {
+            own_tail[nown] = own;
+            own_end[nown] = cend;
+            own_copy[nown] = j;
+            own_clause[nown++] = h;
+            j = -1; /* decided once every clause's exit is known */
+        } else if (j >= 0 && own >= 0) {
+            j = -1;
+            if (dc_region(d, own, cend, -1, st, &h->l1) < 0)
+                return -1;
+        }
         if (j >= 0) {
             if (join >= 0 && join != j)
                 return dc_fail(d, stop, "except clauses end in different places");
@@ -521,6 +591,49 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
             break;
         p = limit;
         last = p;
+    }
+    for (int k = 0; k < nown; k++) {
+        int c = own_copy[k];
+        if (join < 0 && copy_join_fits(d, s, X, T, last, c))
+            join = c;
+        if (c == join) {
+            dc_seen(d, own_tail[k], own_end[k]);
+        } else {
+            dc_stack tmp = {0}; /* (the return leaves the stack behind) */
+            if (dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, own_tail[k], own_end[k], -1, &tmp, &own_clause[k]->l1) < 0)
+                return -1;
+        }
+    }
+    /* 3.10: where the body never goes on past the statement, the code
+     * after it is the exit block a clause jumped to, small enough to be
+     * copied there (and then dropped), ending in a return or raise: the
+     * statement ends there, and the walk steps over the rest of the
+     * handler.  (Not the clause's own code: a raise there would chain the
+     * exception handled.) */
+    int body_returns = 1; /* (every way out of the body is a return: none goes on past the statement) */
+    for (int P = s + 1; P < H && body_returns; P++) {
+        if (d->in[P].op != IR_POP_BLOCK || block_of(d, P) != s || P + 1 == T)
+            continue; /* (T: see below) */
+        int q = P + 1; /* (leaving enclosing blocks on the way: an except clause's, its name's) */
+        while (q < H && (d->in[q].op == IR_POP_BLOCK || d->in[q].op == IR_POP_EXCEPT || is_name_cleanup(d, q)))
+            q += is_name_cleanup(d, q) ? 3 : 1;
+        body_returns = q < H && tail_end(d, q) >= q;
+    }
+    /* (the body's own copy of it, after its POP_BLOCK before the handler,
+     * is then that code too) */
+    if (nleft == 1 && join < 0 && (X < 0 || X == T) && body_returns) {
+        int e = straight_end(d, left);
+        if (e >= left && e < left_limit &&
+            (T < 0 || (e + 1 - left == H - T && is_copy(d, left, T, H - T)))) {
+            join = left;
+            if (e + 1 < last)
+                d->skip_to[e + 1] = last;
+            if (T >= 0) {
+                dc_seen(d, T, H);
+                X = join;
+                T = -1;
+            }
+        }
     }
     if (T >= 0 && join >= 0 && join != T && tail_copy_of(d, T, join)) {
         X = join; /* the body's copy of the code after the handlers */
@@ -656,6 +769,17 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
             break;
         }
     }
+    /* 3.9+: the normal exit `POP_BLOCK; <finally copy>; JUMP X` jumps on
+     * to the code after the statement, or past it where that was a jump
+     * (threaded: the end of an if's branch, its jump over the else): the
+     * jump is no part of the statement, the walk goes on with it there,
+     * then past the handler */
+    if (body_end == H && d->code->py_minor >= 9 && H - 2 > s && d->in[H - 1].op == IR_JUMP &&
+        d->in[H - 1].target > FE + 1 && d->nref[H - 1] == 0 && !is_jump_op(d->in[H - 2].op) &&
+        d->in[H - 2].op != IR_RETURN_VALUE && d->in[H - 2].op != IR_RAISE && d->in[H - 2].op != IR_RERAISE) {
+        body_end = after = H - 1;
+        skip_from = H;
+    }
     if (region_with(d, s + 1, body_end, after, st, &tr->l1, NULL, 0, NULL) < 0)
         return -1;
     if (d->code->py_minor >= 10)
@@ -664,6 +788,10 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
      * pushes one value, CALL_FINALLY a return address): walk it as a handler */
     if (H + flen < FE)
         d->skip_to[H + flen] = FE; /* the first of two closing RERAISEs */
+    /* (a walk of this statement that failed, speculating on a conditional
+     * expression, may have left the step over the handler there) */
+    if (skip_from == H)
+        d->skip_to[H] = -1;
     if (region_with(d, H, FE, FE, st, &tr->l4, exc, 6, NULL) < 0)
         return -1;
     dc_seen(d, H + flen, FE + 1);
@@ -804,6 +932,37 @@ int dc_legacy_exit_end(const dc *d, int i) {
     return e >= 0 ? e : exit_copy_end(d, i, 1);
 }
 
+/* Does the code at j only leave (for a return, break or continue): unwind
+ * blocks, handlers, an iterator or a with's __exit__, then return a value
+ * computed before, or a constant, or jump (or the region ends there)?
+ * (Or return local variables, a tuple of them: 3.10's copy of such a
+ * return past the statement reads the same inside the body, where they
+ * are bound; nothing there can raise.) */
+static int unwinds_only(const dc *d, int j, int end) {
+    for (int steps = 0; j < end && j < d->n && steps < 64; steps++) {
+        int op = d->in[j].op;
+        if (op == IR_RETURN_VALUE || op == IR_JUMP || op == IR_POP_BLOCK || op == IR_CALL_FINALLY ||
+            op == IR_BEGIN_FINALLY)
+            return 1; /* (a POP_BLOCK: the next block's own) */
+        if (is_name_cleanup(d, j))
+            j += 3;
+        else if (exit_call_len(d, j, 0) > 0 || exit_call_len(d, j, 1) > 0)
+            j += exit_call_len(d, j, 0) > 0 ? exit_call_len(d, j, 0) : exit_call_len(d, j, 1);
+        else if (op == IR_LOAD_CONST || op == IR_LOAD_FAST) {
+            int k = j;
+            while (k < d->n && (d->in[k].op == IR_LOAD_CONST || d->in[k].op == IR_LOAD_FAST))
+                k++;
+            k += k > j + 1 && k < d->n && d->in[k].op == IR_BUILD_TUPLE && d->in[k].arg == k - j;
+            return k < d->n && d->in[k].op == IR_RETURN_VALUE;
+        }
+        else if (op == IR_POP_EXCEPT || op == IR_POP_TOP || op == IR_SWAP || op == IR_NOP || op == IR_POP_FINALLY)
+            j++;
+        else
+            return 0;
+    }
+    return 1;
+}
+
 /* Leaves block s at its POP_BLOCK i; the region being walked ends at `end`. */
 static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     if (s < 0)
@@ -875,6 +1034,10 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
         return 0;
     }
     if (is_name_cleanup_handler(d, H) || is_except_handler(d, H)) {
+        /* (a try body goes on after its POP_BLOCK only to leave: code that
+         * computes is past the statement, copied there by 3.10) */
+        if (!is_name_cleanup_handler(d, H) && !unwinds_only(d, j, end))
+            return dc_fail(d, i, "code after a try body's POP_BLOCK read as the body's");
         *next = j;
         return 0;
     }
@@ -939,6 +1102,99 @@ int dc_only_unwinds_legacy(const dc *d, int j) {
         }
     }
     return 0;
+}
+
+/* The RETURN_VALUE ending straight code at t (at most 16 instructions)
+ * that leaves an except block (a POP_EXCEPT in it), or, for a jump that
+ * keeps its value (`pops`), drops it first; or -1.  (Not a try body's
+ * POP_BLOCK: the walk would read the code after it as the body's; nor a
+ * with's, whose walk takes the last copy, before the handler, for the
+ * code after the statement.) */
+static int block_exit_end(const dc *d, int t, int pops) {
+    int b = d->in[t].op == IR_POP_BLOCK ? block_of(d, t) : -1;
+    if (d->in[t].op == IR_POP_BLOCK && (b < 0 || !is_name_cleanup_handler(d, d->in[b].target)))
+        return -1;
+    for (int e = t; e < d->n && e < t + 16; e++) {
+        int op = d->in[e].op;
+        if (op == IR_RETURN_VALUE)
+            return pops ? e : -1;
+        if (is_jump_op(op) || op == IR_RAISE || op == IR_RERAISE || op == IR_END_FINALLY || op == IR_YIELD_VALUE ||
+            op == IR_YIELD_FROM)
+            return -1;
+        pops += op == IR_POP_EXCEPT;
+    }
+    return -1;
+}
+
+/* 3.10 copies a small exit block into the blocks that jump to it: an except
+ * clause whose branches all go on to `return x` after leaving the handler
+ * ends each branch with its own `POP_EXCEPT; return x` (the one it falls
+ * into, the others where its jumps, conditional ones too, go); so with
+ * `POP_TOP; return None` after an and/or statement ending the function.  Identical straight code runs the same wherever it is placed
+ * (the handler is the block stack's, not the instruction's): a jump to such
+ * a copy goes to the one before it that the code falls into instead, as
+ * the compiler first laid it out. */
+void dc_legacy_join_exit_copies(dc *d) {
+    dp_instr *in = d->f.ins;
+    /* handlers[x]: how many handlers start before x (a copy the code falls
+     * into past a handler is the code after another statement) */
+    int *handlers = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof *handlers);
+    if (handlers == NULL)
+        return; /* (no such reading: the copies stay as they are) */
+    for (int x = 0; x <= d->n; x++)
+        handlers[x] = 0;
+    for (int x = 0; x < d->n; x++)
+        if (dc_is_block_setup(in[x].op) && in[x].target > x && in[x].target < d->n)
+            handlers[in[x].target + 1]++;
+    for (int x = 1; x <= d->n; x++)
+        handlers[x] += handlers[x - 1];
+    for (int j = 0; j < d->n; j++) {
+        int t = in[j].target, op = in[j].op;
+        int keeps = op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP;
+        if ((op != IR_JUMP && !dc_is_pop_jump(op) && !keeps) || t <= j + 1 || t >= d->n)
+            continue;
+        int e = block_exit_end(d, t, keeps && in[t].op == IR_POP_TOP);
+        if (e < 0)
+            continue;
+        int len = e + 1 - t;
+        /* (the nearest copy only: a scan and a comparison per jump) */
+        for (int c = t - 1; c > j + 1 && c > t - 512 && handlers[c + 1] == handlers[j + 1]; c--) {
+            int op = in[c - 1].op;
+            if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP || in[c].op != in[t].op ||
+                !is_copy(d, t, c, len))
+                continue;
+            if (block_of(d, c) == block_of(d, t))
+                in[j].target = c;
+            break;
+        }
+    }
+}
+
+int dc_legacy_handler_end(const dc *d, int s) {
+    if (s < 0 || s >= d->n || !dc_is_block_setup(d->in[s].op))
+        return -1;
+    int H = d->in[s].target;
+    if (H <= s || H >= d->n)
+        return -1;
+    if (d->in[s].op != IR_SETUP_FINALLY)
+        return with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH);
+    if (!is_except_handler(d, H)) {
+        int FE = finally_end(d, H);
+        return FE < 0 ? -1 : FE + 1;
+    }
+    /* the clauses, each matching jumping to the next, up to the RERAISE */
+    for (int p = H; p < d->n;) {
+        if (d->in[p].op == IR_RERAISE || d->in[p].op == IR_END_FINALLY)
+            return p + 1;
+        int q = p;
+        while (q < d->n && dc_is_exc_type_op(d->in[q].op))
+            q++;
+        if (q + 1 >= d->n || d->in[q].op != IR_CHECK_EXC_MATCH || d->in[q + 1].op != IR_POP_JUMP_IF_FALSE ||
+            d->in[q + 1].target <= q)
+            return -1; /* (a bare except, or no clause we know) */
+        p = d->in[q + 1].target;
+    }
+    return -1;
 }
 
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
