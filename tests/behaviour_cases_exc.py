@@ -439,3 +439,120 @@ def try_with_then_another_try(x, y, suppress, log):
     except BaseException:
         log.append("third")
         raise
+
+
+# --- finally bodies holding a with or a try (3.12+: the handler's copy of the
+# body has their handlers inline, the other copies after the function; and
+# the closing RERAISE, copied into the ends of their clauses, is no longer
+# the handler's last instruction) -------------------------------------------
+
+@case((1, 2, False), ("value", 2, False), (1, "value", True), ("value", "key", True), ("key", "value", False))
+def finally_holding_a_with(x, y, suppress):
+    log = []
+    try:
+        try:
+            _step(log, x)
+        finally:
+            with Ctx(log, "c", suppress):
+                _step(log, y)
+    except Exception as e:
+        log.append(type(e).__name__)
+    return log
+
+
+@case((1, 2, []), ("value", 2, []), (1, "value", []), (1, "key", []))
+def finally_holding_a_try_except(x, y, log):
+    try:
+        _step(log, x)
+    finally:
+        try:
+            _step(log, y)
+        except ValueError:
+            log.append("caught")
+
+
+@case((1, 2), ("value", 2), (1, "value"), ("key", "value"), (1, "key"))
+def finally_holding_a_try_except_then_more(x, y):
+    log = []
+    try:
+        try:
+            _step(log, x)
+        finally:
+            try:
+                _step(log, y)
+            except ValueError as e:
+                log.append(str(e))
+            else:
+                log.append("else")
+            log.append("after")
+        return log, 3
+    except Exception as e:
+        return log, type(e).__name__
+
+
+@case((1, 2, False, []), ("value", 2, True, []), (1, "value", True, []), (1, "value", False, []))
+def finally_holding_a_with_then_a_return(x, y, suppress, log):
+    try:
+        _step(log, x)
+    finally:
+        with Ctx(log, "c", suppress):
+            _step(log, y)
+    return 3
+
+
+@case((1, 2, []), ("value", 2, []), ("key", "value", []), (1, "key", []))
+def try_except_finally_holding_a_with(x, y, log):
+    try:
+        _step(log, x)
+    except BaseException:
+        log.append("except")
+        raise
+    finally:
+        with Ctx(log, "c", True):
+            _step(log, y)
+
+
+@case(([1, 2], 2, []), ([1, "value"], 2, []), ([1], "value", []), ([], "value", []))
+def loop_with_a_finally_holding_a_with(xs, y, log):
+    for x in xs:
+        try:
+            _step(log, x)
+        finally:
+            with Ctx(log, "c", True):
+                _step(log, y)
+    return len(log)
+
+
+@case((1, 2, []), ("value", 2, []), (1, "value", []), (1, "key", []))
+def return_in_try_finally_holding_a_try(x, y, log):
+    try:
+        return _step(log, x)
+    finally:
+        try:
+            _step(log, y)
+        except ValueError:
+            log.append("caught")
+
+
+@case((1, 2, False, []), ("value", 2, True, []), (1, "value", True, []), (1, "value", False, []))
+async def async_finally_holding_an_async_with(x, y, suppress, log):
+    try:
+        await _astep(log, x)
+    finally:
+        async with AsyncCtx(log, "c", suppress):
+            await _astep(log, y)
+    return log
+
+
+@case((1, 2, []), ("value", 2, []), (1, "value", []), (1, "key", []))
+def finally_holding_a_try_finally_and_withs(x, y, log):
+    try:
+        _step(log, x)
+    finally:
+        try:
+            with Ctx(log, "a", True):
+                with Ctx(log, "b"):
+                    _step(log, y)
+        finally:
+            log.append("inner")
+    return 5

@@ -445,18 +445,44 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
 }
 
 /* 3.12+ copies the RERAISE closing a finally body (at `close`) into the
- * branches of the body that fall into it: jumps there again, as in the
- * source, so they read as the ends of the branches and not as `raise`. */
-static void unthread_reraises(dc *d, int from, int close) {
-    for (int j = from; j < close; j++) {
+ * branches of the body that fall into it, in [from, to): jumps there again,
+ * as in the source, so they read as the ends of the branches and not as
+ * `raise`. */
+static void unthread_reraises(dc *d, int from, int close, int to) {
+    for (int j = from; j < to; j++) {
         dp_instr *x = &d->f.ins[j];
-        if (x->op == IR_RERAISE && x->arg == d->in[close].arg && d->handler[j] == d->handler[close]) {
+        if (j != close && x->op == IR_RERAISE && x->arg == d->in[close].arg && d->handler[j] == d->handler[close]) {
             x->op = IR_JUMP;
             x->arg = 0;
             x->target = close;
             d->nref[close]++;
         }
     }
+}
+
+/* The RERAISE closing the finally body at H, whose cleanup block is at
+ * `clean`, or -1.  Before 3.12 it is the last instruction of the handler;
+ * 3.12+ places the handlers of tries nested in the body after the body's
+ * code (and copies the RERAISE into the ends of their clauses): the last
+ * instruction outside them. */
+static int finally_close(const dc *d, int H, int clean) {
+    int last = clean - 1;
+    if (d->code->py_minor >= 11) {
+        last = -1;
+        for (int j = H + 1; j < clean;) {
+            if (is_handler_start(d, j) && is_exc_target(d, j)) {
+                int e = cleanup_end(d, d->handler[j]);
+                if (e <= j || e > clean)
+                    return -1;
+                j = e;
+                continue;
+            }
+            last = j++;
+        }
+        if (last >= 0 && d->handler[last] != clean)
+            return -1;
+    }
+    return last > H && d->in[last].op == IR_RERAISE ? last : -1;
 }
 
 /* The try statement whose handler is h, starting at i, in the region [?, end)
@@ -479,10 +505,11 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
     if (tr == NULL)
         return -1;
     if (is_finally(d, H, clean)) {
-        if (clean - 1 <= H || d->in[clean - 1].op != IR_RERAISE)
+        int close = finally_close(d, H, clean);
+        if (close < 0)
             return dc_fail(d, H, "malformed finally block");
-        d->seen[clean - 1] = 1;
-        unthread_reraises(d, H + 1, clean - 1);
+        d->seen[close] = 1;
+        unthread_reraises(d, H + 1, close, clean);
         int after;
         const dp_instr *saved_ops = d->fin_ops;
         int saved_len = d->fin_len, saved_outer = d->nfin_outer;
@@ -492,7 +519,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             d->nfin_outer++;
         }
         d->fin_ops = &d->in[H + 1];
-        d->fin_len = clean - 1 - (H + 1);
+        d->fin_len = close - (H + 1);
         int cold = d->code->py_minor >= 12, r;
         if (cold) {
             /* 3.12+: the body, then the finally copy of its normal exit, then
@@ -508,11 +535,9 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
                 taken++;
             after = d->region_stop;
-            int cl = r >= 0 ? dc_copy_len(d, j, H, &d->in[H + 1], d->fin_len) : 0;
+            int cl = r >= 0 ? dc_take_copy(d, j, H, &d->in[H + 1], d->fin_len) : 0;
             *falls = cl > 0 || live;
             if (cl > 0) {
-                dc_unthread_copy(d, j, cl);
-                dc_seen(d, j, j + cl);
                 after = j + cl;
             } else if (r >= 0 && live && d->fin_len > 0 && taken != j) {
                 /* the body goes on into code that is no copy of the finally
@@ -535,7 +560,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
         if (prev == NULL || exc == NULL)
             return -1;
-        if (region_with(d, H + 1, clean - 1, -1, st, &tr->l4, prev, exc) < 0)
+        if (region_with(d, H + 1, close, -1, st, &tr->l4, prev, exc) < 0)
             return -1;
         if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
             return -1;
