@@ -556,3 +556,62 @@ def finally_holding_a_try_finally_and_withs(x, y, log):
         finally:
             log.append("inner")
     return 5
+
+
+# --- except clauses ending in an if whose branches end the clause apart
+# (3.12+ copies the code after the try, `POP_EXCEPT; return`, into each
+# branch: the copies join where the try goes on) ----------------------------
+
+@case((True, 1, []), (True, "value", []), (False, "value", []), (True, "key", []))
+def if_around_a_try_whose_clause_ends_in_an_if(c, x, log):
+    if c:
+        try:
+            _step(log, x)
+        except ValueError as exc:
+            if log:
+                log.append(str(exc))
+
+
+@case((1, []), ("value", []), ("key", []))
+def clause_if_passing_else_reraising(x, log):
+    try:
+        _step(log, x)
+    except LookupError as exc:
+        if exc.args == ("value",):
+            pass
+        else:
+            raise
+    except ValueError as exc:
+        if exc.args == ("value",) and log:
+            log.append("logged")
+        else:
+            raise
+
+
+@case((1, 0, []), ("value", 0, []), ("value", 1, []), ("value", None, []), ("key", 0, []))
+def clause_with_nested_ifs_then_a_return(x, d, log):
+    try:
+        a, b = _step(log, x), 1
+    except ValueError:
+        a = -1
+        if d is not None:
+            if d:
+                b = [d]
+            else:
+                b = [d, d]
+        else:
+            b = []
+    return a, b
+
+
+@case((False, 1, []), (True, 1, []), (True, "value", []), (True, "key", []))
+def early_return_then_try_whose_last_clause_ends_in_an_if(c, x, log):
+    if not c:
+        return
+    try:
+        _step(log, x)
+    except KeyError:
+        log.append("key")
+    except ValueError:
+        if isinstance(x, str):
+            log.append("value")

@@ -37,6 +37,7 @@ KNOWN_FALLBACK = {
     "return_in_try_finally_holding_a_try": {9, 10, 11},
     "finally_holding_a_try_finally_and_withs": {10, 11},
     "loop_with_a_finally_holding_a_with": {9},
+    "clause_with_nested_ifs_then_a_return": {10},  # unstructured jump
 }
 
 

@@ -1261,6 +1261,27 @@ static int breaks_out(const dc *d, const dc_loop *lp, int target) {
     return continues_as(d, target, lp->brk) || (lp->then >= 0 && continues_as(d, target, lp->then));
 }
 
+/* Does control at x go on as at i, a duplicate of the code at t that ends
+ * an except clause (cold_join)?  So it does where x leaves the except
+ * block as i did (`POP_EXCEPT`, `e = None; del e`) before a duplicate of
+ * that code too: both branches of an if ending the clause, say. */
+static int same_clause_end(const dc *d, int x, int i, int t) {
+    int u = 0; /* the length of the unwinding before i */
+    while (u < 4 && i - u - 1 >= 0 && d->in[i - u - 1].op != IR_POP_EXCEPT)
+        u++;
+    if (u == 4 || i - u - 1 < 0)
+        return 0;
+    u++;
+    if (u != 1 && !(u == 4 && is_except_cleanup(d, i - 3, i)))
+        return 0;
+    if (x < 0 || x + u >= d->n || d->vjump[x + u] != t)
+        return 0;
+    for (int k = 0; k < u; k++)
+        if (!dc_same_instr(&d->in[x + k], &d->in[i - u + k]) || d->handler[x + k] != d->handler[i - u + k])
+            return 0;
+    return 1;
+}
+
 /* A jump leaving the region: break, continue, or the region's own exit. */
 static int jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
@@ -1559,7 +1580,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             int handled;
             if (jump_stmt(d, i, d->vjump[i], exit, out, &handled) < 0)
                 goto fail;
-            if (!handled && d->vjump[i] != end && d->vjump[i] != exit) {
+            if (!handled && d->vjump[i] != end && d->vjump[i] != exit && !same_clause_end(d, exit, i, d->vjump[i]) &&
+                !same_clause_end(d, end, i, d->vjump[i])) {
                 dc_fail(d, i, "duplicated code with no place to join");
                 goto fail;
             }
@@ -3149,6 +3171,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         /* the then-part ends in code that never falls through (a try's
          * cleanup block, a return, an assert's failing side, a continue or
          * break): if it jumps past F, [F, J) is the else */
+        int vj = 0;
         for (int j = B; j < F; j++) {
             int op = d->in[j].op;
             int t = op == IR_JUMP || (is_cond_jump(op) && op != IR_JUMP_IF_FALSE_OR_POP && op != IR_JUMP_IF_TRUE_OR_POP)
@@ -3160,6 +3183,14 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             else if (t > end && end > J && continues_as(d, t, exit >= 0 ? exit : end) &&
                      !(d->loop && (t == d->loop->brk || t == d->loop->head)))
                 J = end;
+            else if (d->vjump[j] >= 0 && d->vjump[j] == (exit >= 0 ? exit : end))
+                vj = 1;
+        }
+        /* (or, where it jumps nowhere past F, a duplicate of the code there:
+         * 3.12+ copies the return after a try into its except clauses) */
+        if (J == F && vj && end > F) {
+            J = end;
+            J_exit = exit >= 0 ? exit : end;
         }
     }
     /* a conditional expression leaves one value from each branch */
@@ -3219,6 +3250,10 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         return -1;
     if (J > F && d->region_live && !same_stack(st, &before))
         return dc_fail(d, F, "a value flows out of the branch");
+    /* (an else that never falls through leaves no stack to go on with:
+     * its POP_EXCEPT before a copy of the code after a try, say) */
+    if (J > F && !d->region_live && dc_stack_copy(d, st, &before) < 0)
+        return -1;
     *next = J;
     return dc_add(d, out, ifs);
 }
