@@ -3171,7 +3171,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         /* the then-part ends in code that never falls through (a try's
          * cleanup block, a return, an assert's failing side, a continue or
          * break): if it jumps past F, [F, J) is the else */
-        int vj = 0;
+        int vj = 0, to_f = 0;
         for (int j = B; j < F; j++) {
             int op = d->in[j].op;
             int t = op == IR_JUMP || (is_cond_jump(op) && op != IR_JUMP_IF_FALSE_OR_POP && op != IR_JUMP_IF_TRUE_OR_POP)
@@ -3185,10 +3185,12 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
                 J = end;
             else if (d->vjump[j] >= 0 && d->vjump[j] == (exit >= 0 ? exit : end))
                 vj = 1;
+            to_f |= d->in[j].target == F; /* (any jump: the then-part goes on there) */
         }
-        /* (or, where it jumps nowhere past F, a duplicate of the code there:
-         * 3.12+ copies the return after a try into its except clauses) */
-        if (J == F && vj && end > F) {
+        /* (or, where it jumps nowhere past F nor to F, a duplicate of the
+         * code there: 3.12+ copies the return after a try into its except
+         * clauses) */
+        if (J == F && vj && !to_f && end > F) {
             J = end;
             J_exit = exit >= 0 ? exit : end;
         }
