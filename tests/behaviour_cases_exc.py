@@ -615,3 +615,27 @@ def early_return_then_try_whose_last_clause_ends_in_an_if(c, x, log):
     except ValueError:
         if isinstance(x, str):
             log.append("value")
+
+
+# --- finally bodies holding a loop (an instruction the exception table
+# leaves out, the loop's jump back, has no handler to match) ----------------
+
+@case(([3, 2], 1, []), ([3], "value", []), ([], 1, []))
+def finally_holding_a_while_loop(stack, x, log):
+    try:
+        _step(log, x)
+    finally:
+        while stack:
+            log.append(stack.pop())
+
+
+@case(([1, 2], [2]), ([], []), ([1], [1]))
+def generator_finally_holding_a_for_with_an_if(items, seen):
+    log = []
+    try:
+        yield len(log)
+    finally:
+        for t in items:
+            if t not in seen:
+                log.append(t)
+        yield log

@@ -991,7 +991,10 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
     for (int round = 0; cold && round <= MAX_COPY_HANDLERS; round++) {
         for (int kk = 0; kk < span; kk++) {
             int q = at[kk];
-            if (q < 0 || ops[kk].op == IR_NOP || gone[kk] || kk == len || copy_exit(d, base, len, ops, kk, q))
+            /* (an instruction the body's table leaves out cannot raise:
+             * a jump, say; no handler of the copy's matters there) */
+            if (q < 0 || ops[kk].op == IR_NOP || gone[kk] || kk == len || d->handler[base + kk] < 0 ||
+                copy_exit(d, base, len, ops, kk, q))
                 continue;
             if (!pair_handlers(&ch, base, span, clean, d->handler[base + kk], d->handler[q]))
                 return 0;
