@@ -639,3 +639,38 @@ def generator_finally_holding_a_for_with_an_if(items, seen):
             if t not in seen:
                 log.append(t)
         yield log
+
+
+# --- a finally body ending in an if with a two-part test inside a with (the
+# handler's copy ends in two exits one after another, where the other copy
+# falls into the with's exit) -------------------------------------------------
+
+@case((1, None, True, []), ("value", 1, True, []), (1, 1, False, []), (1, 1, True, []))
+def with_holding_a_finally_ending_in_an_and_test(x, widget, transient, log):
+    with Ctx(log, "c", True):
+        try:
+            _step(log, x)
+        finally:
+            if widget is not None and transient:
+                log.append("close")
+    return len(log)
+
+
+# --- a try/finally whose body never completes (`while True:` of tries, left
+# by exceptions only): the handler follows the body, which has no normal
+# exit and so no copy of the finally body -----------------------------------
+
+@case(([1, 2], []), ([1, "value"], []), ([], []))
+def while_true_of_tries_in_a_try_finally(xs, log):
+    it = iter(xs)
+    try:
+        x = next(it)
+        while True:
+            _step(log, x)
+            try:
+                x = next(it)
+            except BaseException as exc:
+                log.append("end")
+                raise exc
+    finally:
+        log.append("finally")

@@ -963,7 +963,12 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             if (*nks == MAX_COPY_EXITS + 1)
                 return 0;
             ks[(*nks)++] = k;
-            if (k == len - 1)
+            /* (the body's last exits, one after another, are all where the
+             * copy falls into C: the ends of branches there) */
+            int rest = k + 1;
+            while (cold && rest < len && (ops[rest].op == IR_NOP || fin_exit(d, base, len, rest)))
+                rest++;
+            if (k == len - 1 || rest == len)
                 break;
             int m = d->in[p].op == IR_JUMP ? 1 : exit_block_len(d, p);
             if (m == 0 || p + m > end)

@@ -534,6 +534,12 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
                 j++;
             while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
                 taken++;
+            /* (a body that stops at the handler, a `while True:` whose
+             * statements are tries, say, cannot fall into it: nothing falls
+             * into PUSH_EXC_INFO, its normal exit has no copy to run) */
+            if (j == H && H > 0 && (d->in[H - 1].op == IR_RERAISE || d->in[H - 1].op == IR_RETURN_VALUE ||
+                                             d->in[H - 1].op == IR_RAISE || d->in[H - 1].op == IR_JUMP))
+                live = 0;
             after = d->region_stop;
             int cl = r >= 0 ? dc_take_copy(d, j, H, &d->in[H + 1], d->fin_len) : 0;
             *falls = cl > 0 || live;
