@@ -5,7 +5,7 @@ by behaviour_cases.py, whose CASES they join; tests/test_exc_shapes.py checks
 that none of them needs the fallback (nor fails validation)."""
 import asyncio
 
-from behaviour_cases import AsyncCtx, Ctx, case
+from behaviour_cases import AsyncCtx, Ctx, case, double_later
 
 
 def _step(log, x):
@@ -674,3 +674,48 @@ def while_true_of_tries_in_a_try_finally(xs, log):
                 raise exc
     finally:
         log.append("finally")
+
+
+# --- finally bodies that never complete: they end in a raise or a return of
+# their own (3.12+: no RERAISE closes the handler's copy; there the return
+# first drops the exception, `SWAP 2; POP_TOP; SWAP 2; POP_EXCEPT`) ----------
+
+@case((1, []), ("value", []), ("key", []))
+def finally_ending_in_a_raise(x, log):
+    try:
+        _step(log, x)
+    finally:
+        log.append("cleanup")
+        raise KeyError("finally")
+
+
+@case((1,), ("value",), (0,))
+def finally_ending_in_a_return(x):
+    log = []
+    ret = "..."
+    try:
+        if x:
+            ret = str(_step(log, x))[:3]
+        else:
+            ret = "none"
+    finally:
+        return "%s: %s %r" % (type(x).__name__, ret, log)
+
+
+@case((1, []), ("value", []), ("key", []))
+def try_except_finally_returning(x, log):
+    try:
+        _step(log, x)
+    except ValueError:
+        log.append("caught")
+    finally:
+        return len(log)
+
+
+@case((1, []), ("value", []))
+async def async_finally_ending_in_an_awaited_return(x, log):
+    try:
+        await _astep(log, x)
+    finally:
+        result = await double_later(len(log))
+        return result

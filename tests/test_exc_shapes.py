@@ -39,6 +39,11 @@ KNOWN_FALLBACK = {
     "loop_with_a_finally_holding_a_with": {9},
     "clause_with_nested_ifs_then_a_return": {10},  # unstructured jump
     "with_holding_a_finally_ending_in_an_and_test": {10},  # finally block left without its copy
+    # finally bodies ending in a raise or return (3.11: malformed finally block)
+    "finally_ending_in_a_raise": {10, 11},
+    "finally_ending_in_a_return": {8, 9, 10, 11},
+    "try_except_finally_returning": {8, 9, 10, 11},
+    "async_finally_ending_in_an_awaited_return": {8, 9, 10, 11},
 }
 
 

@@ -873,6 +873,15 @@ static int jumps_over_handlers(const dc *d, int j) {
     return t > j + 1 && p == t;
 }
 
+/* Does the finally body `ops` leave its handler at k for a return of its
+ * own (`SWAP 2; POP_TOP; SWAP 2; POP_EXCEPT`, the value on top, before
+ * RETURN_VALUE)?  Its copies, with no exception to drop, return at once. */
+static int unwinds_finally(const dp_instr *ops, int k, int len) {
+    return k + 4 < len + 1 && ops[k].op == IR_SWAP && ops[k].arg == 2 && ops[k + 1].op == IR_POP_TOP &&
+           ops[k + 2].op == IR_SWAP && ops[k + 2].arg == 2 && ops[k + 3].op == IR_POP_EXCEPT &&
+           ops[k + 4].op == IR_RETURN_VALUE;
+}
+
 /* The nested handlers of a finally body matched with those of a copy: the
  * copy's are placed after the function (3.12+), the body's inline in the
  * handler; each pair is walked as the body is, instruction by instruction. */
@@ -919,7 +928,9 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
     /* 3.12+ places the handlers of tries nested in the body after it (in the
      * handler's copy, where all is cold code) or after the function (in the
      * others): the body and its handlers span [base, clean) */
-    int cold = d->code->py_minor >= 11, clean = d->handler[base + len];
+    int cold = d->code->py_minor >= 11;
+    /* (the body follows its handler's PUSH_EXC_INFO, protected by clean) */
+    int clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? d->handler[base - 1] : d->handler[base + len];
     int span = cold && clean > base + len ? clean - base : len;
     if (span > MAX_COPY_LEN)
         return 0;
@@ -978,6 +989,12 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
         }
         if (cold && ops[k].op == IR_JUMP && d->in[p].op != IR_JUMP && jumps_over_handlers(d, base + k)) {
             gone[k] = 1;
+            continue;
+        }
+        if (cold && unwinds_finally(ops, k, len) && d->in[p].op == IR_RETURN_VALUE) {
+            for (int u = 0; u < 4; u++)
+                gone[k + u] = 1;
+            k += 3; /* (the return value goes on past the handled exception) */
             continue;
         }
         if (!dc_same_instr(&d->in[p], &ops[k]))

@@ -460,12 +460,13 @@ static void unthread_reraises(dc *d, int from, int close, int to) {
     }
 }
 
-/* The RERAISE closing the finally body at H, whose cleanup block is at
- * `clean`, or -1.  Before 3.12 it is the last instruction of the handler;
- * 3.12+ places the handlers of tries nested in the body after the body's
- * code (and copies the RERAISE into the ends of their clauses): the last
- * instruction outside them. */
-static int finally_close(const dc *d, int H, int clean) {
+/* The last instruction of the finally body at H, whose cleanup block is at
+ * `clean` (the RERAISE closing it, or the end of a body that never
+ * completes), or -1.  Before 3.11 it is the last instruction of the
+ * handler; 3.11+ places the handlers of tries nested in the body after
+ * the body's code (and copies the RERAISE into the ends of their clauses):
+ * the last instruction outside them. */
+static int finally_last(const dc *d, int H, int clean) {
     int last = clean - 1;
     if (d->code->py_minor >= 11) {
         last = -1;
@@ -479,10 +480,10 @@ static int finally_close(const dc *d, int H, int clean) {
             }
             last = j++;
         }
-        if (last >= 0 && d->handler[last] != clean)
+        if (last >= 0 && d->in[last].op == IR_RERAISE && d->handler[last] != clean)
             return -1;
     }
-    return last > H && d->in[last].op == IR_RERAISE ? last : -1;
+    return last > H ? last : -1;
 }
 
 /* The try statement whose handler is h, starting at i, in the region [?, end)
@@ -505,11 +506,17 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
     if (tr == NULL)
         return -1;
     if (is_finally(d, H, clean)) {
-        int close = finally_close(d, H, clean);
-        if (close < 0)
+        /* the body ends with the RERAISE closing it (close), or 3.12+ with
+         * a raise or return of its own: it never completes, nor its copies */
+        int last = finally_last(d, H, clean), cold = d->code->py_minor >= 12, r;
+        int completes = last > H && d->in[last].op == IR_RERAISE;
+        if (!completes && !(cold && last > H && (d->in[last].op == IR_RAISE || d->in[last].op == IR_RETURN_VALUE)))
             return dc_fail(d, H, "malformed finally block");
-        d->seen[close] = 1;
-        unthread_reraises(d, H + 1, close, clean);
+        int close = completes ? last : last + 1;
+        if (completes) {
+            d->seen[close] = 1;
+            unthread_reraises(d, H + 1, close, clean);
+        }
         int after;
         const dp_instr *saved_ops = d->fin_ops;
         int saved_len = d->fin_len, saved_outer = d->nfin_outer;
@@ -520,7 +527,6 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         }
         d->fin_ops = &d->in[H + 1];
         d->fin_len = close - (H + 1);
-        int cold = d->code->py_minor >= 12, r;
         if (cold) {
             /* 3.12+: the body, then the finally copy of its normal exit, then
              * the code after the statement; the handler is elsewhere */
@@ -542,8 +548,12 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
                 live = 0;
             after = d->region_stop;
             int cl = r >= 0 ? dc_take_copy(d, j, H, &d->in[H + 1], d->fin_len) : 0;
-            *falls = cl > 0 || live;
-            if (cl > 0) {
+            *falls = cl > 0 ? completes : live;
+            if (!completes && taken >= 0) {
+                /* (a copy before another exit of the body, a return, is that
+                 * exit's end: not known here) */
+                r = dc_fail(d, H, "finally block that never completes copied into the body");
+            } else if (cl > 0) {
                 after = j + cl;
             } else if (r >= 0 && live && d->fin_len > 0 && taken != j) {
                 /* the body goes on into code that is no copy of the finally
