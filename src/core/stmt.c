@@ -851,7 +851,7 @@ static int copy_exit(const dc *d, int base, int len, const dp_instr *ops, int k,
     return fin_exit(d, base, len, k) && !(ops[k].op == IR_RERAISE && dc_same_instr(&d->in[p], &ops[k]));
 }
 
-/* 3.12+: the handler block of a try nested in a finally body, from its
+/* 3.11+: the handler block of a try nested in a finally body, from its
  * PUSH_EXC_INFO at p to the end of its cleanup (`COPY 3; POP_EXCEPT;
  * RERAISE 1`, placed last), or -1. */
 static int handler_block_end(const dc *d, int p) {
@@ -864,8 +864,9 @@ static int handler_block_end(const dc *d, int p) {
     return c + 3;
 }
 
-/* 3.12+: does the JUMP at j only step over handler blocks (placed inline in
- * the handler's copy of a finally body, after the function in the others)? */
+/* 3.11+: does the JUMP at j only step over handler blocks (placed inline in
+ * the handler's copy of a finally body, from 3.12 on after the function in
+ * the others)? */
 static int jumps_over_handlers(const dc *d, int j) {
     int t = d->in[j].target, p = j + 1;
     while (p < t && p > j)
@@ -877,14 +878,15 @@ static int jumps_over_handlers(const dc *d, int j) {
  * own (`SWAP 2; POP_TOP; SWAP 2; POP_EXCEPT`, the value on top, before
  * RETURN_VALUE)?  Its copies, with no exception to drop, return at once. */
 static int unwinds_finally(const dp_instr *ops, int k, int len) {
-    return k + 4 < len + 1 && ops[k].op == IR_SWAP && ops[k].arg == 2 && ops[k + 1].op == IR_POP_TOP &&
+    return k + 4 < len && ops[k].op == IR_SWAP && ops[k].arg == 2 && ops[k + 1].op == IR_POP_TOP &&
            ops[k + 2].op == IR_SWAP && ops[k + 2].arg == 2 && ops[k + 3].op == IR_POP_EXCEPT &&
            ops[k + 4].op == IR_RETURN_VALUE;
 }
 
 /* The nested handlers of a finally body matched with those of a copy: the
- * copy's are placed after the function (3.12+), the body's inline in the
- * handler; each pair is walked as the body is, instruction by instruction. */
+ * copy's can be placed after the function (3.12+), the body's inline in the
+ * handler or after its code (3.11+); each pair is walked as the body is,
+ * instruction by instruction. */
 enum { MAX_COPY_HANDLERS = 16 };
 typedef struct {
     int n, top;                       /* top: the copy's handler where the body's is the finally's cleanup */
@@ -914,6 +916,14 @@ static int pair_handlers(copy_handlers *ch, int base, int span, int clean, int h
     return 1;
 }
 
+/* Clears a copy walk's places (at: none, gone: no) from *ready up to upto. */
+static void clear_upto(int *at, unsigned char *gone, int *ready, int upto) {
+    for (; *ready < upto; (*ready)++) {
+        at[*ready] = -1;
+        gone[*ready] = 0;
+    }
+}
+
 /* dc_copy_len; the body's exits (indices into ops) go to ks[0..*nks):
  * at most MAX_COPY_EXITS + 1 of them, the last one included; the copy's
  * handler blocks placed apart to ch (may be NULL). */
@@ -925,9 +935,9 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
     int base = (int)(ops - d->in);
     if (base < 0 || base + len >= d->n)
         return 0;
-    /* 3.12+ places the handlers of tries nested in the body after it (in the
-     * handler's copy, where all is cold code) or after the function (in the
-     * others): the body and its handlers span [base, clean) */
+    /* 3.11+ places the handlers of tries nested in the body after their try
+     * or after the body's code (in the handler's copy), 3.12+ after the
+     * function (in the others): the body and its handlers span [base, clean) */
     int cold = d->code->py_minor >= 11;
     /* (the body follows its handler's PUSH_EXC_INFO, protected by clean) */
     int clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? d->handler[base - 1] : d->handler[base + len];
@@ -946,12 +956,10 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
      * gone[k]: a jump over such blocks, which the copy has no need of. */
     int at[MAX_COPY_LEN];
     unsigned char gone[MAX_COPY_LEN];
-    for (int k = 0; k < span; k++) {
-        at[k] = -1;
-        gone[k] = 0;
-    }
+    int ready = 0; /* at and gone are set below it (as the walk goes: most walks fail early) */
     int k = 0, p = i;
     for (; k < len; k++) {
+        clear_upto(at, gone, &ready, k + 4 < span ? k + 4 : span);
         if (ops[k].op == IR_NOP) {
             at[k] = p;
             if (p < end && d->in[p].op == IR_NOP) /* (both have it: a handler's start, say) */
@@ -966,6 +974,7 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             int e = handler_block_end(d, base + k);
             if (e < 0 || e > base + len)
                 return 0;
+            clear_upto(at, gone, &ready, e - base);
             k = e - base - 1; /* (walked with the copy's handler below) */
             continue;
         }
@@ -1001,6 +1010,7 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             return 0;
         p++;
     }
+    clear_upto(at, gone, &ready, span);
     int c = p;
     /* (a line's NOP that nothing jumps to can end the copy: the exits
      * copied in go on past it) */

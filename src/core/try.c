@@ -512,7 +512,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         int completes = last > H && d->in[last].op == IR_RERAISE;
         if (!completes && !(cold && last > H && (d->in[last].op == IR_RAISE || d->in[last].op == IR_RETURN_VALUE)))
             return dc_fail(d, H, "malformed finally block");
-        int close = completes ? last : last + 1;
+        int close = completes ? last : last + 1; /* (else just past the body) */
         if (completes) {
             d->seen[close] = 1;
             unthread_reraises(d, H + 1, close, clean);
@@ -543,13 +543,14 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             /* (a body that stops at the handler, a `while True:` whose
              * statements are tries, say, cannot fall into it: nothing falls
              * into PUSH_EXC_INFO, its normal exit has no copy to run) */
-            if (j == H && H > 0 && (d->in[H - 1].op == IR_RERAISE || d->in[H - 1].op == IR_RETURN_VALUE ||
-                                             d->in[H - 1].op == IR_RAISE || d->in[H - 1].op == IR_JUMP))
+            int before_h = H > 0 ? d->in[H - 1].op : -1;
+            if (j == H && (before_h == IR_RERAISE || before_h == IR_RETURN_VALUE || before_h == IR_RAISE ||
+                           before_h == IR_JUMP))
                 live = 0;
             after = d->region_stop;
             int cl = r >= 0 ? dc_take_copy(d, j, H, &d->in[H + 1], d->fin_len) : 0;
             *falls = cl > 0 ? completes : live;
-            if (!completes && taken >= 0) {
+            if (r >= 0 && !completes && taken >= 0) {
                 /* (a copy before another exit of the body, a return, is that
                  * exit's end: not known here) */
                 r = dc_fail(d, H, "finally block that never completes copied into the body");
