@@ -719,3 +719,17 @@ async def async_finally_ending_in_an_awaited_return(x, log):
     finally:
         result = await double_later(len(log))
         return result
+
+
+# --- `return await ...` in a try/finally inside an async with: the finally
+# copy before the return is followed by the await of __aexit__ (it was read
+# as code of the try body, which ran the finally body twice) ---------------
+
+@case((1, False, []), ("value", True, []), ("value", False, []))
+async def return_await_in_try_finally_in_async_with(x, suppress, log):
+    async with AsyncCtx(log, "c", suppress):
+        try:
+            return await _astep(log, x)
+        finally:
+            log.append("finally")
+    return "suppressed"

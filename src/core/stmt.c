@@ -1177,7 +1177,8 @@ static void take_any_finally_copy(dc *d, int i, int end) {
 }
 
 /* From j on, only the unwinding of enclosing blocks (loop iterators,
- * with blocks, except blocks, finally copies) comes before a return. */
+ * with blocks, async ones awaiting __aexit__, except blocks, finally
+ * copies) comes before a return. */
 static int unwinds_to_return(const dc *d, int j, int end) {
     for (int steps = 0; j < d->n && steps < 64; steps++) {
         int op = d->in[j].op, fin = any_finally_copy(d, j, end);
@@ -1189,7 +1190,7 @@ static int unwinds_to_return(const dc *d, int j, int end) {
             return 1;
         if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_LOAD_CONST &&
             op != IR_CALL && op != IR_STORE_FAST && op != IR_STORE_NAME && op != IR_DELETE_FAST &&
-            op != IR_DELETE_NAME)
+            op != IR_DELETE_NAME && !(op == IR_GET_AWAITABLE && d->in[j].arg == 2) && op != IR_YIELD_FROM)
             return 0;
         j++;
     }
