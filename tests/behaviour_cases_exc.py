@@ -733,3 +733,19 @@ async def return_await_in_try_finally_in_async_with(x, suppress, log):
         finally:
             log.append("finally")
     return "suppressed"
+
+
+# --- an except clause whose type is computed by a call (`except (A, f()):`):
+# its test is no finally body ------------------------------------------------
+
+def _lookup_error():
+    return LookupError
+
+
+@case((1, []), ("value", []), ("key", []))
+def except_clause_with_a_called_type(x, log):
+    try:
+        _step(log, x)
+    except (ValueError, _lookup_error()) as exc:
+        log.append(type(exc).__name__)
+    return len(log)

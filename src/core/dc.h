@@ -333,7 +333,7 @@ int dc_is_loop_head(const dc *d, int target);
  * the body binds one; the target is then (*slot)->a->l1.v[0]. */
 dp_node *dc_with_node(dc *d, dp_node *mgr, int is_async, int at, dp_node **exitfn, dp_node **slot);
 /* Can `op` be part of the type expression an except clause matches (a
- * name, an attribute, a tuple of them)? (try.c) */
+ * name, an attribute, a tuple of them, a call)? (try.c) */
 int dc_is_exc_type_op(int op);
 /* The `as` name of the except clause `h` from the instruction at `at` that
  * binds it (POP_TOP: none) (try.c). */

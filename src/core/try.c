@@ -367,7 +367,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
 int dc_is_exc_type_op(int op) {
     return op == IR_LOAD_GLOBAL || op == IR_LOAD_NAME || op == IR_LOAD_FAST || op == IR_LOAD_DEREF ||
            op == IR_LOAD_ATTR || op == IR_BUILD_TUPLE || op == IR_LOAD_CONST || op == IR_NOP ||
-           op == IR_LOAD_CLASSDEREF;
+           op == IR_LOAD_CLASSDEREF || op == IR_CALL || op == IR_PUSH_NULL || op == IR_LOAD_METHOD;
 }
 
 void dc_merge_inner_except(dp_node *tr) {
@@ -380,7 +380,10 @@ void dc_merge_inner_except(dp_node *tr) {
     }
 }
 
-/* Is the handler at H a finally block (as opposed to except clauses)? */
+/* Is the handler at H a finally block (as opposed to except clauses)?
+ * Except clauses start with the test of the first one: an expression (a
+ * call too, `except (A, f()):`), then CHECK_EXC_MATCH; a finally body
+ * ends its first statement (POP_TOP, a store...) before any such test. */
 static int is_finally(dc *d, int H, int clean) {
     if (d->in[H + 1].op == IR_POP_TOP)
         return 0;
