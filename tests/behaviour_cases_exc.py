@@ -5,7 +5,7 @@ by behaviour_cases.py, whose CASES they join; tests/test_exc_shapes.py checks
 that none of them needs the fallback (nor fails validation)."""
 import asyncio
 
-from behaviour_cases import AsyncCtx, Ctx, case
+from behaviour_cases import AsyncCtx, Ctx, case, double_later
 
 
 def _step(log, x):
@@ -532,3 +532,313 @@ def try_with_then_another_try(x, y, suppress, log):
     except BaseException:
         log.append("third")
         raise
+
+
+# --- finally bodies holding a with or a try (3.12+: the handler's copy of the
+# body has their handlers inline, the other copies after the function; and
+# the closing RERAISE, copied into the ends of their clauses, is no longer
+# the handler's last instruction) -------------------------------------------
+
+@case((1, 2, False), ("value", 2, False), (1, "value", True), ("value", "key", True), ("key", "value", False))
+def finally_holding_a_with(x, y, suppress):
+    log = []
+    try:
+        try:
+            _step(log, x)
+        finally:
+            with Ctx(log, "c", suppress):
+                _step(log, y)
+    except Exception as e:
+        log.append(type(e).__name__)
+    return log
+
+
+@case((1, 2, []), ("value", 2, []), (1, "value", []), (1, "key", []))
+def finally_holding_a_try_except(x, y, log):
+    try:
+        _step(log, x)
+    finally:
+        try:
+            _step(log, y)
+        except ValueError:
+            log.append("caught")
+
+
+@case((1, 2), ("value", 2), (1, "value"), ("key", "value"), (1, "key"))
+def finally_holding_a_try_except_then_more(x, y):
+    log = []
+    try:
+        try:
+            _step(log, x)
+        finally:
+            try:
+                _step(log, y)
+            except ValueError as e:
+                log.append(str(e))
+            else:
+                log.append("else")
+            log.append("after")
+        return log, 3
+    except Exception as e:
+        return log, type(e).__name__
+
+
+@case((1, 2, False, []), ("value", 2, True, []), (1, "value", True, []), (1, "value", False, []))
+def finally_holding_a_with_then_a_return(x, y, suppress, log):
+    try:
+        _step(log, x)
+    finally:
+        with Ctx(log, "c", suppress):
+            _step(log, y)
+    return 3
+
+
+@case((1, 2, []), ("value", 2, []), ("key", "value", []), (1, "key", []))
+def try_except_finally_holding_a_with(x, y, log):
+    try:
+        _step(log, x)
+    except BaseException:
+        log.append("except")
+        raise
+    finally:
+        with Ctx(log, "c", True):
+            _step(log, y)
+
+
+@case(([1, 2], 2, []), ([1, "value"], 2, []), ([1], "value", []), ([], "value", []))
+def loop_with_a_finally_holding_a_with(xs, y, log):
+    for x in xs:
+        try:
+            _step(log, x)
+        finally:
+            with Ctx(log, "c", True):
+                _step(log, y)
+    return len(log)
+
+
+@case((1, 2, []), ("value", 2, []), (1, "value", []), (1, "key", []))
+def return_in_try_finally_holding_a_try(x, y, log):
+    try:
+        return _step(log, x)
+    finally:
+        try:
+            _step(log, y)
+        except ValueError:
+            log.append("caught")
+
+
+@case((1, 2, False, []), ("value", 2, True, []), (1, "value", True, []), (1, "value", False, []))
+async def async_finally_holding_an_async_with(x, y, suppress, log):
+    try:
+        await _astep(log, x)
+    finally:
+        async with AsyncCtx(log, "c", suppress):
+            await _astep(log, y)
+    return log
+
+
+@case((1, 2, []), ("value", 2, []), (1, "value", []), (1, "key", []))
+def finally_holding_a_try_finally_and_withs(x, y, log):
+    try:
+        _step(log, x)
+    finally:
+        try:
+            with Ctx(log, "a", True):
+                with Ctx(log, "b"):
+                    _step(log, y)
+        finally:
+            log.append("inner")
+    return 5
+
+
+# --- except clauses ending in an if whose branches end the clause apart
+# (3.12+ copies the code after the try, `POP_EXCEPT; return`, into each
+# branch: the copies join where the try goes on) ----------------------------
+
+@case((True, 1, []), (True, "value", []), (False, "value", []), (True, "key", []))
+def if_around_a_try_whose_clause_ends_in_an_if(c, x, log):
+    if c:
+        try:
+            _step(log, x)
+        except ValueError as exc:
+            if log:
+                log.append(str(exc))
+
+
+@case((1, []), ("value", []), ("key", []))
+def clause_if_passing_else_reraising(x, log):
+    try:
+        _step(log, x)
+    except LookupError as exc:
+        if exc.args == ("value",):
+            pass
+        else:
+            raise
+    except ValueError as exc:
+        if exc.args == ("value",) and log:
+            log.append("logged")
+        else:
+            raise
+
+
+@case((1, 0, []), ("value", 0, []), ("value", 1, []), ("value", None, []), ("key", 0, []))
+def clause_with_nested_ifs_then_a_return(x, d, log):
+    try:
+        a, b = _step(log, x), 1
+    except ValueError:
+        a = -1
+        if d is not None:
+            if d:
+                b = [d]
+            else:
+                b = [d, d]
+        else:
+            b = []
+    return a, b
+
+
+@case((False, 1, []), (True, 1, []), (True, "value", []), (True, "key", []))
+def early_return_then_try_whose_last_clause_ends_in_an_if(c, x, log):
+    if not c:
+        return
+    try:
+        _step(log, x)
+    except KeyError:
+        log.append("key")
+    except ValueError:
+        if isinstance(x, str):
+            log.append("value")
+
+
+# --- finally bodies holding a loop (an instruction the exception table
+# leaves out, the loop's jump back, has no handler to match) ----------------
+
+@case(([3, 2], 1, []), ([3], "value", []), ([], 1, []))
+def finally_holding_a_while_loop(stack, x, log):
+    try:
+        _step(log, x)
+    finally:
+        while stack:
+            log.append(stack.pop())
+
+
+@case(([1, 2], [2]), ([], []), ([1], [1]))
+def generator_finally_holding_a_for_with_an_if(items, seen):
+    log = []
+    try:
+        yield len(log)
+    finally:
+        for t in items:
+            if t not in seen:
+                log.append(t)
+        yield log
+
+
+# --- a finally body ending in an if with a two-part test inside a with (the
+# handler's copy ends in two exits one after another, where the other copy
+# falls into the with's exit) -------------------------------------------------
+
+@case((1, None, True, []), ("value", 1, True, []), (1, 1, False, []), (1, 1, True, []))
+def with_holding_a_finally_ending_in_an_and_test(x, widget, transient, log):
+    with Ctx(log, "c", True):
+        try:
+            _step(log, x)
+        finally:
+            if widget is not None and transient:
+                log.append("close")
+    return len(log)
+
+
+# --- a try/finally whose body never completes (`while True:` of tries, left
+# by exceptions only): the handler follows the body, which has no normal
+# exit and so no copy of the finally body -----------------------------------
+
+@case(([1, 2], []), ([1, "value"], []), ([], []))
+def while_true_of_tries_in_a_try_finally(xs, log):
+    it = iter(xs)
+    try:
+        x = next(it)
+        while True:
+            _step(log, x)
+            try:
+                x = next(it)
+            except BaseException as exc:
+                log.append("end")
+                raise exc
+    finally:
+        log.append("finally")
+
+
+# --- finally bodies that never complete: they end in a raise or a return of
+# their own (3.12+: no RERAISE closes the handler's copy; there the return
+# first drops the exception, `SWAP 2; POP_TOP; SWAP 2; POP_EXCEPT`) ----------
+
+@case((1, []), ("value", []), ("key", []))
+def finally_ending_in_a_raise(x, log):
+    try:
+        _step(log, x)
+    finally:
+        log.append("cleanup")
+        raise KeyError("finally")
+
+
+@case((1,), ("value",), (0,))
+def finally_ending_in_a_return(x):
+    log = []
+    ret = "..."
+    try:
+        if x:
+            ret = str(_step(log, x))[:3]
+        else:
+            ret = "none"
+    finally:
+        return "%s: %s %r" % (type(x).__name__, ret, log)
+
+
+@case((1, []), ("value", []), ("key", []))
+def try_except_finally_returning(x, log):
+    try:
+        _step(log, x)
+    except ValueError:
+        log.append("caught")
+    finally:
+        return len(log)
+
+
+@case((1, []), ("value", []))
+async def async_finally_ending_in_an_awaited_return(x, log):
+    try:
+        await _astep(log, x)
+    finally:
+        result = await double_later(len(log))
+        return result
+
+
+# --- `return await ...` in a try/finally inside an async with: the finally
+# copy before the return is followed by the await of __aexit__ (it was read
+# as code of the try body, which ran the finally body twice) ---------------
+
+@case((1, False, []), ("value", True, []), ("value", False, []))
+async def return_await_in_try_finally_in_async_with(x, suppress, log):
+    async with AsyncCtx(log, "c", suppress):
+        try:
+            return await _astep(log, x)
+        finally:
+            log.append("finally")
+    return "suppressed"
+
+
+# --- an except clause whose type is computed by a call (`except (A, f()):`):
+# its test is no finally body ------------------------------------------------
+
+def _lookup_error():
+    return LookupError
+
+
+@case((1, []), ("value", []), ("key", []))
+def except_clause_with_a_called_type(x, log):
+    try:
+        _step(log, x)
+    except (ValueError, _lookup_error()) as exc:
+        log.append(type(exc).__name__)
+    return len(log)

@@ -34,6 +34,20 @@ KNOWN_FALLBACK = {
     "while_loop_as_the_whole_try_body": {10},
     "except_clause_if_else_returning": {13},  # unstructured jump (the clause's cold jump back)
     "with_ending_in_a_continue": {12, 13},
+    # a finally body holding a try whose clauses end the body (3.11: the
+    # handler placed past the closing RERAISE is not taken; was a wrong
+    # structured form before, refused now)
+    "finally_holding_a_try_except": {10, 11},  # 3.10: finally block left without its copy
+    "return_in_try_finally_holding_a_try": {9, 10, 11},
+    "finally_holding_a_try_finally_and_withs": {10, 11},
+    "loop_with_a_finally_holding_a_with": {9},
+    "clause_with_nested_ifs_then_a_return": {10},  # unstructured jump
+    "with_holding_a_finally_ending_in_an_and_test": {10},  # finally block left without its copy
+    # finally bodies ending in a raise or return (3.11: malformed finally block)
+    "finally_ending_in_a_raise": {10, 11},
+    "finally_ending_in_a_return": {8, 9, 10, 11},
+    "try_except_finally_returning": {8, 9, 10, 11},
+    "async_finally_ending_in_an_awaited_return": {8, 9, 10, 11},
 }
 
 

@@ -324,6 +324,10 @@ int dc_same_continuation(const dc *d, int t, int c);
  * the code after it go there again, undoing what CPython threaded, so that
  * code is reached once (stmt.c). */
 void dc_unthread_copy(dc *d, int i, int len);
+/* Takes the copy at i of the finally body `ops` (as dc_copy_len finds it):
+ * unthreads it, marks it seen with its handler blocks placed apart (3.12+);
+ * its length, 0 if none (stmt.c). */
+int dc_take_copy(dc *d, int i, int end, const dp_instr *ops, int len);
 /* The same operation: opcode, argument, constant and name (stmt.c). */
 int dc_same_instr(const dp_instr *a, const dp_instr *b);
 /* SETUP_FINALLY, SETUP_WITH or SETUP_ASYNC_WITH: opens a 3.8-3.10 block (stmt.c). */
@@ -350,7 +354,7 @@ int dc_is_loop_head(const dc *d, int target);
  * the body binds one; the target is then (*slot)->a->l1.v[0]. */
 dp_node *dc_with_node(dc *d, dp_node *mgr, int is_async, int at, dp_node **exitfn, dp_node **slot);
 /* Can `op` be part of the type expression an except clause matches (a
- * name, an attribute, a tuple of them)? (try.c) */
+ * name, an attribute, a tuple of them, a call)? (try.c) */
 int dc_is_exc_type_op(int op);
 /* The `as` name of the except clause `h` from the instruction at `at` that
  * binds it (POP_TOP: none) (try.c). */

@@ -860,15 +860,100 @@ static int copy_exit(const dc *d, int base, int len, const dp_instr *ops, int k,
     return fin_exit(d, base, len, k) && !(ops[k].op == IR_RERAISE && dc_same_instr(&d->in[p], &ops[k]));
 }
 
+/* 3.11+: the handler block of a try nested in a finally body, from its
+ * PUSH_EXC_INFO at p to the end of its cleanup (`COPY 3; POP_EXCEPT;
+ * RERAISE 1`, placed last), or -1. */
+static int handler_block_end(const dc *d, int p) {
+    if (p < 0 || p >= d->n || d->in[p].op != IR_PUSH_EXC_INFO)
+        return -1;
+    int c = d->handler[p];
+    if (c <= p || c + 2 >= d->n || d->in[c].op != IR_COPY || d->in[c + 1].op != IR_POP_EXCEPT ||
+        d->in[c + 2].op != IR_RERAISE)
+        return -1;
+    return c + 3;
+}
+
+/* 3.11+: does the JUMP at j only step over handler blocks (placed inline in
+ * the handler's copy of a finally body, from 3.12 on after the function in
+ * the others)? */
+static int jumps_over_handlers(const dc *d, int j) {
+    int t = d->in[j].target, p = j + 1;
+    while (p < t && p > j)
+        p = handler_block_end(d, p);
+    return t > j + 1 && p == t;
+}
+
+/* Does the finally body `ops` leave its handler at k for a return of its
+ * own (`SWAP 2; POP_TOP; SWAP 2; POP_EXCEPT`, the value on top, before
+ * RETURN_VALUE)?  Its copies, with no exception to drop, return at once. */
+static int unwinds_finally(const dp_instr *ops, int k, int len) {
+    return k + 4 < len && ops[k].op == IR_SWAP && ops[k].arg == 2 && ops[k + 1].op == IR_POP_TOP &&
+           ops[k + 2].op == IR_SWAP && ops[k + 2].arg == 2 && ops[k + 3].op == IR_POP_EXCEPT &&
+           ops[k + 4].op == IR_RETURN_VALUE;
+}
+
+/* The nested handlers of a finally body matched with those of a copy: the
+ * copy's can be placed after the function (3.12+), the body's inline in the
+ * handler or after its code (3.11+); each pair is walked as the body is,
+ * instruction by instruction. */
+enum { MAX_COPY_HANDLERS = 16 };
+typedef struct {
+    int n, top;                       /* top: the copy's handler where the body's is the finally's cleanup */
+    int body[MAX_COPY_HANDLERS];      /* a nested handler of the body (its PUSH_EXC_INFO) */
+    int copy[MAX_COPY_HANDLERS];      /* the copy's handler for it */
+    int copy_end[MAX_COPY_HANDLERS];  /* where the copy's handler block ends, once walked; else -1 */
+} copy_handlers;
+
+/* Pairs the body's handler hb with the copy's hc (1), or 0 where a pairing
+ * contradicts another: the copy runs its code under the same handlers. */
+static int pair_handlers(copy_handlers *ch, int base, int span, int clean, int hb, int hc) {
+    if (hb == clean) {
+        if (ch->top == -2)
+            ch->top = hc;
+        return ch->top == hc;
+    }
+    if (hb <= base || hb >= base + span || hc == ch->top)
+        return 0;
+    for (int x = 0; x < ch->n; x++)
+        if (ch->body[x] == hb || ch->copy[x] == hc)
+            return ch->body[x] == hb && ch->copy[x] == hc;
+    if (ch->n == MAX_COPY_HANDLERS)
+        return 0;
+    ch->body[ch->n] = hb;
+    ch->copy[ch->n] = hc;
+    ch->copy_end[ch->n++] = -1;
+    return 1;
+}
+
+/* Clears a copy walk's places (at: none, gone: no) from *ready up to upto. */
+static void clear_upto(int *at, unsigned char *gone, int *ready, int upto) {
+    for (; *ready < upto; (*ready)++) {
+        at[*ready] = -1;
+        gone[*ready] = 0;
+    }
+}
+
 /* dc_copy_len; the body's exits (indices into ops) go to ks[0..*nks):
- * at most MAX_COPY_EXITS + 1 of them, the last one included. */
-static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int *nks) {
+ * at most MAX_COPY_EXITS + 1 of them, the last one included; the copy's
+ * handler blocks placed apart to ch (may be NULL). */
+static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int *nks,
+                     copy_handlers *ch_out) {
     *nks = 0;
     if (ops == NULL || len <= 0 || len > MAX_COPY_LEN || i < 0 || i >= end || end > d->n)
         return 0;
     int base = (int)(ops - d->in);
     if (base < 0 || base + len >= d->n)
         return 0;
+    /* 3.11+ places the handlers of tries nested in the body after their try
+     * or after the body's code (in the handler's copy), 3.12+ after the
+     * function (in the others): the body and its handlers span [base, clean) */
+    int cold = d->code->py_minor >= 11;
+    /* (the body follows its handler's PUSH_EXC_INFO, protected by clean) */
+    int clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? d->handler[base - 1] : d->handler[base + len];
+    int span = cold && clean > base + len ? clean - base : len;
+    if (span > MAX_COPY_LEN)
+        return 0;
+    copy_handlers ch = {.n = 0, .top = -2};
     /* Walk both in step.  Where the body leaves for its end, the copy goes
      * on to the code after it, C: a JUMP there, or a copy of C's code when
      * that returns (CPython copies such exits into each jump to them);
@@ -876,10 +961,14 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
      * either side can have them where the other has none (3.12+ places
      * an await's CLEANUP_THROW, a NOP here, inline in the handler and
      * after the function in the copy).  at[k]: where the copy holds the
-     * body's instruction k. */
+     * body's instruction k (-1: in a handler block placed apart);
+     * gone[k]: a jump over such blocks, which the copy has no need of. */
     int at[MAX_COPY_LEN];
+    unsigned char gone[MAX_COPY_LEN];
+    int ready = 0; /* at and gone are set below it (as the walk goes: most walks fail early) */
     int k = 0, p = i;
     for (; k < len; k++) {
+        clear_upto(at, gone, &ready, k + 4 < span ? k + 4 : span);
         if (ops[k].op == IR_NOP) {
             at[k] = p;
             if (p < end && d->in[p].op == IR_NOP) /* (both have it: a handler's start, say) */
@@ -890,12 +979,25 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             p++;
         if (p >= end)
             return 0;
+        if (cold && ops[k].op == IR_PUSH_EXC_INFO && d->in[p].op != IR_PUSH_EXC_INFO) {
+            int e = handler_block_end(d, base + k);
+            if (e < 0 || e > base + len)
+                return 0;
+            clear_upto(at, gone, &ready, e - base);
+            k = e - base - 1; /* (walked with the copy's handler below) */
+            continue;
+        }
         at[k] = p;
         if (copy_exit(d, base, len, ops, k, p)) {
             if (*nks == MAX_COPY_EXITS + 1)
                 return 0;
             ks[(*nks)++] = k;
-            if (k == len - 1)
+            /* (the body's last exits, one after another, are all where the
+             * copy falls into C: the ends of branches there) */
+            int rest = k + 1;
+            while (cold && rest < len && (ops[rest].op == IR_NOP || fin_exit(d, base, len, rest)))
+                rest++;
+            if (k == len - 1 || rest == len)
                 break;
             int m = d->in[p].op == IR_JUMP ? 1 : exit_block_len(d, p);
             if (m == 0 || p + m > end)
@@ -903,20 +1005,82 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             p += m;
             continue;
         }
+        if (cold && ops[k].op == IR_JUMP && d->in[p].op != IR_JUMP && jumps_over_handlers(d, base + k)) {
+            gone[k] = 1;
+            continue;
+        }
+        if (cold && unwinds_finally(ops, k, len) && d->in[p].op == IR_RETURN_VALUE) {
+            for (int u = 0; u < 4; u++)
+                gone[k + u] = 1;
+            k += 3; /* (the return value goes on past the handled exception) */
+            continue;
+        }
         if (!dc_same_instr(&d->in[p], &ops[k]))
             return 0;
         p++;
     }
+    clear_upto(at, gone, &ready, span);
     int c = p;
     /* (a line's NOP that nothing jumps to can end the copy: the exits
      * copied in go on past it) */
     while (c < end && d->in[c].op == IR_NOP && d->nref[c] == 0)
         c++;
+    /* the copy's handler blocks: each as the body's, the exits aside;
+     * pairing the handlers of the code walked finds them, and walking them
+     * the handlers of their code (nested there, inline in both) */
+    int walked = 0;
+    for (int round = 0; cold && round <= MAX_COPY_HANDLERS; round++) {
+        for (int kk = 0; kk < span; kk++) {
+            int q = at[kk];
+            /* (an instruction the body's table leaves out cannot raise:
+             * a jump, say; no handler of the copy's matters there) */
+            if (q < 0 || ops[kk].op == IR_NOP || gone[kk] || kk == len || d->handler[base + kk] < 0 ||
+                copy_exit(d, base, len, ops, kk, q))
+                continue;
+            if (!pair_handlers(&ch, base, span, clean, d->handler[base + kk], d->handler[q]))
+                return 0;
+        }
+        if (walked == ch.n)
+            break;
+        for (; walked < ch.n; walked++) {
+            int hb = ch.body[walked], q = ch.copy[walked], eb = handler_block_end(d, hb);
+            if (at[hb - base] >= 0 || eb < 0)
+                continue; /* (walked already, or part of a block: see below) */
+            for (int b = hb - base; b < eb - base; b++) {
+                if (ops[b].op == IR_NOP) {
+                    at[b] = q;
+                    if (q < d->n && d->in[q].op == IR_NOP)
+                        q++;
+                    continue;
+                }
+                while (q < d->n && d->in[q].op == IR_NOP && d->nref[q] == 0)
+                    q++;
+                if (q >= d->n)
+                    return 0;
+                at[b] = q;
+                if (copy_exit(d, base, len, ops, b, q)) {
+                    int m = d->in[q].op == IR_JUMP ? 1 : exit_block_len(d, q);
+                    if (m == 0 || !dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
+                        return 0;
+                    q += m;
+                    continue;
+                }
+                if (!dc_same_instr(&d->in[q], &ops[b]))
+                    return 0;
+                q++;
+            }
+            ch.copy_end[walked] = q;
+        }
+    }
+    /* each handler paired is where the copy holds the body's */
+    for (int x = 0; x < ch.n; x++)
+        if (at[ch.body[x] - base] < 0 || past_nops(d, at[ch.body[x] - base]) != past_nops(d, ch.copy[x]))
+            return 0;
     /* the exits go on as C does; jumps inside keep their places */
-    for (int kk = 0; kk < k; kk++) {
+    for (int kk = 0; kk < span; kk++) {
         const dp_instr *b = &ops[kk];
         int q = at[kk];
-        if (b->op == IR_NOP)
+        if (b->op == IR_NOP || q < 0 || (kk >= k && kk < len) || kk == len)
             continue;
         if (copy_exit(d, base, len, ops, kk, q)) {
             if (!dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
@@ -926,27 +1090,32 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
         if (!dc_is_jump(b->op))
             continue;
         int t = b->target - base;
-        if (t < 0 || t > len)
+        if (t < 0 || t > span)
             return 0;
-        int same_place = t < len && past_nops(d, d->in[q].target) == past_nops(d, at[t]);
-        if (t == len || fin_exit(d, base, len, t)) {
+        int from = gone[kk] ? q : d->in[q].target;
+        int same_place = t < span && at[t] >= 0 && past_nops(d, from) == past_nops(d, at[t]);
+        if (gone[kk] && !same_place)
+            return 0;
+        if (t == len || (t < len && fin_exit(d, base, len, t))) {
             if (!dc_same_continuation(d, d->in[q].target, c) && !same_place)
                 return 0;
         } else if (!same_place) {
             return 0;
         }
     }
+    if (ch_out != NULL)
+        *ch_out = ch;
     return c - i;
 }
 
 int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
     int ks[MAX_COPY_EXITS + 1], nks;
-    return copy_walk(d, i, end, ops, len, ks, &nks);
+    return copy_walk(d, i, end, ops, len, ks, &nks, NULL);
 }
 
 int dc_copy_exits(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int max) {
     int all[MAX_COPY_EXITS + 1], n;
-    if (copy_walk(d, i, end, ops, len, all, &n) <= 0)
+    if (copy_walk(d, i, end, ops, len, all, &n, NULL) <= 0)
         return -1;
     for (int x = 0; x < n && x < max; x++)
         ks[x] = all[x];
@@ -970,6 +1139,36 @@ void dc_unthread_copy(dc *d, int i, int len) {
     }
 }
 
+int dc_take_copy(dc *d, int i, int end, const dp_instr *ops, int len) {
+    int ks[MAX_COPY_EXITS + 1], nks;
+    copy_handlers ch;
+    int cl = copy_walk(d, i, end, ops, len, ks, &nks, &ch);
+    if (cl <= 0)
+        return cl;
+    dc_unthread_copy(d, i, cl);
+    dc_seen(d, i, i + cl);
+    /* the copy's handler blocks placed apart are that copy too: their
+     * exits join the code after it */
+    for (int x = 0; x < ch.n; x++) {
+        int e = ch.copy_end[x];
+        for (int j = ch.copy[x]; e >= 0 && j < e; j++) {
+            dp_instr *y = &d->f.ins[j];
+            int t = y->target;
+            if (dc_is_jump(y->op) && (t < ch.copy[x] || t >= e) && (t < i || t >= i + cl) && t != i + cl &&
+                dc_same_continuation(d, t, i + cl)) {
+                d->nref[t]--;
+                d->nref[i + cl]++;
+                y->target = i + cl;
+            }
+        }
+        if (e >= 0) {
+            dc_seen(d, ch.copy[x], e);
+            d->skip_to[ch.copy[x]] = e;
+        }
+    }
+    return cl;
+}
+
 /* A copy of an enclosing finally body starting at i (CPython inlines the
  * finally block before every exit of the try body): its length, or 0. */
 static int any_finally_copy(const dc *d, int i, int end) {
@@ -979,8 +1178,16 @@ static int any_finally_copy(const dc *d, int i, int end) {
     return len;
 }
 
+/* Takes the copy that any_finally_copy finds at i. */
+static void take_any_finally_copy(dc *d, int i, int end) {
+    int len = dc_take_copy(d, i, end, d->fin_ops, d->fin_len);
+    for (int k = d->nfin_outer - 1; len == 0 && k >= 0; k--)
+        len = dc_take_copy(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
+}
+
 /* From j on, only the unwinding of enclosing blocks (loop iterators,
- * with blocks, except blocks, finally copies) comes before a return. */
+ * with blocks, async ones awaiting __aexit__, except blocks, finally
+ * copies) comes before a return. */
 static int unwinds_to_return(const dc *d, int j, int end) {
     for (int steps = 0; j < d->n && steps < 64; steps++) {
         int op = d->in[j].op, fin = any_finally_copy(d, j, end);
@@ -992,7 +1199,7 @@ static int unwinds_to_return(const dc *d, int j, int end) {
             return 1;
         if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_LOAD_CONST &&
             op != IR_CALL && op != IR_STORE_FAST && op != IR_STORE_NAME && op != IR_DELETE_FAST &&
-            op != IR_DELETE_NAME)
+            op != IR_DELETE_NAME && !(op == IR_GET_AWAITABLE && d->in[j].arg == 2) && op != IR_YIELD_FROM)
             return 0;
         j++;
     }
@@ -1184,6 +1391,27 @@ static int exit_copy_len(const dc *d, int i, int exit) {
             (k > 0 && d->nref[i + k] > 0) || d->skip_to[i + k] > i + k)
             return 0;
     return len;
+}
+
+/* Does control at x go on as at i, a duplicate of the code at t that ends
+ * an except clause (cold_join)?  So it does where x leaves the except
+ * block as i did (`POP_EXCEPT`, `e = None; del e`) before a duplicate of
+ * that code too: both branches of an if ending the clause, say. */
+static int same_clause_end(const dc *d, int x, int i, int t) {
+    int u = 0; /* the length of the unwinding before i */
+    while (u < 4 && i - u - 1 >= 0 && d->in[i - u - 1].op != IR_POP_EXCEPT)
+        u++;
+    if (u == 4 || i - u - 1 < 0)
+        return 0;
+    u++;
+    if (u != 1 && !(u == 4 && is_except_cleanup(d, i - 3, i)))
+        return 0;
+    if (x < 0 || x + u >= d->n || d->vjump[x + u] != t)
+        return 0;
+    for (int k = 0; k < u; k++)
+        if (!dc_same_instr(&d->in[x + k], &d->in[i - u + k]) || d->handler[x + k] != d->handler[i - u + k])
+            return 0;
+    return 1;
 }
 
 /* A jump leaving the region: break, continue, or the region's own exit. */
@@ -1538,7 +1766,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             int handled;
             if (jump_stmt(d, i, d->vjump[i], exit, out, &handled) < 0)
                 goto fail;
-            if (!handled && d->vjump[i] != end && d->vjump[i] != exit) {
+            if (!handled && d->vjump[i] != end && d->vjump[i] != exit && !same_clause_end(d, exit, i, d->vjump[i]) &&
+                !same_clause_end(d, end, i, d->vjump[i])) {
                 dc_fail(d, i, "duplicated code with no place to join");
                 goto fail;
             }
@@ -1598,8 +1827,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
          * including between a return value and its RETURN_VALUE */
         int fin = finally_copy_at(d, i, finish ? d->n : end); /* (a try body's last return may cross its end) */
         if (fin > 0 && (st->n <= base || unwinds_to_return(d, i + fin, end))) {
-            dc_unthread_copy(d, i, fin);
-            dc_seen(d, i, i + fin);
+            take_any_finally_copy(d, i, finish ? d->n : end);
             d->fin_copy_end = i + fin;
             i += fin;
             continue;
@@ -3370,6 +3598,7 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         /* the then-part ends in code that never falls through (a try's
          * cleanup block, a return, an assert's failing side, a continue or
          * break): if it jumps past F, [F, J) is the else */
+        int vj = 0, to_f = 0;
         for (int j = B; j < F; j++) {
             int op = d->in[j].op;
             int t = op == IR_JUMP || (is_cond_jump(op) && op != IR_JUMP_IF_FALSE_OR_POP && op != IR_JUMP_IF_TRUE_OR_POP)
@@ -3383,6 +3612,16 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
                 J = end;
                 J_exit = exit >= 0 ? exit : end; /* (where the then-part goes on too) */
             }
+            else if (d->vjump[j] >= 0 && d->vjump[j] == (exit >= 0 ? exit : end))
+                vj = 1;
+            to_f |= d->in[j].target == F; /* (any jump: the then-part goes on there) */
+        }
+        /* (or, where it jumps nowhere past F nor to F, a duplicate of the
+         * code there: 3.12+ copies the return after a try into its except
+         * clauses) */
+        if (J == F && vj && !to_f && end > F) {
+            J = end;
+            J_exit = exit >= 0 ? exit : end;
         }
     }
     /* the then-part jumps to where the region goes on, from outside it (3.12+:

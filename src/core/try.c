@@ -405,7 +405,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
 int dc_is_exc_type_op(int op) {
     return op == IR_LOAD_GLOBAL || op == IR_LOAD_NAME || op == IR_LOAD_FAST || op == IR_LOAD_DEREF ||
            op == IR_LOAD_ATTR || op == IR_BUILD_TUPLE || op == IR_LOAD_CONST || op == IR_NOP ||
-           op == IR_LOAD_CLASSDEREF;
+           op == IR_LOAD_CLASSDEREF || op == IR_CALL || op == IR_PUSH_NULL || op == IR_LOAD_METHOD;
 }
 
 void dc_merge_inner_except(dp_node *tr) {
@@ -418,7 +418,10 @@ void dc_merge_inner_except(dp_node *tr) {
     }
 }
 
-/* Is the handler at H a finally block (as opposed to except clauses)? */
+/* Is the handler at H a finally block (as opposed to except clauses)?
+ * Except clauses start with the test of the first one: an expression (a
+ * call too, `except (A, f()):`), then CHECK_EXC_MATCH; a finally body
+ * ends its first statement (POP_TOP, a store...) before any such test. */
 static int is_finally(dc *d, int H, int clean) {
     if (d->in[H + 1].op == IR_POP_TOP)
         return 0;
@@ -500,12 +503,13 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
 }
 
 /* 3.12+ copies the RERAISE closing a finally body (at `close`) into the
- * branches of the body that fall into it: jumps there again, as in the
- * source, so they read as the ends of the branches and not as `raise`. */
-static void unthread_reraises(dc *d, int from, int close) {
-    for (int j = from; j < close; j++) {
+ * branches of the body that fall into it, in [from, to): jumps there again,
+ * as in the source, so they read as the ends of the branches and not as
+ * `raise`. */
+static void unthread_reraises(dc *d, int from, int close, int to) {
+    for (int j = from; j < to; j++) {
         dp_instr *x = &d->f.ins[j];
-        if (x->op == IR_RERAISE && x->arg == d->in[close].arg && d->handler[j] == d->handler[close]) {
+        if (j != close && x->op == IR_RERAISE && x->arg == d->in[close].arg && d->handler[j] == d->handler[close]) {
             x->op = IR_JUMP;
             x->arg = 0;
             x->target = close;
@@ -522,6 +526,32 @@ static int body_region(dc *d, int H, int i, int end, int exit, dc_stack *st, dp_
     int r = region_with(d, i, end, exit, st, out, NULL, NULL);
     d->open_try = saved;
     return r;
+}
+
+/* The last instruction of the finally body at H, whose cleanup block is at
+ * `clean` (the RERAISE closing it, or the end of a body that never
+ * completes), or -1.  Before 3.11 it is the last instruction of the
+ * handler; 3.11+ places the handlers of tries nested in the body after
+ * the body's code (and copies the RERAISE into the ends of their clauses):
+ * the last instruction outside them. */
+static int finally_last(const dc *d, int H, int clean) {
+    int last = clean - 1;
+    if (d->code->py_minor >= 11) {
+        last = -1;
+        for (int j = H + 1; j < clean;) {
+            if (is_handler_start(d, j) && is_exc_target(d, j)) {
+                int e = cleanup_end(d, d->handler[j]);
+                if (e <= j || e > clean)
+                    return -1;
+                j = e;
+                continue;
+            }
+            last = j++;
+        }
+        if (last >= 0 && d->in[last].op == IR_RERAISE && d->handler[last] != clean)
+            return -1;
+    }
+    return last > H ? last : -1;
 }
 
 /* The try statement whose handler is h, starting at i, in the region [?, end)
@@ -544,10 +574,17 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
     if (tr == NULL)
         return -1;
     if (is_finally(d, H, clean)) {
-        if (clean - 1 <= H || d->in[clean - 1].op != IR_RERAISE)
+        /* the body ends with the RERAISE closing it (close), or 3.12+ with
+         * a raise or return of its own: it never completes, nor its copies */
+        int last = finally_last(d, H, clean), cold = d->code->py_minor >= 12, r;
+        int completes = last > H && d->in[last].op == IR_RERAISE;
+        if (!completes && !(cold && last > H && (d->in[last].op == IR_RAISE || d->in[last].op == IR_RETURN_VALUE)))
             return dc_fail(d, H, "malformed finally block");
-        d->seen[clean - 1] = 1;
-        unthread_reraises(d, H + 1, clean - 1);
+        int close = completes ? last : last + 1; /* (else just past the body) */
+        if (completes) {
+            d->seen[close] = 1;
+            unthread_reraises(d, H + 1, close, clean);
+        }
         int after;
         const dp_instr *saved_ops = d->fin_ops;
         int saved_len = d->fin_len, saved_outer = d->nfin_outer;
@@ -557,8 +594,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             d->nfin_outer++;
         }
         d->fin_ops = &d->in[H + 1];
-        d->fin_len = clean - 1 - (H + 1);
-        int cold = d->code->py_minor >= 12, r;
+        d->fin_len = close - (H + 1);
         if (cold) {
             /* 3.12+: the body, then the finally copy of its normal exit, then
              * the code after the statement; the handler is elsewhere */
@@ -572,12 +608,21 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
                 j++;
             while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
                 taken++;
+            /* (a body that stops at the handler, a `while True:` whose
+             * statements are tries, say, cannot fall into it: nothing falls
+             * into PUSH_EXC_INFO, its normal exit has no copy to run) */
+            int before_h = H > 0 ? d->in[H - 1].op : -1;
+            if (j == H && (before_h == IR_RERAISE || before_h == IR_RETURN_VALUE || before_h == IR_RAISE ||
+                           before_h == IR_JUMP))
+                live = 0;
             after = d->region_stop;
-            int cl = r >= 0 ? dc_copy_len(d, j, H, &d->in[H + 1], d->fin_len) : 0;
-            *falls = cl > 0 || live;
-            if (cl > 0) {
-                dc_unthread_copy(d, j, cl);
-                dc_seen(d, j, j + cl);
+            int cl = r >= 0 ? dc_take_copy(d, j, H, &d->in[H + 1], d->fin_len) : 0;
+            *falls = cl > 0 ? completes : live;
+            if (r >= 0 && !completes && taken >= 0) {
+                /* (a copy before another exit of the body, a return, is that
+                 * exit's end: not known here) */
+                r = dc_fail(d, H, "finally block that never completes copied into the body");
+            } else if (cl > 0) {
                 after = j + cl;
             } else if (r >= 0 && live && d->fin_len > 0 && taken != j) {
                 /* the body goes on into code that is no copy of the finally
@@ -600,7 +645,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
         if (prev == NULL || exc == NULL)
             return -1;
-        if (region_with(d, H + 1, clean - 1, -1, st, &tr->l4, prev, exc) < 0)
+        if (region_with(d, H + 1, close, -1, st, &tr->l4, prev, exc) < 0)
             return -1;
         if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
             return -1;
