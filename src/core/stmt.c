@@ -1893,8 +1893,12 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (ins->op != IR_FOR_ITER && d->nref[i] > 0 && !(i == start && d->loop && d->loop->head == i)) {
                 int last = back_edge(d, i, end);
                 /* (3.10+ `while True:` keeps a NOP for its line: a
-                 * `continue` jumps to it, the body's end past it) */
-                if (ins->op == IR_NOP && last >= 0) {
+                 * `continue` jumps to it, the body's end past it; up to
+                 * 3.10 also where the only jumps to the NOP are continues
+                 * out of except clauses, which back_edge leaves out: the
+                 * jump back past the NOP still closes the body) */
+                if (ins->op == IR_NOP &&
+                    (last >= 0 || (d->code->py_minor <= 10 && d->last_back != NULL && d->last_back[i] >= 0))) {
                     int body = past_line_nops(d, i);
                     for (int h = i + 1; h <= body && h < end; h++) {
                         int l2 = back_edge(d, h, end);
