@@ -1900,8 +1900,10 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             if (ins->op != IR_FOR_ITER && d->nref[i] > 0 && !(i == start && d->loop && d->loop->head == i)) {
                 int last = back_edge(d, i, end);
                 /* (3.10+ `while True:` keeps a NOP for its line: a
-                 * `continue` jumps to it, the body's end past it) */
-                if (ins->op == IR_NOP && last >= 0) {
+                 * `continue` jumps to it, the body's end past it; that
+                 * continue may be one out of an except clause, which
+                 * back_edge does not count) */
+                if (ins->op == IR_NOP && (last >= 0 || (d->last_back != NULL && d->last_back[i] >= 0))) {
                     int body = past_line_nops(d, i);
                     for (int h = i + 1; h <= body && h < end; h++) {
                         int l2 = back_edge(d, h, end);
