@@ -1598,6 +1598,13 @@ static int warm_back_edge(dc *d, int i, int body, int end) {
                 last = j;
                 break;
             }
+    /* (that jump ends the body only if the tries whose except clauses
+     * continue start before it: a try past it, reached by a jump over it,
+     * is body too, and that jump back was an earlier `continue`) */
+    for (int h = i; last >= 0 && h <= body && h < end; h++)
+        for (int j = d->last_back[h]; j > last; j = d->last_back[d->n + 1 + j])
+            if (j < end && dc_in_cold_handler(d, j, i, j) && !dc_in_cold_handler(d, j, i, last))
+                return -1;
     return last;
 }
 
