@@ -121,3 +121,18 @@ def test_only_the_printers_exact_names_count(bad):
     ns = {}
     exec("def calls_twice(g):\n    first = g(101, %s)\n    return first, g('tag-a', 102)\n" % bad, ns)
     assert _core.equivalent(orig, ns["calls_twice"].__code__, named=(Token("b"),) * 2)[0] is False
+
+
+def test_one_object_loaded_twice_has_one_name():
+    token = Token("same")
+
+    def twice(g):
+        g(501)
+        return g(501)
+
+    code = twice.__code__.replace(co_consts=tuple(token if c == 501 else c for c in twice.__code__.co_consts))
+    source = depyf.decompile(code)
+    assert list(named_in(source)) == ["_depyf_const_0"] and source.count("_depyf_const_0") == 3, source
+    seen = []
+    assert run_decompiled(source, "twice", {"_depyf_const_0": token})(lambda v: seen.append(v) or v) is token
+    assert seen == [token, token]

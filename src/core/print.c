@@ -482,14 +482,43 @@ static int put_const(dp_printer *p, dp_buf *o, const dp_const *c, unsigned forbi
 }
 
 /* The name a constant with no literal form prints as (see dp_printer). */
+static size_t slot_of(const dp_printer *p, const dp_const *c) {
+    size_t h = (size_t)(((uintptr_t)c >> 4) * (uintptr_t)0x9E3779B97F4A7C15u), mask = p->nslots - 1;
+    for (h &= mask; p->slots[h] != 0 && dp_printer_named(p, p->slots[h] - 1) != c; h = (h + 1) & mask)
+        ;
+    return h;
+}
+
+/* Makes room for one more name in the index (kept at most half full, so a
+ * lookup is constant time: a program may load many such constants). */
+static int grow_slots(dp_printer *p, size_t n) {
+    if (2 * (n + 1) <= p->nslots)
+        return 0;
+    size_t cap = p->nslots ? 2 * p->nslots : 64;
+    size_t *old = p->slots, oldcap = p->nslots;
+    if ((p->slots = calloc(cap, sizeof *p->slots)) == NULL) {
+        p->slots = old;
+        return -1;
+    }
+    p->nslots = cap;
+    for (size_t i = 0; i < oldcap; i++)
+        if (old[i] != 0)
+            p->slots[slot_of(p, dp_printer_named(p, old[i] - 1))] = old[i];
+    free(old);
+    return 0;
+}
+
 static int name_of_nonliteral(dp_printer *p, dp_buf *o, const dp_const *c) {
-    size_t n = dp_printer_nnamed(p), k = 0;
-    while (k < n && dp_printer_named(p, k) != c)
-        k++;
-    if (k == n)
-        dp_buf_putn(&p->named, (const char *)&c, sizeof c);
-    if (!dp_buf_ok(&p->named))
+    size_t n = dp_printer_nnamed(p);
+    if (grow_slots(p, n) < 0)
         return dp_fail(p->err, -1, "out of memory"); /* (the error set first is the one reported) */
+    size_t h = slot_of(p, c), k = p->slots[h] ? p->slots[h] - 1 : n;
+    if (k == n) {
+        dp_buf_putn(&p->named, (const char *)&c, sizeof c);
+        if (!dp_buf_ok(&p->named))
+            return dp_fail(p->err, -1, "out of memory");
+        p->slots[h] = n + 1;
+    }
     dp_buf_printf(o, DP_NONLITERAL_PREFIX "%zu", k);
     return 0;
 }
@@ -2048,6 +2077,8 @@ void dp_printer_init(dp_printer *p, dp_buf *out, int indent, dp_error *err) {
     p->py_minor = 0;
     dp_buf_init(&p->named);
     p->commented = 0;
+    p->slots = NULL;
+    p->nslots = 0;
 }
 
 size_t dp_printer_nnamed(const dp_printer *p) {
@@ -2061,7 +2092,12 @@ const dp_const *dp_printer_named(const dp_printer *p, size_t k) {
     return c;
 }
 
-void dp_printer_free(dp_printer *p) { dp_buf_free(&p->named); }
+void dp_printer_free(dp_printer *p) {
+    dp_buf_free(&p->named);
+    free(p->slots);
+    p->slots = NULL;
+    p->nslots = 0;
+}
 
 static void pr_init(pr *r, dp_printer *p) {
     memset(r, 0, sizeof *r);

@@ -23,6 +23,8 @@ typedef struct dp_printer {
      * the dp_const pointers in that order, as bytes (dp_printer_free). */
     dp_buf named;
     size_t commented;    /* names whose comment is written */
+    size_t *slots;       /* open-addressing index of `named`: k + 1, 0 empty */
+    size_t nslots;       /* a power of two, or 0 */
 } dp_printer;
 
 #define DP_NONLITERAL_PREFIX "_depyf_const_"
