@@ -8,17 +8,12 @@ tests/test_try_flow_shapes.py checks that none of them needs the fallback
 import sys
 
 from behaviour_cases import case
+from behaviour_cases_exc import _step
 
 
 def _get(log, xs):
     """Pops and logs the next item; raises the exception it names, if any."""
-    x = xs.pop(0) if xs else None
-    log.append(x)
-    if x == "value":
-        raise ValueError(x)
-    if x == "key":
-        raise KeyError(x)
-    return x
+    return _step(log, xs.pop(0) if xs else None)
 
 
 QUEUES = [([1, 2, None],), ([1, "value", 3, None],), (["key", 4, None],), (["value", "key", None],), ([None],),
