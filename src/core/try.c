@@ -435,17 +435,19 @@ static int is_finally(dc *d, int H, int clean) {
     return 1;
 }
 
-/* Whether code starting at `from` can only leave [from, to) by falling into
- * `to` (or by a return, raise, break or continue): the shape of an else
- * clause that ends where the try statement's clauses join.  A jump past `to`
- * means `to` starts a branch inside it instead. */
-static int ends_at(const dc *d, int from, int to) {
-    for (int j = from; j < to; j++) {
-        const dp_instr *x = &d->in[j];
-        if (dc_is_jump(x->op) && x->target > to && !dc_is_loop_exit(d, x->target) && !dc_is_loop_head(d, x->target))
-            return 0;
+/* The furthest place past the code [*scan, to) jumps to, folded into *far
+ * as *scan moves up to `to`: where code from the start of the walk can go
+ * but by falling through (break and continue aside).  An else clause that
+ * ends where the try statement's clauses join, at `to`, jumps nowhere past
+ * it; a jump past `to` means `to` starts a branch inside it instead.
+ * Called with ascending `to`, the scan is linear. */
+static void furthest_jump(const dc *d, int *scan, int to, int *far) {
+    for (; *scan < to; (*scan)++) {
+        const dp_instr *x = &d->in[*scan];
+        if (dc_is_jump(x->op) && x->target > *far && !dc_is_loop_exit(d, x->target) &&
+            !dc_is_loop_head(d, x->target))
+            *far = x->target;
     }
-    return 1;
 }
 
 /* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
@@ -477,7 +479,7 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
             continue;
         int len = e + 1 - t;
         /* (a copy ends with a RETURN_VALUE, as the clause's does) */
-        int nret;
+        int nret, scan = stop, far = -1;
         const int *ret = returns_of(d, &nret);
         for (int x = returns_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
             int J = ret[x] + 1 - len, same = 1;
@@ -487,7 +489,9 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
                 break;
             /* (nor is a return that the code after the body reaches only
              * inside a branch: `if c: return None` after the try) */
-            if (J > stop && !ends_at(d, stop, J))
+            if (J > stop)
+                furthest_jump(d, &scan, J, &far);
+            if (J > stop && far > J)
                 continue;
             for (int k = 0; k < len && same; k++)
                 same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
