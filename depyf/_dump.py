@@ -4,10 +4,12 @@ While a session is active, depyf listens to torch.compile and writes, into one
 directory per process (rank_<r> under torchrun):
 
 - `__transformed_code_<n>_for_<fn>.py`: Dynamo's transformed bytecode,
-  decompiled.  The bytecode hook hands Dynamo back its own code object with
-  `co_filename` set to that file and the line table rebuilt from the
-  decompiler's offset -> line map: the exact instructions run, and a debugger
-  stops on the decompiled lines.
+  decompiled, simplified where that is exact (depyf._simplify), its `def` on
+  line 1.  When the file's form was checked, the bytecode hook hands Dynamo
+  that form compiled from the file (same frame layout; depyf._recompile), so
+  a debugger stops on every line and sees every name; otherwise Dynamo's own
+  code object with `co_filename` set to the file and the line table rebuilt
+  from the decompiler's offset -> line map (docs/readable-dynamo.md).
 - `__compiled_fn_<n>.<Stage>.<k>.py`: every FX graph torch logs while compiling
   (Dynamo's captured graph, AOTAutograd's joint/forward/backward graphs,
   Inductor's pre/post grad graphs).  Each graph's forward is then executed from
@@ -31,7 +33,7 @@ import tempfile
 import threading
 import weakref
 
-from depyf import _decompiled, _linetable
+from depyf import _decompiled, _linetable, _recompile
 from depyf import _torch_internals as _ti
 from depyf import explain
 from depyf.report import record as _record
@@ -62,11 +64,15 @@ def write_atomic(path, text):
 
 
 class Transformed:
-    """One transformed code object we saw: its number, file, and what runs."""
+    """One transformed code object we saw: its number, file, and what runs.
 
-    def __init__(self, n, original, code, path, source, error, bridged):
+    `dynamo`: Dynamo's code object; `code`: what runs in its place (the same,
+    Dynamo's own pointed at the file, or the file's code compiled)."""
+
+    def __init__(self, n, original, code, path, source, error, bridged, dynamo=None):
         self.n, self.original, self.code, self.path = n, original, code, path
         self.source, self.error, self.bridged = source, error, bridged
+        self.dynamo = dynamo if dynamo is not None else code
 
 
 class DumpDir:
@@ -82,6 +88,7 @@ class DumpDir:
         self.last_compiled_fn = None
         self.graph_texts = {}  # graph file name -> (title, body, gm.code) it holds now
         self.graph_by_code = {}  # FX code -> the graph file holding it
+        self.graph_inputs = {}  # "__compiled_fn_<n>_<uuid>" -> its captured graph's input names
         self.bound_graphs = weakref.WeakKeyDictionary()  # GraphModule -> graph file it runs from
         self.recorder = _record.Recorder(self)  # depyf_manifest.json, read by `depyf report`
 
@@ -111,6 +118,21 @@ def dump_dir(path):
 
 def _header(*lines):
     return "".join("# %s\n" % line for line in lines)
+
+
+_SIMPLIFIED = ("Simplified: values Dynamo moves through the stack and through lists it builds",
+               "and takes apart are shown where they are used. This code, compiled, runs in",
+               "place of Dynamo's bytecode (same operations on the same values; see",
+               "depyf/_simplify.py), so every line here stops a debugger.")
+_EXACT_COMPILED = ("Checked equivalent to Dynamo's bytecode (depyf's translation validation), this",
+                   "code, compiled, runs in its place, so every line here stops a debugger.")
+_EXACT = ("What runs is Dynamo's bytecode itself; its line numbers point at this file,",
+          "so breakpoints set on the lines it maps to are hit (see depyf.debug).")
+
+
+def _trailer(original, lines):
+    """The comment at the end of a transformed-code file (at the end: the def stays line 1)."""
+    return "\n\n" + _header("Dynamo's transformed code for %s, decompiled by depyf." % original.co_name, *lines)
 
 
 _RUNS_HERE = _header("Whenever this graph's forward runs, it runs from this file (its exact",
@@ -185,7 +207,16 @@ class Session:
             self.dd.recorder.on_transformed(_ti.current_compile_id(), original, code, record.path)
             return record.code if record.bridged else None
 
-    def dump_transformed(self, original, code, bridge):
+    def dump_transformed(self, original, code, bridge, scope=None):
+        """Write `__transformed_code_<n>_for_<fn>.py`; with `bridge`, decide what runs.
+
+        The file starts with the `def` (line 1 is the function's first line) and
+        ends with a comment saying what it is.  When the readable form compiles
+        to a function of Dynamo's frame layout, that compiled code runs (every
+        line of the file stops a debugger; every name on it is a real
+        variable).  Otherwise the file holds the exact decompilation and
+        Dynamo's own bytecode runs with its line numbers pointed at the file.
+        """
         dd = self.dd
         label = explain.label_of(original.co_name)
         n = dd.number(("transformed", label))
@@ -197,29 +228,37 @@ class Session:
         if not result.ok:
             dd.write(filename, _decompiled.failure_text(code, result.error, what))
             self._failed(what, path, result.error)
-            record = Transformed(n, original, code, path, None, result.error, False)
-        else:
-            source = result.source.rstrip() + "\n"
-            header = _header(
-                "Dynamo's transformed code for %s, decompiled by depyf." % original.co_name,
-                "What runs is Dynamo's bytecode itself; its line numbers point at this file,",
-                "so breakpoints set here are hit (see depyf.debug).")
-            text = header + source
-            dd.write(filename, text)
-            record = Transformed(n, original, code, path, source, None, False)
-            if bridge:
-                record.code, record.bridged = self._bridge(code, path, header, source, result.linemap)
+            record = Transformed(n, original, code, path, None, result.error, False, code)
+            dd.transformed[id(record.code)] = record
+            return record
+        if scope is None and bridge:
+            scope = _ti.compiling_globals(code)
+        exact = result.source.rstrip() + "\n"
+        simple = _decompiled.simplify_transformed(code, exact, scope, dd.graph_inputs.get)
+        forms = [(simple, _SIMPLIFIED)] if simple is not None else []
+        if _decompiled.validated(exact):
+            forms.append((exact, _EXACT_COMPILED))
+        for source, note in forms:
+            text = source + _trailer(original, note)
+            runnable = _recompile.compile_like(code, text, path, name) if bridge else None
+            if runnable is not None or not bridge:
+                dd.write(filename, text)
+                record = Transformed(n, original, runnable or code, path, source, None, runnable is not None, code)
+                dd.transformed[id(record.code)] = record
+                return record
+        dd.write(filename, exact + _trailer(original, _EXACT))
+        record = Transformed(n, original, code, path, exact, None, False, code)
+        if bridge:
+            record.code, record.bridged = self._bridge(code, path, exact, result.linemap)
         dd.transformed[id(record.code)] = record
         return record
 
-    def _bridge(self, code, path, header, source, linemap):
-        shift = header.count("\n")
+    def _bridge(self, code, path, source, linemap):
         def_line = _first_def_line(source)
         if def_line is None or not linemap:
             return code, False
         try:
-            moved = _linetable.retarget(code, path, shift + def_line,
-                                        [(offset, line + shift) for offset, line in linemap])
+            moved = _linetable.retarget(code, path, def_line, linemap)
         except ValueError as err:
             log.warning("depyf: the line map of %s is unusable (%s); %s is for reading only",
                         code.co_name, err, path)
@@ -234,6 +273,7 @@ class Session:
             captured = _CAPTURED.match(name)
             if captured:
                 fn, stage = captured.group(1), "Captured Graph"
+                dd.graph_inputs[name] = _ti.graph_inputs(gm)
                 dd.compile_ids[compile_id] = fn
                 dd.last_compiled_fn = fn
                 self.graphs.append(fn)
@@ -373,12 +413,12 @@ class _SessionNames(explain.OnDemandNames):
         super().__init__()
         self.session = session
 
-    def transformed(self, original, code):
+    def transformed(self, original, code, scope=None):
         dd = self.session.dd
         with _lock:
             record = dd.transformed.get(id(code))
             if record is None:  # compiled before the session: dump it now, nothing to bridge
-                record = self.session.dump_transformed(original, code, bridge=False)
+                record = self.session.dump_transformed(original, code, bridge=False, scope=scope)
         if record.source is not None:
             return record.n, record.source
         return record.n, explain.transformed_def(original, code, record.n,

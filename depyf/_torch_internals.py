@@ -103,6 +103,30 @@ def register_bytecode_hook(hook):
     return handle.remove
 
 
+def compiling_globals(code):
+    """Inside the bytecode hook: the globals of the frame Dynamo compiled into `code`.
+
+    Dynamo binds the graphs and resume functions `code` calls in that dict
+    before the hook runs; it is a local of one of Dynamo's frames below the hook
+    (found by what it holds, not by the frame's name).  None when not found.
+    """
+    wanted = [n for n in code.co_names if n.startswith(("__compiled_fn", "__resume_at"))]
+    if not wanted:
+        return None
+    frame = sys._getframe(1)
+    try:
+        for _ in range(64):
+            if frame is None:
+                return None
+            for value in frame.f_locals.values():
+                if type(value) is dict and all(n in value for n in wanted):
+                    return value
+            frame = frame.f_back
+    finally:
+        del frame  # no reference cycle through the stack
+    return None
+
+
 def bytecode_logger():
     """The logger Dynamo writes ORIGINAL/MODIFIED BYTECODE to (TORCH_LOGS=+bytecode)."""
     return torch._dynamo.convert_frame.bytecode_log
@@ -220,6 +244,11 @@ def graph_module_of(compiled_fn):
         if fn is None:
             return None
     return None
+
+
+def graph_inputs(gm):
+    """The input names of an FX graph, as its forward's parameters (Dynamo's placeholders)."""
+    return tuple(str(n.target) for n in gm.graph.nodes if n.op == "placeholder")
 
 
 def current_compile_id():

@@ -121,15 +121,30 @@ def _defaults_of(function):
     return options
 
 
-def decompile(obj, indent=4):
+def decompile(obj, indent=4, simplify=False):
     """Source of `obj` (see `code_of`): a `def` statement, or module source for a module's code.
 
     For a live function the `def` shows its defaults, as literals, as names
     they are bound to, or as their repr (see `_defaults_of`).  Raises
     DecompilationError when the bytecode cannot be decompiled.
+
+    `simplify=True` folds the temporaries the decompiler had to invent
+    (values kept on the stack, lists built and taken apart) where that is
+    exact; see depyf._simplify.  The text is then printed by `ast.unparse`
+    (Python 3.9+; on 3.8, and wherever the simplifier's model does not hold,
+    the exact form is returned).
     """
     code, function = _unwrap(obj)
-    return _core.decompile(code, indent=indent, **_defaults_of(function))
+    source = _core.decompile(code, indent=indent, **_defaults_of(function))
+    if simplify:
+        from . import _simplify
+
+        params = code.co_varnames[:code.co_argcount + code.co_kwonlyargcount
+                                  + bool(code.co_flags & 0x04) + bool(code.co_flags & 0x08)]
+        simpler = _simplify.simplify(source, code.co_varnames, params)
+        if simpler is not None:
+            return simpler
+    return source
 
 
 def disasm(obj):

@@ -47,15 +47,19 @@ class OnDemandNames:
         self._counts = {}
         self._known = {}
 
-    def transformed(self, original, code):
-        """(n, source of `def __transformed_code_<n>_for_<label>`) for one cache entry's code."""
+    def transformed(self, original, code, scope=None):
+        """(n, source of `def __transformed_code_<n>_for_<label>`) for one cache entry's code.
+
+        `scope`: the globals the code runs with (they name the graph outputs)."""
         if id(code) not in self._known:
             label = label_of(original.co_name)
             n = self._counts.get(label, 0)
             self._counts[label] = n + 1
             self._known[id(code)] = (n, code)
         n = self._known[id(code)][0]
-        return n, transformed_def(original, code, n, _decompiled.decompile(code, transformed_name(original, n)))
+        result = _decompiled.decompile(code, transformed_name(original, n))
+        simple = _decompiled.simplify_transformed(code, result.source, scope) if result.ok else None
+        return n, simple if simple is not None else transformed_def(original, code, n, result)
 
     def graph_note(self, name, scope):
         """Text explaining the compiled graph a transformed code calls as `name`."""
@@ -106,10 +110,10 @@ def _explain_one(code, call_name, generated, scope, names, out, seen, graph_note
     params, call = _decompiled.signature_of(code)
     pending_resumes, numbers = [], []
     for entry in entries:
-        n, transformed = names.transformed(code, entry.code)
+        entry_scope = _ti.entry_globals(entry) or scope or {}
+        n, transformed = names.transformed(code, entry.code, entry_scope)
         numbers.append(n)
         out.append(guard_function("__guard_%d_for_%s" % (n, label), entry))
-        entry_scope = _ti.entry_globals(entry) or scope or {}
         for name in entry.code.co_names:
             if _COMPILED_FN.match(name) and name not in graph_notes:
                 graph_notes.add(name)

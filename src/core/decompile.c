@@ -464,6 +464,7 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
             /* `return (__classcell__ := __class__)` hands the cell to type() */
             dp_node *r = body->v[body->n - 1];
             if (r->a && ((r->a->kind == E_NAME && strcmp(r->a->s, "__class__") == 0) ||
+                         (dc_is_cell(r->a) && strcmp(r->a->a->a->b->s, "__class__") == 0) ||
                          (r->a->kind == E_NAMED && strcmp(r->a->s, "__classcell__") == 0)))
                 body->n--;
         }

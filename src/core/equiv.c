@@ -1486,6 +1486,18 @@ static int arg_effect(const eq *E, const dp_instr *x, long long *need_n, long lo
     }
 }
 
+/* S->ran as scratch: 1 where a jump or an exception handler enters. */
+static uint8_t *mark_entered(side *S) {
+    uint8_t *entered = S->ran;
+    memset(entered, 0, (size_t)S->f.n + 1);
+    for (int32_t i = 0; i < S->f.n; i++)
+        if (S->f.ins[i].target >= 0)
+            entered[S->f.ins[i].target] = 1;
+    for (int32_t k = 0; k < S->f.nexc; k++)
+        entered[S->f.exc[k].target] = 1;
+    return entered;
+}
+
 /* 3.10+ compiles a call with many positional arguments as
  *   BUILD_LIST 0; (arg; LIST_APPEND 1)...; LIST_TO_TUPLE; CALL_EX 0
  * where other code (Dynamo's, an older compiler's) says CALL n.  The list is
@@ -1498,13 +1510,7 @@ static int arg_effect(const eq *E, const dp_instr *x, long long *need_n, long lo
 static void fold_list_calls(eq *E, side *S) {
     int32_t n = S->f.n;
     dp_instr *ins = S->f.ins;
-    uint8_t *entered = S->ran; /* scratch: instruction is a jump or handler target */
-    memset(entered, 0, (size_t)n + 1);
-    for (int32_t i = 0; i < n; i++)
-        if (ins[i].target >= 0)
-            entered[ins[i].target] = 1;
-    for (int32_t k = 0; k < S->f.nexc; k++)
-        entered[S->f.exc[k].target] = 1;
+    uint8_t *entered = mark_entered(S);
     for (int32_t i = 0; i < n; i++) {
         if (ins[i].op != IR_BUILD_LIST || ins[i].arg != 0)
             continue;
@@ -1545,6 +1551,59 @@ static void fold_list_calls(eq *E, side *S) {
         ins[j + 1].arg = nargs;
         ins[j + 1].arg2 &= DP_CALL_PAIR;
         ins[j + 1].cst = NULL;
+    }
+    memset(entered, 0, (size_t)n + 1);
+}
+
+/* The output spells a cell itself (LOAD_CLOSURE: Dynamo hands closure tuples
+ * to the helpers that build its functions) as `(lambda: v).__closure__[0]`:
+ *   <cell v>; BUILD_TUPLE 1; LOAD_CONST <lambda code>; MAKE_FUNCTION closure
+ *   (3.13: MAKE_FUNCTION; SET_FUNCTION_ATTRIBUTE closure); LOAD_ATTR
+ *   __closure__; LOAD_CONST 0; BINARY_SUBSCR
+ * The new function's closure is the one-cell tuple just built, so the result
+ * is that cell, whatever the lambda would do if called (it never is): the
+ * run is the cell load followed by NOPs.  Nothing may jump into the run. */
+static int is_cell_load(const side *S, int32_t i) {
+    const dp_instr *x = &S->f.ins[i];
+    return x->op == IR_LOAD_CLOSURE || (x->op == IR_LOAD_FAST && S->slot[i] < 0);
+}
+
+static void fold_cell_idioms(side *S) {
+    int32_t n = S->f.n;
+    dp_instr *ins = S->f.ins;
+    uint8_t *entered = mark_entered(S);
+    for (int32_t i = 0; i < n; i++) {
+        if (!is_cell_load(S, i))
+            continue;
+        int32_t at[8], m = 0;
+        for (int32_t j = i + 1; j < n && m < 8; j++) {
+            if (entered[j] || S->handler[j] != S->handler[i])
+                break;
+            if (ins[j].op != IR_NOP)
+                at[m++] = j;
+        }
+        if (m < 6)
+            continue;
+        const dp_instr *t = &ins[at[0]], *c = &ins[at[1]], *f = &ins[at[2]];
+        int k = 3;
+        if (t->op != IR_BUILD_TUPLE || t->arg != 1 || c->op != IR_LOAD_CONST || c->cst == NULL ||
+            c->cst->kind != DP_CONST_CODE || c->cst->code == NULL || strcmp(c->cst->code->name, "<lambda>") != 0 ||
+            f->op != IR_MAKE_FUNCTION)
+            continue;
+        if (f->arg == 0 && ins[at[k]].op == IR_SET_FUNCTION_ATTRIBUTE && ins[at[k]].arg == DP_FN_CLOSURE)
+            k++;
+        else if (f->arg != DP_FN_CLOSURE)
+            continue;
+        if (k + 2 >= m + 0 || ins[at[k]].op != IR_LOAD_ATTR || ins[at[k]].name == NULL ||
+            strcmp(ins[at[k]].name, "__closure__") != 0 || ins[at[k + 1]].op != IR_LOAD_CONST ||
+            ins[at[k + 1]].cst == NULL || ins[at[k + 1]].cst->kind != DP_CONST_INT || ins[at[k + 1]].cst->text == NULL ||
+            strcmp(ins[at[k + 1]].cst->text, "0") != 0 || ins[at[k + 2]].op != IR_BINARY_SUBSCR)
+            continue;
+        for (int q = 0; q <= k + 2; q++) {
+            ins[at[q]].op = IR_NOP;
+            ins[at[q]].arg = ins[at[q]].arg2 = 0;
+            ins[at[q]].cst = NULL;
+        }
     }
     memset(entered, 0, (size_t)n + 1);
 }
@@ -2048,6 +2107,8 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
         return -1;
     fold_list_calls(E, &E->s[0]);
     fold_list_calls(E, &E->s[1]);
+    fold_cell_idioms(&E->s[0]);
+    fold_cell_idioms(&E->s[1]);
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
             if (state_init(E, s, &E->tmp[s][k]) < 0)

@@ -51,6 +51,55 @@ dp_node *dc_none(dc *d) {
     return dc_const(d, &none);
 }
 
+/* The cell of variable `name` itself, as LOAD_CLOSURE pushes it: Dynamo
+ * passes closure tuples to helpers that build functions.  Python has no
+ * syntax for a cell; `(lambda: name).__closure__[0]` is that cell (and
+ * keeps `name` a cell variable of the recompiled code). */
+dp_node *dc_cell(dc *d, const char *name) {
+    static const dp_const zero = {DP_CONST_INT, "0", 1, 0, 0, NULL, 0, NULL};
+    dp_node *lam = dc_node(d, E_LAMBDA), *attr = dc_node(d, E_ATTR), *sub = dc_node(d, E_SUBSCR);
+    if (lam == NULL || attr == NULL || sub == NULL || (lam->b = dc_name(d, name)) == NULL ||
+        (sub->b = dc_const(d, &zero)) == NULL)
+        return NULL;
+    attr->a = lam;
+    attr->s = "__closure__";
+    sub->a = attr;
+    return sub;
+}
+
+int dc_is_cell_var(const dp_code *c, const char *name) {
+    for (size_t k = 0; k < c->cellvars.n; k++)
+        if (strcmp(c->cellvars.v[k], name) == 0)
+            return 1;
+    for (size_t k = 0; k < c->freevars.n; k++)
+        if (strcmp(c->freevars.v[k], name) == 0)
+            return 1;
+    return 0;
+}
+
+/* 3.13 loads a cell for a closure with LOAD_FAST.  The same slot can also
+ * hold a plain value: an inlined comprehension (3.12+) whose variable is a
+ * cell in one comprehension and a plain local in another stores into it with
+ * STORE_FAST.  Only a slot no fast store or delete touches surely holds the
+ * cell (Dynamo's code writes cells with STORE_DEREF). */
+int dc_fast_load_is_cell(const dc *d, const char *name) {
+    if (d->code->py_minor < 13 || !dc_is_cell_var(d->code, name))
+        return 0;
+    for (int j = 0; j < d->n; j++) {
+        int op = d->in[j].op;
+        if ((op == IR_STORE_FAST || op == IR_DELETE_FAST || op == IR_LOAD_FAST_AND_CLEAR) && d->in[j].name &&
+            strcmp(d->in[j].name, name) == 0)
+            return 0;
+    }
+    return 1;
+}
+
+int dc_is_cell(const dp_node *e) {
+    return e != NULL && e->kind == E_SUBSCR && e->a && e->a->kind == E_ATTR && e->a->s &&
+           strcmp(e->a->s, "__closure__") == 0 && e->a->a && e->a->a->kind == E_LAMBDA && e->a->a->a == NULL &&
+           e->a->a->b && e->a->a->b->kind == E_NAME;
+}
+
 int dc_is_const_kind(const dp_node *e, int kind) {
     return e != NULL && e->kind == E_CONST && e->cst != NULL && (int)e->cst->kind == kind;
 }
@@ -586,8 +635,12 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         return 1;
     case IR_LOAD_CONST:
         return dc_push(d, st, dc_const(d, ins->cst)) < 0 ? -1 : 1;
+    case IR_LOAD_CLOSURE:
+        return dc_push(d, st, dc_cell(d, ins->name)) < 0 ? -1 : 1;
     case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_FAST: case IR_LOAD_DEREF:
-    case IR_LOAD_CLASSDEREF: case IR_LOAD_CLOSURE:
+    case IR_LOAD_CLASSDEREF:
+        if (ins->op == IR_LOAD_FAST && dc_fast_load_is_cell(d, ins->name))
+            return dc_push(d, st, dc_cell(d, ins->name)) < 0 ? -1 : 1; /* 3.13 spells LOAD_CLOSURE so */
         if (ins->op == IR_LOAD_GLOBAL && !d->is_module) {
             /* needs `global x` when an enclosing function binds x */
             for (dc *o = d->outer; o; o = o->outer) {

@@ -284,6 +284,37 @@ static int is_atom(const dp_node *e) {
 
 static dp_node *node(fb *F, int kind) { return dc_node(F->d, kind); }
 
+/* A cell pushed by LOAD_CLOSURE is a marked name while it may still feed
+ * MAKE_FUNCTION's closure (which drops it: the nested def names its free
+ * variables itself).  One left in the printed machine is used as a value
+ * (Dynamo passes closure tuples to helpers): it becomes the cell itself,
+ * `(lambda: v).__closure__[0]`, rewritten in place. */
+static int cells_spelled(fb *F, dp_node *e, int depth) {
+    if (e == NULL)
+        return 0;
+    if (depth > 400)
+        return fail(F, F->at, "the state machine is nested too deeply");
+    if ((mark_of(e) & M_KIND) == M_CELL) {
+        if (e->op == 1) /* a 3.13 LOAD_FAST whose slot may hold a plain value: the name, as it reads */
+            return 0;
+        dp_node *cell = dc_cell(F->d, e->s);
+        if (cell == NULL)
+            return oom(F);
+        *e = *cell;
+        return 0;
+    }
+    dp_node *kids[3] = {e->a, e->b, e->c};
+    for (int k = 0; k < 3; k++)
+        if (cells_spelled(F, kids[k], depth + 1) < 0)
+            return -1;
+    dp_nodes *lists[4] = {&e->l1, &e->l2, &e->l3, &e->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < lists[l]->n; k++)
+            if (cells_spelled(F, lists[l]->v[k], depth + 1) < 0)
+                return -1;
+    return 0;
+}
+
 /* A builtin by a name no global or local of the code can shadow:
  * __builtins.<name>, after `import builtins as __builtins`. */
 static dp_node *builtin(fb *F, const char *name) {
@@ -1314,16 +1345,6 @@ static dp_node *except_clause(fb *F, const char *type, const char *as, dp_node *
     return h;
 }
 
-static int is_cell(const dp_code *c, const char *name) {
-    for (size_t k = 0; k < c->cellvars.n; k++)
-        if (strcmp(c->cellvars.v[k], name) == 0)
-            return 1;
-    for (size_t k = 0; k < c->freevars.n; k++)
-        if (strcmp(c->freevars.v[k], name) == 0)
-            return 1;
-    return 0;
-}
-
 /* 3.12+ LOAD_FAST_AND_CLEAR x (inlined comprehensions save x):
  *     try: t = (x,)  except NameError: t = ()
  * and the STORE_FAST that restores x from it. */
@@ -1334,7 +1355,7 @@ static int save_local(fb *F, const dp_instr *ins) {
     if (t == NULL || tr == NULL)
         return -1;
     t->op2 |= M_SAVED;
-    if (is_cell(F->d->code, ins->name)) {
+    if (dc_is_cell_var(F->d->code, ins->name)) {
         /* the comprehension's closures capture a fresh cell, which source
          * outside a comprehension cannot make: the variable keeps its last
          * value instead of being restored */
@@ -2159,8 +2180,12 @@ static int instr(fb *F, int i, int *next) {
     case IR_LOAD_CLOSURE:
         return push(F, marked_name(F, ins->name, M_CELL), 0);
     case IR_LOAD_FAST:
-        if (is_cell(d->code, ins->name)) /* 3.13 spells LOAD_CLOSURE so: the cell itself */
-            return push(F, marked_name(F, ins->name, M_CELL), 0);
+        if (dc_is_cell_var(d->code, ins->name)) { /* 3.13 spells LOAD_CLOSURE so: the cell itself */
+            dp_node *cell = marked_name(F, ins->name, M_CELL);
+            if (cell != NULL)
+                cell->op = !dc_fast_load_is_cell(d, ins->name); /* see cells_spelled */
+            return push(F, cell, 0);
+        }
         if (F->scope_body)
             return push(F, name_target(F, ins), 0);
         break;
@@ -3074,7 +3099,7 @@ int dc_fallback(dc *d, dp_nodes *out) {
     if ((note->s = dp_strdup(d->sh->ar, text)) == NULL)
         return oom(&F);
     dp_nodes loop = {0};
-    if (machine(&F, 0, &loop) < 0 || dc_add(d, out, note) < 0)
+    if (machine(&F, 0, &loop) < 0 || dc_add(d, out, note) < 0 || cells_spelled(&F, loop.v[0], 0) < 0)
         return -1;
     if (F.builtins_used) {
         dp_node *imp = node(&F, S_IMPORT), *al = node(&F, E_ALIAS);

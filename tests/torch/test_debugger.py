@@ -5,6 +5,7 @@ The script first runs once to dump its files (their names are deterministic in
 a fresh process); the second run pauses in depyf.debug(), where pdb receives
 the breakpoint, continues, stops in the dumped file and prints a tensor.
 """
+import ast
 import os
 import re
 import subprocess
@@ -110,3 +111,49 @@ def test_breakpoint_in_the_transformed_code_hits(tmp_path):
     out = break_and_print(tmp_path, "eager", "__transformed_code_0_for_toy_example.py",
                           r"__compiled_fn_1_\w+\(", "a")
     assert "tensor([2., 2., 2." in out
+
+
+def statement_lines(path):
+    """Line numbers of the statements in the body of the def a dumped file starts with."""
+    with open(path) as f:
+        fn = ast.parse(f.read()).body[0]
+    return sorted({n.lineno for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn})
+
+
+def test_pdb_steps_through_every_line_of_the_transformed_code_and_a_resume_function(tmp_path):
+    """`n` on every line of the toy example's transformed code, into the resume function it
+    calls, printing a variable named as in the user's function at each stop."""
+    script = str(tmp_path / "toy.py")
+    with open(script, "w") as f:
+        f.write(SCRIPT)
+    dump_dir = str(tmp_path / "dump")
+    first = run(script, dump_dir, "eager", "nopause")
+    assert first.returncode == 0, first.stderr
+    main = os.path.join(dump_dir, "__transformed_code_0_for_toy_example.py")
+    resumes = sorted(os.path.join(dump_dir, n) for n in os.listdir(dump_dir)
+                     if re.match(r"__transformed_code_\d+_for_torch_dynamo_resume_in_toy_example_at_\d+\.py$", n))
+    assert len(resumes) == 2
+    main_lines = statement_lines(main)
+    assert len(main_lines) <= 8, "the toy example's transformed code reads like the function"
+    # a breakpoint on the first statement of each: the code that runs has the file's lines
+    commands = "".join("b %s:%d\n" % (p, statement_lines(p)[0]) for p in [main] + resumes) + "c\n"
+    # the branch runs one of the two returns: every other statement line is a stop
+    main_stops = len(main_lines) - 1
+    commands += "p a\nn\n" * main_stops  # the last `n` runs the return's call: into the resume function
+    commands += "p x\np b\nn\n" * 2 + "cl\ny\nc\n"
+    second = run(script, dump_dir, "eager", "pause", commands)
+    assert "RESULT" in second.stdout, second.stdout + second.stderr
+    out = second.stdout
+    stops = re.findall(r"> (\S+?)\((\d+)\)", out)
+    in_main = [int(line) for path, line in stops if path == main]
+    assert in_main[:main_stops] == [line for line in main_lines if line in in_main][:main_stops]
+    assert len(set(in_main)) == main_stops, (in_main, main_lines, out)
+    assert set(in_main) <= set(main_lines)
+    resume_stops = [(path, int(line)) for path, line in stops if path in resumes]
+    assert len(resume_stops) >= 2, out
+    ran = resume_stops[0][0]
+    assert [line for _p, line in resume_stops[:2]] == statement_lines(ran)[:2], (resume_stops, out)
+    # every `p` printed a live tensor: the names on these lines are variables of the running code
+    printed = re.findall(r"\(Pdb\) (\S+)", out)
+    assert printed.count("tensor([2.,") >= main_stops, out
+    assert "NameError" not in out and "*** " not in out, out

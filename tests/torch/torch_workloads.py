@@ -155,7 +155,101 @@ def run_gpt(compile_fn, steps=2, layers=3):
     return losses + [p.detach().clone() for p in model.parameters()]
 
 
+def closure_break(x, scale):
+    """A nested function reading an outer local, called around a graph break."""
+    offset = x.mean()
+
+    def inner(t):
+        return t * scale + offset
+
+    y = inner(x)
+    print("depyf workload: a print between two uses of the closure")
+    return inner(y).relu()
+
+
+def run_closure_break(compile_fn):
+    torch.manual_seed(0)
+    fn = compile_fn(closure_break)
+    return [fn(torch.randn(5), s) for s in (2.0, 2.0, -1.0)]
+
+
+def context_break(x):
+    """A graph break inside a context manager (no_grad), values used after it."""
+    h = x * 2
+    with torch.no_grad():
+        g = h.sin()
+        print("depyf workload: a print inside no_grad")
+        g = g + 1
+    return (h * g).sum(), g
+
+
+def run_context_break(compile_fn):
+    torch.manual_seed(0)
+    fn = compile_fn(context_break)
+    x = torch.randn(4, requires_grad=True)
+    loss, g = fn(x)
+    loss.backward()
+    return [loss.detach(), g, x.grad]
+
+
+def loop_break(x, steps):
+    """A loop Dynamo unrolls, then a graph break, then another loop."""
+    total = torch.zeros_like(x)
+    for i in range(steps):
+        total = total + x * i
+    print("depyf workload: a print after the loop")
+    for i in range(steps):
+        total = total - i
+    return total
+
+
+def run_loop_break(compile_fn):
+    torch.manual_seed(0)
+    fn = compile_fn(loop_break)
+    return [fn(torch.randn(3) * 10, 4), fn(torch.randn(3), 3)]
+
+
+class BreakingNet(nn.Module):
+    """A module whose forward breaks the graph between two layers."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(6, 6), nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = self.a(x).relu()
+        torch._dynamo.graph_break()
+        return self.b(h) + h[:, :3]
+
+
+def run_module_break(compile_fn):
+    torch.manual_seed(0)
+    model = BreakingNet()
+    compiled = compile_fn(model)
+    outs = [compiled(torch.randn(2, 6)) for _ in range(2)]
+    outs.append(compiled(torch.randn(5, 6)))  # a new batch size: a recompilation
+    outs.append(compiled(torch.randn(2, 6).double().float()))
+    return outs
+
+
+def recompiled(x, mode):
+    """Guards on a Python value and on dtypes: one cache entry per case."""
+    if mode == "double":
+        return x * 2
+    return x + 1 if x.dtype == torch.float32 else x - 1
+
+
+def run_recompiled(compile_fn):
+    fn = compile_fn(recompiled)
+    return [fn(torch.ones(3), "double"), fn(torch.ones(3), "plus"), fn(torch.ones(3, dtype=torch.float64), "plus")]
+
+
 WORKLOADS = {
+    "closure_break": run_closure_break,
+    "context_break": run_context_break,
+    "loop_break": run_loop_break,
+    "module_break": run_module_break,
+    "recompiled": run_recompiled,
     "toy": run_toy,
     "toy_grad": run_toy_grad,
     "mlp_training": run_mlp_training,

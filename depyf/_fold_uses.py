@@ -1,0 +1,145 @@
+"""Fold a temporary read once into the statement that reads it.
+
+    tmp_2 = f()                 ->    g(f())
+    g(tmp_2)
+
+is exact when nothing that could observe the move happens between the two
+evaluations of `f()`: in `g(tmp_2)` only `g` is evaluated before `tmp_2`, so
+`g` must be pure (a constant, a variable surely bound, a global Dynamo binds
+before its code runs, an attribute of a module Dynamo imports for it).  The
+statement holding the read must evaluate it unconditionally (not under
+`and`/`or`/`if`-expressions, chained comparisons, lambdas or comprehensions).
+Only names the decompiler or Dynamo invented are folded; a user's variable
+keeps its line.
+"""
+
+import ast
+import re
+
+__all__ = ["fold_single_uses"]
+
+_FOLDABLE = re.compile(r"(__temp_|tmp_|graph_out_)\d+$")
+_DYNAMO_GLOBAL = re.compile(r"__(compiled_fn|resume_at|import)_")
+
+
+class _NotHere(Exception):
+    pass
+
+
+def _counts(fn):
+    loads, stores = {}, {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name):
+            table = loads if isinstance(node.ctx, ast.Load) else stores
+            table[node.id] = table.get(node.id, 0) + 1
+    return loads, stores
+
+
+def _evaluation_order(node):
+    """Sub-expressions of `node` in the order Python evaluates them (children first)."""
+    if isinstance(node, (ast.Name, ast.Constant)):
+        yield node
+        return
+    if isinstance(node, ast.Call):
+        parts = [node.func, *node.args, *(k.value for k in node.keywords)]
+    elif isinstance(node, ast.Attribute):
+        parts = [node.value]
+    elif isinstance(node, ast.Subscript):
+        parts = [node.value, node.slice]
+    elif isinstance(node, ast.BinOp):
+        parts = [node.left, node.right]
+    elif isinstance(node, ast.UnaryOp):
+        parts = [node.operand]
+    elif isinstance(node, ast.Compare) and len(node.comparators) == 1:
+        parts = [node.left, node.comparators[0]]
+    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        parts = list(node.elts)
+    elif isinstance(node, ast.Starred):
+        parts = [node.value]
+    elif isinstance(node, ast.Slice):
+        parts = [p for p in (node.lower, node.upper, node.step) if p is not None]
+    else:
+        raise _NotHere(type(node).__name__)  # short-circuits, scopes, yields: not folded into
+    for part in parts:
+        yield from _evaluation_order(part)
+    yield node
+
+
+def _statement_order(stmt):
+    if isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is not None:
+        return _evaluation_order(stmt.value)
+    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+        return _evaluation_order(stmt.value)
+    if isinstance(stmt, ast.If):
+        return _evaluation_order(stmt.test)
+    raise _NotHere(type(stmt).__name__)
+
+
+class _Folder:
+    def __init__(self, fn, params, relaxed):
+        self.loads, self.stores = _counts(fn)
+        self.params = {p for p in params if p not in self.stores}
+        self.relaxed = relaxed
+
+    def pure(self, node, bound):
+        if isinstance(node, ast.Constant):
+            return True
+        if isinstance(node, ast.Name):
+            return node.id in self.params or node.id in bound or (self.relaxed and _DYNAMO_GLOBAL.match(node.id))
+        if isinstance(node, ast.Attribute):  # a module Dynamo imports for its code: its functions stay put
+            return self.relaxed and isinstance(node.value, ast.Name) and node.value.id.startswith("__import_")
+        return isinstance(node, (ast.Tuple, ast.List, ast.Slice))  # building one runs nothing
+
+    def body(self, stmts, bound):
+        out = []
+        bound = set(bound)
+        for stmt in stmts:
+            if isinstance(stmt, ast.If):
+                stmt.body = self.body(stmt.body, bound)
+                stmt.orelse = self.body(stmt.orelse, bound)
+            if out and self.fold(out[-1], stmt, bound):
+                out.pop()
+            out.append(stmt)
+            if isinstance(stmt, ast.Assign):
+                bound |= {t.id for t in stmt.targets if isinstance(t, ast.Name) and self.stores.get(t.id) == 1}
+            if isinstance(stmt, ast.Delete):
+                bound -= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
+        return out
+
+    def fold(self, first, second, bound):
+        """Fold `first` (`T = E`) into `second` when exact; True when done."""
+        if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
+            return False
+        name = first.targets[0].id
+        if not _FOLDABLE.match(name) or self.loads.get(name) != 1 or self.stores.get(name) != 1:
+            return False
+        try:
+            order = list(_statement_order(second))
+        except _NotHere:
+            return False
+        for node in order:
+            if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
+                return self.replace(second, node, first.value)
+            if not self.pure(node, bound):
+                return False
+        return False
+
+    @staticmethod
+    def replace(stmt, target, value):
+        for parent in ast.walk(stmt):
+            for field, old in ast.iter_fields(parent):
+                if old is target:
+                    setattr(parent, field, value)
+                    return True
+                if isinstance(old, list) and any(x is target for x in old):
+                    setattr(parent, field, [value if x is target else x for x in old])
+                    return True
+        return False
+
+
+def fold_single_uses(fn, params, relaxed):
+    """Fold, in place, every invented temporary of `fn` that is read once (see the module doc).
+
+    `relaxed`: Dynamo's code (its globals and imported modules' attributes are stable)."""
+    folder = _Folder(fn, params, relaxed)
+    fn.body = folder.body(fn.body, ()) or [ast.Pass()]

@@ -1,0 +1,633 @@
+"""Fold the bookkeeping out of decompiled code: temporaries, lists built and taken apart.
+
+Dynamo's transformed code moves values through the stack, and the decompiler
+shows every stack value it cannot place as a temporary (`__temp_<n>`): lists
+built, sliced, extended and unpacked only to line up the arguments of a resume
+function.  This pass runs the decompiled body symbolically, in order, with an
+exact model of such lists, and prints only what has an effect:
+
+- A temporary bound to a value that is pure (a constant, a parameter, a name
+  bound once, a tuple of those) is replaced by that value.
+- A list that lives only in temporaries is tracked item by item through
+  indexing, slicing, slice assignment, `extend`/`append` and `del`.  Where it
+  leaves the function's hands (an argument, a return value, a store to a real
+  variable) it is printed as a list display of its items at that moment.
+  A list used after it left, or passed twice at once, stops the pass: its
+  identity would show.
+- Stores to Dynamo's own temporaries that nothing reads (`tmp_<n>`, kept only
+  to be deleted) are dropped, along with their `del`.
+- Everything else (calls, attribute reads, operators, branches) is printed
+  where it happens, so operations keep their order.
+
+The pass gives up (returns None) on anything outside that model: loops,
+`try`, `with`, a temporary read in a nested scope, an unknown list method.
+The caller then shows the exact form.
+
+With `graph_outputs=True` (Dynamo's transformed code only) one more fact is
+used: `graph_out_<n>` holds the tuple returned by a compiled graph and is never
+rebound, so reading one of its items by a constant index is pure: it may move,
+be repeated, and be named after the variable it becomes in a resume function
+(`x = graph_out_0[1]`).  The `del graph_out_<n>` that frees the tuple early is
+dropped, so the tuple lives until the function returns.
+"""
+
+import ast
+import copy
+import io
+import keyword
+import re
+import tokenize
+
+from depyf import _fold_uses
+
+__all__ = ["simplify", "GiveUp"]
+
+_TEMP = re.compile(r"__temp_\d+$")
+_DYNAMO_TMP = re.compile(r"tmp_\d+$")
+_GRAPH_OUT = re.compile(r"graph_out_\d+$")
+# Globals Dynamo binds before its code runs (see DP_EQ_STABLE_GLOBALS).
+_DYNAMO_GLOBAL = re.compile(r"__(compiled_fn|resume_at|import)_")
+_RESUME = re.compile(r"__resume_at_\d+_\d+$")
+
+
+class GiveUp(Exception):
+    """The body leaves the model; the exact form is shown instead."""
+
+
+class _Atom:
+    """A pure value: evaluating `expr` again anywhere later gives the same object."""
+
+    def __init__(self, expr):
+        self.expr = expr
+
+
+class _List:
+    """A list known item by item (`ident` into the heap)."""
+
+    def __init__(self, ident):
+        self.ident = ident
+
+
+class _State:
+    def __init__(self):
+        self.env = {}  # temporary -> _Atom or _List
+        self.heap = {}  # ident -> [values]
+        self.gone = set()  # idents of lists that left the function's hands
+        self.bound = set()  # names surely bound here
+
+    def clone(self):
+        other = _State()
+        other.env = dict(self.env)
+        other.heap = {k: list(v) for k, v in self.heap.items()}
+        other.gone = set(self.gone)
+        other.bound = set(self.bound)
+        return other
+
+    def same(self, other):
+        def key(s):
+            return ({k: _describe(v) for k, v in s.env.items()},
+                    {k: [_describe(x) for x in v] for k, v in s.heap.items()}, s.gone, s.bound)
+        return key(self) == key(other)
+
+
+def _describe(value):
+    return ("list", value.ident) if isinstance(value, _List) else ("atom", ast.dump(value.expr))
+
+
+def _names(node):
+    """{name: (loads, stores, deletes)} over the whole tree, nested scopes included."""
+    counts = {}
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Name):
+            entry = counts.setdefault(sub.id, [0, 0, 0])
+            entry[{ast.Load: 0, ast.Store: 1, ast.Del: 2}[type(sub.ctx)]] += 1
+    return counts
+
+
+def _const_index(node):
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return node.value
+    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub) and isinstance(node.operand, ast.Constant)
+            and type(node.operand.value) is int):
+        return -node.operand.value
+    return None
+
+
+def _const_bound(node):
+    """A slice bound: an int, None for an omitted one, or GiveUp."""
+    if node is None or (isinstance(node, ast.Constant) and node.value is None):
+        return None
+    index = _const_index(node)
+    if index is None:
+        raise GiveUp("slice bound is not a constant")
+    return index
+
+
+def _is_graph_call(node):
+    return (isinstance(node, ast.Call) and isinstance(node.func, ast.Name)
+            and node.func.id.startswith("__compiled_fn"))
+
+
+def _slice_bounds(node):
+    """(lower, upper) of a constant slice without a step, or GiveUp."""
+    if node.step is not None:
+        raise GiveUp("slice with a step")
+    return _const_bound(node.lower), _const_bound(node.upper)
+
+
+class _Simplifier:
+    def __init__(self, fn, local_names, params, graph_outputs):
+        self.fn = fn
+        self.counts = _names(fn)
+        self.local_names = set(local_names)
+        self.params = set(params)
+        self.graph_outputs = graph_outputs
+        self.next_ident = 0
+        used = [int(n[len("__temp_"):]) for n in self.counts if _TEMP.match(n)]
+        self.next_temp = max(used, default=0) + 1
+        self.graph_out = set()  # graph_out_<n> names bound by a compiled graph call
+        self.graph_calls = set()  # temporaries bound by a compiled graph call
+        self.depth = 0  # > 0 while rewriting inside an expression
+        self.conditional = 0  # > 0 inside an operand that may not be evaluated
+        for name, (loads, stores, dels) in self.counts.items():
+            if _TEMP.match(name) and stores != 1:
+                raise GiveUp("%s is bound more than once" % name)
+        self._nested_temps()
+
+    def _nested_temps(self):
+        for node in ast.walk(self.fn):
+            if node is not self.fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
+                                                         ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
+                                                         ast.GeneratorExp)):
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Name) and (_TEMP.match(sub.id) or self._dead(sub.id)):
+                        raise GiveUp("a temporary is used in a nested scope")
+
+    # -- what a name is
+    def _dead(self, name):
+        """Dynamo's own temporaries that nothing reads: their stores can go."""
+        if not _DYNAMO_TMP.match(name) or name in self.params or name not in self.local_names:
+            return False
+        return self.counts.get(name, (0,))[0] == 0
+
+    def _stable(self, name, state):
+        """Reading `name` here and anywhere later gives the same object, without raising."""
+        loads, stores, dels = self.counts.get(name, (0, 0, 0))
+        if name in self.local_names:
+            if name in self.params:
+                return stores == 0 and dels == 0
+            return stores == 1 and name in state.bound and (dels == 0 or name in self.graph_out)
+        return bool(_DYNAMO_GLOBAL.match(name))
+
+    # -- values
+    def new_list(self, state, items):
+        ident = self.next_ident
+        self.next_ident += 1
+        state.heap[ident] = items
+        return _List(ident)
+
+    def items(self, state, value):
+        if value.ident in state.gone:
+            raise GiveUp("a list is used after it was passed on")
+        return state.heap[value.ident]
+
+    def value(self, node, state, out):
+        """The value of `node`: _Atom, _List, or an expression (evaluated here, printed as is)."""
+        if isinstance(node, ast.Name):
+            if _TEMP.match(node.id):
+                if node.id not in state.env:
+                    raise GiveUp("%s read before it is bound" % node.id)
+                found = state.env[node.id]
+                if isinstance(found, _List):
+                    self.items(state, found)
+                return found
+            if self._stable(node.id, state):
+                return _Atom(node)
+            return node
+        if isinstance(node, ast.Constant):
+            return _Atom(node)
+        if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load):
+            if any(isinstance(e, ast.Starred) for e in node.elts):
+                return self.rewrite(node, state, out)
+            elts = [self.value(e, state, out) for e in node.elts]
+            if all(isinstance(e, _Atom) for e in elts):
+                return _Atom(ast.Tuple([e.expr for e in elts], ast.Load()))
+            return ast.Tuple([self.expr(e, state) for e in elts], ast.Load())
+        if isinstance(node, ast.List) and isinstance(node.ctx, ast.Load):
+            items = []
+            for elt in node.elts:
+                if isinstance(elt, ast.Starred):
+                    inner = self.value(elt.value, state, out)
+                    if not isinstance(inner, _List):
+                        raise GiveUp("star-unpacking of something that is not a known list")
+                    items.extend(self.items(state, inner))
+                else:
+                    items.append(self.held(self.value(elt, state, out), out))
+            return self.new_list(state, items)
+        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            if (self.graph_outputs and isinstance(node.value, ast.Name) and node.value.id in self.graph_out
+                    and _const_index(node.slice) is not None and node.value.id in state.bound):
+                return _Atom(node)
+            base = self.value(node.value, state, out)
+            if isinstance(base, _List):
+                items = self.items(state, base)
+                if isinstance(node.slice, ast.Slice):
+                    lo, hi = _slice_bounds(node.slice)
+                    return self.new_list(state, items[lo:hi])
+                index = _const_index(node.slice)
+                if index is None or not -len(items) <= index < len(items):
+                    raise GiveUp("index of a known list is not a constant in range")
+                return items[index]
+            return self.rewrite(node, state, out, base=base)
+        return self.rewrite(node, state, out)
+
+    def held(self, value, out):
+        """A value as an item of a list: an expression is evaluated now, into a new temporary."""
+        if isinstance(value, (_Atom, _List)):
+            return value
+        if self.depth:
+            # inside an expression, evaluating it first would move it before its left neighbours
+            raise GiveUp("an item of a list built inside an expression")
+        name = "__temp_%d" % self.next_temp
+        self.next_temp += 1
+        out.append(ast.Assign([ast.Name(name, ast.Store())], value, lineno=0))
+        return _Atom(ast.Name(name, ast.Load()))
+
+    def expr(self, value, state):
+        """Print a value: an atom's expression, a list as a display of its items (it leaves)."""
+        if isinstance(value, _Atom):
+            return copy.deepcopy(value.expr)
+        if isinstance(value, _List):
+            items = self.items(state, value)
+            state.gone.add(value.ident)
+            return ast.List([self.expr(v, state) for v in items], ast.Load())
+        return value
+
+    def rewrite(self, node, state, out, base=None):
+        """`node` with temporaries replaced by their values; star-unpacked known lists spread."""
+        self.depth += 1
+        try:
+            return self._rewrite(node, state, out, base)
+        finally:
+            self.depth -= 1
+
+    def _rewrite(self, node, state, out, base):
+        if isinstance(node, ast.Subscript) and base is not None:
+            return ast.Subscript(self.expr(base, state), self.operand(node.slice, state, out), node.ctx)
+        if isinstance(node, ast.NamedExpr) and self._dead(node.target.id):
+            value = self.operand(node.value, state, out)
+            if not self.conditional:
+                state.bound.add(node.target.id)
+            return value
+        if isinstance(node, (ast.BoolOp, ast.IfExp)):
+            self.conditional += 1  # operands after the first may not run
+            try:
+                return self._generic(node, state, out)
+            finally:
+                self.conditional -= 1
+        if isinstance(node, ast.Name):
+            return self.operand(node, state, out)
+        if isinstance(node, ast.Call):
+            func = self.operand(node.func, state, out)
+            args = []
+            for arg in node.args:
+                if isinstance(arg, ast.Starred):
+                    inner = self.value(arg.value, state, out)
+                    if isinstance(inner, _List):
+                        args.extend(self.expr(v, state) for v in self.items(state, inner))
+                        state.gone.add(inner.ident)
+                        continue
+                    args.append(ast.Starred(self.expr(inner, state), ast.Load()))
+                else:
+                    args.append(self.operand(arg, state, out))
+            keywords = [ast.keyword(k.arg, self.operand(k.value, state, out)) for k in node.keywords]
+            return ast.Call(func, args, keywords)
+        return self._generic(node, state, out)
+
+    def _generic(self, node, state, out):
+        new = copy.copy(node)
+        for field, old in ast.iter_fields(node):
+            if isinstance(old, ast.AST):
+                setattr(new, field, self.operand(old, state, out))
+            elif isinstance(old, list):
+                setattr(new, field, [self.operand(x, state, out) if isinstance(x, ast.AST) else x for x in old])
+        return new
+
+    def operand(self, node, state, out):
+        """A sub-node of an expression, rewritten."""
+        if isinstance(node, ast.Starred):
+            return ast.Starred(self.operand(node.value, state, out), node.ctx)
+        if isinstance(node, ast.expr) and not isinstance(node, ast.Slice):
+            return self.expr(self.value(node, state, out), state)
+        if isinstance(node, ast.Slice):
+            return self.rewrite(node, state, out)
+        for sub in ast.walk(node):  # keywords, comprehensions, arguments: nothing of ours inside
+            if isinstance(sub, ast.Name) and (_TEMP.match(sub.id) or self._dead(sub.id)):
+                raise GiveUp("a temporary inside %s" % type(node).__name__)
+        return node
+
+    # -- statements
+    def body(self, stmts, state):
+        """(new statements, state after them or None when they never fall through)."""
+        out = []
+        for i, stmt in enumerate(stmts):
+            state = self.stmt(stmt, state, out)
+            if state is None:
+                # never runs, but may still matter (a `yield` makes a generator): kept as it is
+                rest = stmts[i + 1:]
+                if any(isinstance(n, ast.Name) and (_TEMP.match(n.id) or self._dead(n.id))
+                       for s in rest for n in ast.walk(s)):
+                    raise GiveUp("unreachable code reads a temporary")
+                return out + rest, None
+        return out, state
+
+    def stmt(self, stmt, state, out):
+        if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
+            return self.assign(stmt.targets[0], stmt.value, state, out)
+        if isinstance(stmt, ast.Expr):
+            call = stmt.value
+            if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
+                    and self.known_list(call.func.value, state) is not None):
+                return self.list_method(call, state, out)
+            if isinstance(stmt.value, ast.Name) and _TEMP.match(stmt.value.id):
+                self.value(stmt.value, state, out)  # reading a temporary: no effect
+                return state
+            out.append(ast.Expr(self.expr(self.value(stmt.value, state, out), state)))
+            return state
+        if isinstance(stmt, ast.Delete):
+            for target in stmt.targets:
+                self.delete(target, state, out)
+            return state
+        if isinstance(stmt, ast.Return):
+            value = None if stmt.value is None else self.expr(self.value(stmt.value, state, out), state)
+            out.append(ast.Return(value))
+            return None
+        if isinstance(stmt, ast.If):
+            return self.branch(stmt, state, out)
+        if isinstance(stmt, (ast.Pass, ast.Global, ast.Nonlocal)):
+            out.append(stmt)
+            return state
+        raise GiveUp("%s is outside the model" % type(stmt).__name__)
+
+    def assign(self, target, value_node, state, out):
+        if isinstance(target, ast.Name):
+            name = target.id
+            value = self.value(value_node, state, out)
+            if _TEMP.match(name):
+                if not isinstance(value, (_Atom, _List)):
+                    out.append(ast.Assign([target], value))
+                    value = _Atom(ast.Name(name, ast.Load()))
+                    if _is_graph_call(value_node):
+                        self.graph_calls.add(name)
+                state.env[name] = value
+            elif self._dead(name):
+                if not isinstance(value, (_Atom, _List)):
+                    out.append(ast.Expr(value))
+            else:
+                out.append(ast.Assign([target], self.expr(value, state)))
+                from_graph = _is_graph_call(value_node) or (
+                    isinstance(value_node, ast.Name) and value_node.id in self.graph_calls)
+                if self.graph_outputs and _GRAPH_OUT.match(name) and from_graph and self.counts[name][1] == 1:
+                    self.graph_out.add(name)
+            state.bound.add(name)
+            return state
+        if isinstance(target, ast.Subscript):
+            base = self.value(target.value, state, out)
+            if isinstance(base, _List):
+                return self.store_item(base, target.slice, value_node, state, out)
+            rhs = self.expr(self.value(value_node, state, out), state)
+            new_target = ast.Subscript(self.expr(base, state), self.rewrite(target.slice, state, out), ast.Store())
+            out.append(ast.Assign([new_target], rhs))
+            return state
+        if isinstance(target, (ast.Attribute,)):
+            rhs = self.expr(self.value(value_node, state, out), state)
+            out.append(ast.Assign([ast.Attribute(self.expr(self.value(target.value, state, out), state),
+                                                 target.attr, ast.Store())], rhs))
+            return state
+        raise GiveUp("assignment to %s" % type(target).__name__)
+
+    def store_item(self, base, index_node, value_node, state, out):
+        # Python evaluates the value first, then the list and the index.
+        value = self.value(value_node, state, out)
+        items = self.items(state, base)
+        if isinstance(index_node, ast.Slice):
+            if not isinstance(value, _List):
+                raise GiveUp("slice assignment of something that is not a known list")
+            lo, hi = _slice_bounds(index_node)
+            items[lo:hi] = list(self.items(state, value))
+            return state
+        index = _const_index(index_node)
+        if index is None or not -len(items) <= index < len(items):
+            raise GiveUp("store into a known list at an unknown index")
+        items[index] = self.held(value, out)
+        return state
+
+    def known_list(self, node, state):
+        """The _List `node` denotes (a temporary, or a constant index into a known list), or None."""
+        if isinstance(node, ast.Name):
+            found = state.env.get(node.id) if _TEMP.match(node.id) else None
+            return found if isinstance(found, _List) else None
+        if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
+            base, index = self.known_list(node.value, state), _const_index(node.slice)
+            if base is None or index is None or base.ident in state.gone:
+                return None
+            items = state.heap[base.ident]
+            if -len(items) <= index < len(items) and isinstance(items[index], _List):
+                return items[index]
+        return None
+
+    def list_method(self, call, state, out):
+        base = self.value(call.func.value, state, out)
+        if not isinstance(base, _List) or call.keywords or len(call.args) != 1:
+            raise GiveUp("a method call on a temporary")
+        arg = self.value(call.args[0], state, out)
+        items = self.items(state, base)
+        if call.func.attr == "extend" and isinstance(arg, _List):
+            items.extend(self.items(state, arg))
+        elif call.func.attr == "append":
+            items.append(self.held(arg, out))
+        else:
+            raise GiveUp("list method %s" % call.func.attr)
+        return state
+
+    def delete(self, target, state, out):
+        if isinstance(target, ast.Name):
+            name = target.id
+            if _TEMP.match(name):
+                if name not in state.env:
+                    raise GiveUp("del of an unbound temporary")
+                del state.env[name]
+                return
+            if name in self.graph_out and name in state.bound:
+                return  # the tuple stays alive until the function returns (see the module's doc)
+            if self._dead(name) and name in state.bound:
+                state.bound.discard(name)
+                return
+            out.append(ast.Delete([target]))
+            state.bound.discard(name)
+            return
+        if isinstance(target, ast.Subscript):
+            base = self.value(target.value, state, out)
+            if isinstance(base, _List):
+                items = self.items(state, base)
+                if isinstance(target.slice, ast.Slice):
+                    lo, hi = _slice_bounds(target.slice)
+                    del items[lo:hi]
+                    return
+                index = _const_index(target.slice)
+                if index is None or not -len(items) <= index < len(items):
+                    raise GiveUp("del at an unknown index of a known list")
+                del items[index]
+                return
+            out.append(ast.Delete([ast.Subscript(self.expr(base, state), self.rewrite(target.slice, state, out),
+                                                 ast.Del())]))
+            return
+        raise GiveUp("del of %s" % type(target).__name__)
+
+    def branch(self, stmt, state, out):
+        test = self.value(stmt.test, state, out)
+        if isinstance(test, _List):
+            raise GiveUp("truth of a known list")
+        test = self.expr(test, state)
+        then_out, then_state = self.body(stmt.body, state.clone())
+        else_out, else_state = self.body(stmt.orelse, state.clone())
+        out.append(ast.If(test, then_out or [ast.Pass()], else_out))
+        if then_state is None:
+            return else_state
+        if else_state is None:
+            return then_state
+        if not then_state.same(else_state):
+            raise GiveUp("the branches leave the temporaries in different states")
+        return then_state
+
+
+def _name_graph_outputs(fn, names_for, local_names, params):
+    """Bind `graph_out_<n>[k]` to the variable it becomes in the resume functions.
+
+    `names_for(callee, position)` gives the parameter name of a resume function.
+    A name is used only when it is a plain local of this code that the body
+    never mentions, for one item everywhere, of a graph output bound at the
+    top level of the body (the binding goes right after it).
+    """
+    counts = _names(fn)
+    top = {stmt.targets[0].id: i for i, stmt in enumerate(fn.body)
+           if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
+           and _GRAPH_OUT.match(stmt.targets[0].id)}
+    chosen, refused = {}, set()  # (graph name, index) -> variable
+    for node in ast.walk(fn):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _RESUME.match(node.func.id)):
+            continue
+        for position, arg in enumerate(node.args):
+            if isinstance(arg, ast.Starred):
+                break
+            if not (isinstance(arg, ast.Subscript) and isinstance(arg.value, ast.Name) and arg.value.id in top
+                    and _const_index(arg.slice) is not None):
+                continue
+            key = (arg.value.id, _const_index(arg.slice))
+            name = names_for(node.func.id, position)
+            usable = (name and name in local_names and name not in params and name not in counts
+                      and chosen.get(key, name) == name
+                      and all(k == key for k, v in chosen.items() if v == name))
+            if usable:
+                chosen[key] = name
+            else:
+                refused.add(key)
+    chosen = {k: v for k, v in chosen.items() if k not in refused}
+    if not chosen:
+        return
+
+    class Rename(ast.NodeTransformer):
+        def visit_Subscript(self, node):
+            if isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
+                name = chosen.get((node.value.id, _const_index(node.slice)))
+                if name:
+                    return ast.copy_location(ast.Name(name, ast.Load()), node)
+            return self.generic_visit(node)
+
+    Rename().visit(fn)
+    for graph, at in sorted(top.items(), key=lambda kv: -kv[1]):
+        binds = [ast.Assign([ast.Name(var, ast.Store())],
+                            ast.Subscript(ast.Name(graph, ast.Load()), ast.Constant(index), ast.Load()))
+                 for (g, index), var in sorted(chosen.items(), key=lambda kv: kv[0][1]) if g == graph]
+        fn.body[at + 1:at + 1] = binds
+
+
+def _name_graph_inputs(fn, graph_params):
+    """Name a temporary passed to a compiled graph after that graph's input.
+
+    `graph_params(callee)` gives the names of a `__compiled_fn_*` graph's inputs
+    (Dynamo's placeholder names, as the graph file shows them).  A temporary is
+    renamed when it is bound once, read only as that argument, and the name is
+    an identifier the function does not use (so it shadows nothing).
+    """
+    counts = _names(fn)
+    renames = {}
+    for node in ast.walk(fn):
+        if not _is_graph_call(node):
+            continue
+        params = graph_params(node.func.id) or ()
+        for arg, param in zip(node.args, params):
+            if isinstance(arg, ast.Starred):
+                break
+            if (isinstance(arg, ast.Name) and _TEMP.match(arg.id) and counts.get(arg.id) == [1, 1, 0]
+                    and isinstance(param, str) and param.isidentifier() and not keyword.iskeyword(param)
+                    and param not in counts and param not in renames.values()):
+                renames[arg.id] = param
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Name) and node.id in renames:
+            node.id = renames[node.id]
+
+
+def _has_comment(source):
+    try:
+        return any(tok.type == tokenize.COMMENT
+                   for tok in tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return True
+
+
+def simplify(source, local_names=(), params=(), graph_outputs=False, resume_params=None, graph_params=None):
+    """The simplified `def` of decompiled `source`, or None when it leaves the model.
+
+    `local_names`: the code's fast locals (co_varnames); `params`: its
+    parameters.  With graph_outputs (Dynamo's code), `resume_params(name)`
+    and `graph_params(name)`: the parameter names of a resume function and the
+    input names of a compiled graph bound to global `name`, or None; they name
+    the values passed to them.
+    """
+    if not hasattr(ast, "unparse") or _has_comment(source):
+        return None  # (3.8; comments, such as a named constant's, would be lost)
+    try:
+        tree = ast.parse(source)
+    except (SyntaxError, ValueError):
+        return None
+    defs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    if len(defs) != 1 or len(tree.body) != 1:
+        return None
+    fn = defs[0]
+    try:
+        simplifier = _Simplifier(fn, local_names, params, graph_outputs)
+        state = _State()
+        state.bound |= set(params)
+        body, _end = simplifier.body(fn.body, state)
+    except (GiveUp, RecursionError):
+        return None
+    fn.body = body or [ast.Pass()]
+    if graph_outputs and resume_params is not None:
+        def names_for(callee, position):
+            names = resume_params(callee)
+            return names[position] if names and position < len(names) else None
+        _name_graph_outputs(fn, names_for, set(local_names), set(params))
+    if graph_outputs and graph_params is not None:
+        _name_graph_inputs(fn, graph_params)
+    _fold_uses.fold_single_uses(fn, params, relaxed=graph_outputs)
+    ast.fix_missing_locations(tree)
+    return _annotate(ast.unparse(tree)) + "\n"
+
+
+_PREGRAPH = re.compile(r"^(\s*)(\S+\.record_pregraph_bytecode_exit\(\S+\.record_pregraph_bytecode_enter\(\)\))$", re.M)
+
+
+def _annotate(text):
+    """A short comment on Dynamo's own bookkeeping lines."""
+    return _PREGRAPH.sub(r"\1\2  # Dynamo's profiler markers (no pre-graph code)", text)
