@@ -53,7 +53,10 @@ def measure(text):
     fn = function_of(text)
     if fn is None:
         return 0, set(), set()
-    statements = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn and not is_docstring(fn, n)]
+    dead = {id(n) for stmt in ast.walk(fn) if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant)
+            and stmt.test.value is False for n in ast.walk(stmt)}  # `if False: v` keeps a free variable
+    statements = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn and not is_docstring(fn, n)
+                  and id(n) not in dead]
     names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and INVENTED.match(n.id)}
     return len(statements), names, {n.lineno for n in statements}
 

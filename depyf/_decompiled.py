@@ -45,30 +45,36 @@ def decompile(code, name=None):
     return Decompiled(source, [(int(off), int(line)) for off, line in linemap])
 
 
-def validated(source):
+def structured(source):
     """True when decompiled `source` is the structured form, which the decompiler prints
     only once translation validation proved it equivalent to the bytecode (the state
-    machine, exact by construction, says so in a comment; named constants would be
-    globals the code's module does not have)."""
-    return "equivalent state machine over the bytecode" not in source and "_depyf_const_" not in source
+    machine, exact by construction, says so in a comment)."""
+    return "equivalent state machine over the bytecode" not in source
+
+
+def runnable(source):
+    """True when `source`, compiled, can run with the code's own globals: it names no
+    constant that has no literal form (`_depyf_const_<k>` is defined nowhere)."""
+    return "_depyf_const_" not in source
 
 
 def simplify_transformed(code, source, scope=None, graph_inputs=None):
-    """The readable form of Dynamo's transformed code `code` (decompiled as `source`), or None.
+    """The readable form of Dynamo's transformed code `code` (decompiled as `source`):
+    (text, line_of) or None (see depyf._simplify.simplify_mapped).
 
-    See depyf._simplify; `scope`, the frame's globals, holds the resume
-    functions whose parameter names name the graph's outputs;
-    `graph_inputs(name)`: the input names of the graph bound to `name`."""
+    `scope`, the frame's globals, holds the resume functions whose parameter
+    names name the graph's outputs; `graph_inputs(name)`: the input names of the
+    graph bound to `name`."""
     from depyf import _simplify
 
     def resume_params(name):
         target = getattr(scope.get(name), "__code__", None) if scope else None
         return target.co_varnames[:target.co_argcount] if target is not None else None
 
-    if not validated(source):
+    if not structured(source):
         return None
     try:
-        return _simplify.simplify(source, code.co_varnames, local_names(code), graph_outputs=True,
+        return _simplify.simplify_mapped(source, code.co_varnames, local_names(code), graph_outputs=True,
                                   resume_params=resume_params, graph_params=graph_inputs)
     except Exception:  # a bug in the simplifier must cost readability, never the program
         return None

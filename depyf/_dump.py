@@ -126,6 +126,11 @@ _SIMPLIFIED = ("Simplified: values Dynamo moves through the stack and through li
                "depyf/_simplify.py), so every line here stops a debugger.")
 _EXACT_COMPILED = ("Checked equivalent to Dynamo's bytecode (depyf's translation validation), this",
                    "code, compiled, runs in its place, so every line here stops a debugger.")
+_SIMPLIFIED_READ = ("Simplified: values Dynamo moves through the stack and through lists it builds",
+                    "and takes apart are shown where they are used.",
+                    "What runs is Dynamo's bytecode itself (this code names constants with no literal",
+                    "form, which its module does not define); its line numbers point at this file,",
+                    "so breakpoints set on the lines it maps to are hit (see depyf.debug).")
 _EXACT = ("What runs is Dynamo's bytecode itself; its line numbers point at this file,",
           "so breakpoints set on the lines it maps to are hit (see depyf.debug).")
 
@@ -234,9 +239,9 @@ class Session:
         if scope is None and bridge:
             scope = _ti.compiling_globals(code)
         exact = result.source.rstrip() + "\n"
-        simple = _decompiled.simplify_transformed(code, exact, scope, dd.graph_inputs.get)
-        forms = [(simple, _SIMPLIFIED)] if simple is not None else []
-        if _decompiled.validated(exact):
+        simple, line_of = _decompiled.simplify_transformed(code, exact, scope, dd.graph_inputs.get) or (None, None)
+        forms = [(simple, _SIMPLIFIED)] if simple is not None and _decompiled.runnable(simple) else []
+        if _decompiled.structured(exact) and _decompiled.runnable(exact):
             forms.append((exact, _EXACT_COMPILED))
         for source, note in forms:
             text = source + _trailer(original, note)
@@ -246,10 +251,18 @@ class Session:
                 record = Transformed(n, original, runnable or code, path, source, None, runnable is not None, code)
                 dd.transformed[id(record.code)] = record
                 return record
-        dd.write(filename, exact + _trailer(original, _EXACT))
-        record = Transformed(n, original, code, path, exact, None, False, code)
+        # Dynamo's own bytecode runs, its lines pointed at the file: the simplified form when
+        # there is one (its lines through the exact form's), else the exact form
+        linemap = result.linemap
+        if simple is not None:
+            source, note = simple, _SIMPLIFIED_READ
+            linemap = [(offset, line_of(line)) for offset, line in linemap]
+        else:
+            source, note = exact, _EXACT
+        dd.write(filename, source + _trailer(original, note))
+        record = Transformed(n, original, code, path, source, None, False, code)
         if bridge:
-            record.code, record.bridged = self._bridge(code, path, exact, result.linemap)
+            record.code, record.bridged = self._bridge(code, path, source, linemap)
         dd.transformed[id(record.code)] = record
         return record
 

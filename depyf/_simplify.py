@@ -177,7 +177,7 @@ class _Simplifier:
             if name in self.params:
                 return stores == 0 and dels == 0
             return stores == 1 and name in state.bound and (dels == 0 or name in self.graph_out)
-        return bool(_DYNAMO_GLOBAL.match(name))
+        return bool(_DYNAMO_GLOBAL.match(name) or _NAMED.fullmatch(name))  # (a named constant is a constant)
 
     # -- values
     def new_list(self, state, items):
@@ -331,7 +331,11 @@ class _Simplifier:
         """(new statements, state after them or None when they never fall through)."""
         out = []
         for i, stmt in enumerate(stmts):
+            mark = len(out)
             state = self.stmt(stmt, state, out)
+            for new in out[mark:]:  # where it came from, for the line map (see simplify_mapped)
+                if not hasattr(new, "origin"):
+                    new.origin = stmt.lineno
             if state is None:
                 # never runs, but may still matter (a `yield` makes a generator): kept as it is
                 rest = stmts[i + 1:]
@@ -578,12 +582,34 @@ def _name_graph_inputs(fn, graph_params):
             node.id = renames[node.id]
 
 
-def _has_comment(source):
+_NAMED = re.compile(r"\b_depyf_const_\d+\b")
+
+
+def _comments(source):
+    """The comments of `source` that name constants (`# _depyf_const_<k>: <repr>`), or None when
+    it has another comment (a note the printer placed that ast.unparse would lose)."""
+    found = []
     try:
-        return any(tok.type == tokenize.COMMENT
-                   for tok in tokenize.generate_tokens(io.StringIO(source).readline))
+        for tok in tokenize.generate_tokens(io.StringIO(source).readline):
+            if tok.type == tokenize.COMMENT:
+                first = _NAMED.match(tok.string[1:].strip())
+                if first is None:
+                    return None
+                found.append((first.group(0), tok.string))
     except (tokenize.TokenError, SyntaxError):
-        return True
+        return None
+    return found
+
+
+def _reattach(text, comments):
+    """Each named constant's comment at the end of the first line using that constant, as printed."""
+    lines = text.split("\n")
+    for name, comment in comments:
+        for i, line in enumerate(lines):
+            if re.search(r"\b%s\b" % name, line):
+                lines[i] = line + "  " + comment
+                break
+    return "\n".join(lines)
 
 
 def simplify(source, local_names=(), params=(), graph_outputs=False, resume_params=None, graph_params=None):
@@ -595,8 +621,18 @@ def simplify(source, local_names=(), params=(), graph_outputs=False, resume_para
     input names of a compiled graph bound to global `name`, or None; they name
     the values passed to them.
     """
-    if not hasattr(ast, "unparse") or _has_comment(source):
-        return None  # (3.8; comments, such as a named constant's, would be lost)
+    mapped = simplify_mapped(source, local_names, params, graph_outputs, resume_params, graph_params)
+    return mapped[0] if mapped else None
+
+
+def simplify_mapped(source, local_names=(), params=(), graph_outputs=False, resume_params=None,
+                    graph_params=None):
+    """(simplified text, line_of) or None, as simplify(); `line_of(line)` is the line of the
+    simplified text that does what line `line` of `source` did (a statement folded away
+    goes to the next one that remains)."""
+    comments = _comments(source)
+    if not hasattr(ast, "unparse") or comments is None:
+        return None  # (3.8, or a comment ast.unparse would lose)
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -622,7 +658,29 @@ def simplify(source, local_names=(), params=(), graph_outputs=False, resume_para
         _name_graph_inputs(fn, graph_params)
     _fold_uses.fold_single_uses(fn, params, relaxed=graph_outputs)
     ast.fix_missing_locations(tree)
-    return _annotate(ast.unparse(tree)) + "\n"
+    text = _reattach(_annotate(ast.unparse(tree)), comments) + "\n"
+    return text, _line_map(fn, ast.parse(text).body[0], fn.lineno)
+
+
+def _line_map(fn, printed, def_line):
+    """line_of for simplify_mapped: `fn`'s statements (with their `origin`) and the same
+    statements as printed (same shape, in the same walk order)."""
+    new_line = {}
+    mine = [n for n in ast.walk(fn) if isinstance(n, ast.stmt)]
+    theirs = [n for n in ast.walk(printed) if isinstance(n, ast.stmt)]
+    for old, new in zip(mine, theirs):
+        origin = getattr(old, "origin", None)
+        if origin is not None and (origin not in new_line or new.lineno < new_line[origin]):
+            new_line[origin] = new.lineno
+    known = sorted(new_line)
+
+    def line_of(line):
+        if line <= def_line or not known:
+            return 1
+        later = [k for k in known if k >= line]
+        return new_line[later[0]] if later else new_line[known[-1]]
+
+    return line_of
 
 
 _PREGRAPH = re.compile(r"^(\s*)(\S+\.record_pregraph_bytecode_exit\(\S+\.record_pregraph_bytecode_enter\(\)\))$", re.M)

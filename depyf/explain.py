@@ -59,7 +59,7 @@ class OnDemandNames:
         n = self._known[id(code)][0]
         result = _decompiled.decompile(code, transformed_name(original, n))
         simple = _decompiled.simplify_transformed(code, result.source, scope) if result.ok else None
-        return n, simple if simple is not None else transformed_def(original, code, n, result)
+        return n, simple[0] if simple is not None else transformed_def(original, code, n, result)
 
     def graph_note(self, name, scope):
         """Text explaining the compiled graph a transformed code calls as `name`."""

@@ -40,6 +40,13 @@ CORPUS = [
 _MOVED = {"pathlib": "pathlib/_local"}
 
 DEFAULT_DECOMPILER = "depyf:decompile"
+
+
+def simplified(code):
+    """depyf's simplified form (`--decompiler tests.roundtrip:simplified`)."""
+    import depyf
+
+    return depyf.decompile(code, simplify=True)
 DEFAULT_TIMEOUT = 20.0  # seconds per function; generous for ASan builds
 _STARTUP_TIMEOUT = 120.0  # worker: interpreter start, imports, compiling the module
 

@@ -221,3 +221,15 @@ def test_every_behaviour_case_behaves_the_same_simplified():
         for args in inputs:
             assert behaviour_outcome.call(new, args) == behaviour_outcome.call(fn, args), (fn.__name__, simple)
     assert changed >= 1, "ast.unparse reformats every function it accepts"
+
+
+def test_a_named_constant_keeps_its_comment_where_it_is_first_used():
+    source = ("def f(a):\n    __temp_1 = [_depyf_const_0, a]  # _depyf_const_0: <code object g>\n"
+              "    return h(*__temp_1)\n")
+    simple = _simplify.simplify(source, ("a",), ("a",))
+    assert simple.splitlines()[1].strip() == "return h(_depyf_const_0, a)  # _depyf_const_0: <code object g>", simple
+
+
+def test_another_comment_keeps_the_exact_form():
+    source = "def f(a):\n    # depyf: a note the printer placed\n    __temp_1 = [a]\n    return h(*__temp_1)\n"
+    assert _simplify.simplify(source, ("a",), ("a",)) is None

@@ -282,6 +282,31 @@ static int keep_generator_kind(dc *d, dp_nodes *body) {
     return dc_add(d, body, y);
 }
 
+/* A free variable the bytecode never touches (Dynamo's resume functions
+ * keep every cell of the function they resume) would be missing from the
+ * recompiled code, and Dynamo fills frames by position: `if False: name`
+ * makes it free again and compiles to nothing. */
+static int keep_free_variables(dc *d, dp_nodes *body) {
+    static const dp_const false_const = {DP_CONST_FALSE, NULL, 0, 0, 0, NULL, 0, NULL};
+    for (size_t k = 0; k < d->code->freevars.n; k++) {
+        const char *name = d->code->freevars.v[k];
+        int used = strcmp(name, "__class__") == 0; /* zero-argument super() reads it without a name */
+        for (int j = 0; j < d->n && !used; j++) {
+            int op = d->in[j].op;
+            used = (op == IR_LOAD_DEREF || op == IR_STORE_DEREF || op == IR_DELETE_DEREF || op == IR_LOAD_CLOSURE ||
+                    op == IR_LOAD_CLASSDEREF || op == IR_LOAD_FAST) &&
+                   d->in[j].name && strcmp(d->in[j].name, name) == 0;
+        }
+        if (used)
+            continue;
+        dp_node *s = dc_stmt(d, S_IF, -1), *e = dc_stmt(d, S_EXPR, -1);
+        if (s == NULL || e == NULL || (s->a = dc_const(d, &false_const)) == NULL || (e->a = dc_name(d, name)) == NULL ||
+            dc_add(d, &s->l1, e) < 0 || dc_add(d, body, s) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int is_assign_to(const dp_node *s, const char *name) {
     return s->kind == S_ASSIGN && s->l1.n == 1 && s->l1.v[0]->kind == E_NAME && strcmp(s->l1.v[0]->s, name) == 0;
 }
@@ -491,7 +516,7 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         if (code->py_minor >= 10)
             drop_trailing_continues(body, 0, 0);
     }
-    if (kind == BODY_FUNCTION && keep_generator_kind(d, body) < 0)
+    if (kind == BODY_FUNCTION && (keep_generator_kind(d, body) < 0 || keep_free_variables(d, body) < 0))
         goto out;
     if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
         dp_node *doc = dc_node(d, S_EXPR);

@@ -149,8 +149,12 @@ static int is_comprehension_code(const dc *d) {
 }
 
 static int needs_temp(const dc *d, const dp_node *v) {
-    /* a name keeps its value until it is rebound: see protect_name */
-    if (v->kind >= DP_NODE_KIND_COUNT || v->kind == E_CONST || v->kind == E_NAME)
+    /* a name keeps its value until it is rebound (see protect_name); a
+     * cell's read is an operation of its own: another scope may store into
+     * it, and it may be empty */
+    if (v->kind == E_NAME)
+        return dc_is_cell_var(d->code, v->s);
+    if (v->kind >= DP_NODE_KIND_COUNT || v->kind == E_CONST)
         return 0;
     /* the accumulator of a comprehension's loop */
     if ((v->kind == E_LIST || v->kind == E_SET || v->kind == E_DICT) && v->l1.n == 0 && is_comprehension_code(d))
@@ -219,7 +223,7 @@ static int spill_pending(dc *d, dc_stack *st, int hi, size_t before, const dp_no
         for (int q = 0; q < hi && q < st->n; q++) {
             dp_node *v = st->v[q];
             if (v == keep || (q < d->base && (d->base_vals == NULL || v == d->base_vals[q])) ||
-                !needs_temp(d, v) || v->kind == E_NAME || v->seq >= before)
+                !needs_temp(d, v) || v->seq >= before)
                 continue;
             if (first < 0 || v->seq < st->v[first]->seq)
                 first = q;
@@ -743,6 +747,14 @@ static int static_swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *ou
         for (int r = 0; r < q; r++)
             if (st->v[st->n - 1 - r] == v)
                 return 0;
+    }
+    /* CPython reorders stores only into plain locals, which nothing else
+     * sees; stores into cells or globals (Dynamo's code) keep their order as
+     * single stores (which also come after the values computed before them) */
+    for (int q = 0; q < k; q++) {
+        dp_node probe = {.kind = E_NAME, .s = d->in[i + q].name};
+        if (!is_private_local(d, &probe, d->in[i + q].op))
+            return 0;
     }
     dp_node *value = dc_node(d, E_TUPLE), *target = dc_node(d, E_TUPLE), *s = dc_stmt(d, S_ASSIGN, at);
     if (value == NULL || target == NULL || s == NULL)

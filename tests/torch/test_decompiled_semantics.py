@@ -81,9 +81,9 @@ def test_simplified_transformed_code_computes_what_dynamo_computes(name, backend
             fn_name = _decompiled.def_name(code.co_name)
             exact = _decompiled.decompile(code, fn_name)
             simple = _decompiled.simplify_transformed(code, exact.source, ti.compiling_globals(code))
-            if simple is None:
+            if simple is None or not _decompiled.runnable(simple[0]):
                 return None
-            new = _recompile.compile_like(code, simple, "<simplified %s>" % original.co_name, fn_name)
+            new = _recompile.compile_like(code, simple[0], "<simplified %s>" % original.co_name, fn_name)
             assert new is not None, simple
         except Exception as exc:  # reported below: the hook wrapper would swallow it
             failures.append("%s: %s: %s" % (original.co_name, type(exc).__name__, exc))
