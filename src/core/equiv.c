@@ -1594,7 +1594,7 @@ static void fold_cell_idioms(side *S) {
             k++;
         else if (f->arg != DP_FN_CLOSURE)
             continue;
-        if (k + 2 >= m + 0 || ins[at[k]].op != IR_LOAD_ATTR || ins[at[k]].name == NULL ||
+        if (k + 2 >= m || ins[at[k]].op != IR_LOAD_ATTR || ins[at[k]].name == NULL ||
             strcmp(ins[at[k]].name, "__closure__") != 0 || ins[at[k + 1]].op != IR_LOAD_CONST ||
             ins[at[k + 1]].cst == NULL || ins[at[k + 1]].cst->kind != DP_CONST_INT || ins[at[k + 1]].cst->text == NULL ||
             strcmp(ins[at[k + 1]].cst->text, "0") != 0 || ins[at[k + 2]].op != IR_BINARY_SUBSCR)
