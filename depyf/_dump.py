@@ -216,11 +216,12 @@ class Session:
         """Write `__transformed_code_<n>_for_<fn>.py`; with `bridge`, decide what runs.
 
         The file starts with the `def` (line 1 is the function's first line) and
-        ends with a comment saying what it is.  When the readable form compiles
-        to a function of Dynamo's frame layout, that compiled code runs (every
-        line of the file stops a debugger; every name on it is a real
-        variable).  Otherwise the file holds the exact decompilation and
-        Dynamo's own bytecode runs with its line numbers pointed at the file.
+        ends with a comment saying what it is.  When a checked form (the
+        simplified one, else the validated decompilation) compiles to a
+        function of Dynamo's frame layout, that compiled code runs: every line
+        of the file stops a debugger, every name on it is a real variable.
+        Otherwise Dynamo's own bytecode runs with its line numbers pointed at
+        the file (the simplified form where there is one, else the exact one).
         """
         dd = self.dd
         label = explain.label_of(original.co_name)

@@ -22,7 +22,10 @@ def prepare_debug(dump_src_dir, *args, report=True):
     rank writes into `rank_<r>/`.  At the end, `dump_src_dir/index.html` shows
     it all in a browser (see `depyf report`); `report=False` skips it.  The
     older form `prepare_debug(fn, dir)` is accepted.  The program computes
-    exactly what it would without depyf.
+    what it would without depyf: Dynamo's transformed code runs either as
+    compiled from its dumped file, where that form was checked, or as Dynamo's
+    own bytecode (docs/readable-dynamo.md says what may differ: where the
+    items of a graph's output tuple are read, and when that tuple is freed).
     """
     if args:
         if len(args) > 1 or not callable(dump_src_dir):
