@@ -35,7 +35,8 @@ def statement_lines(path):
 
 @pytest.mark.parametrize("name,backend", [
     ("toy", "eager"), ("toy_grad", "aot_eager"), ("graph_breaks", "eager"), ("loop_break", "eager"),
-    ("module_break", "aot_eager"), ("recompiled", "eager"), ("gpt", "eager"),
+    ("module_break", "aot_eager"), ("recompiled", "eager"), ("gpt", "eager"), ("resnet", "aot_eager"),
+    ("bert", "eager"),
     ("closure_break", "eager"), ("context_break", "eager"),
 ])
 def test_every_statement_line_of_the_running_code_stops(name, backend, tmp_path):

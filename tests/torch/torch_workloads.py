@@ -244,7 +244,83 @@ def run_recompiled(compile_fn):
     return [fn(torch.ones(3), "double"), fn(torch.ones(3), "plus"), fn(torch.ones(3, dtype=torch.float64), "plus")]
 
 
+class BasicBlock(nn.Module):
+    """ResNet's residual block: conv-bn-relu-conv-bn, plus the (projected) input."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None if stride == 1 and cin == cout else nn.Sequential(
+            nn.Conv2d(cin, cout, 1, stride, bias=False), nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = self.bn2(self.conv2(self.bn1(self.conv1(x)).relu()))
+        return (out + (x if self.down is None else self.down(x))).relu()
+
+
+class TinyResNet(nn.Module):
+    def __init__(self, classes=5):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 3, 1, 1, bias=False), nn.BatchNorm2d(8), nn.ReLU())
+        self.layers = nn.Sequential(BasicBlock(8, 8, 1), BasicBlock(8, 16, 2))
+        self.head = nn.Linear(16, classes)
+
+    def forward(self, x):
+        return self.head(self.layers(self.stem(x)).mean(dim=(2, 3)))
+
+
+def run_resnet(compile_fn):
+    """Two training steps of a ResNet-shaped model (batch norm in training mode)."""
+    torch.manual_seed(0)
+    model = TinyResNet()
+    compiled = compile_fn(model)
+    opt = torch.optim.SGD(model.parameters(), lr=0.05)
+    data, target = torch.randn(4, 3, 8, 8), torch.randint(0, 5, (4,))
+    losses = []
+    for _ in range(2):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(compiled(data), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    return losses + [p.detach().clone() for p in model.parameters()]
+
+
+class TinyBert(nn.Module):
+    """BERT-shaped: token + segment + position embeddings, a padding mask, encoder, pooler."""
+
+    def __init__(self, vocab=50, dim=16, heads=2, layers=2, max_seq=16):
+        super().__init__()
+        self.tok, self.seg, self.pos = nn.Embedding(vocab, dim), nn.Embedding(2, dim), nn.Embedding(max_seq, dim)
+        self.norm = nn.LayerNorm(dim)
+        layer = nn.TransformerEncoderLayer(dim, heads, 2 * dim, dropout=0.0, batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers, enable_nested_tensor=False)
+        self.pool = nn.Linear(dim, dim)
+
+    def forward(self, ids, segments, mask):
+        positions = torch.arange(ids.shape[1], device=ids.device)
+        x = self.norm(self.tok(ids) + self.seg(segments) + self.pos(positions))
+        x = self.encoder(x, src_key_padding_mask=~mask)
+        return self.pool(x[:, 0]).tanh()
+
+
+def run_bert(compile_fn):
+    torch.manual_seed(0)
+    model = TinyBert().eval()
+    compiled = compile_fn(model)
+    ids, segments = torch.randint(0, 50, (2, 10)), torch.randint(0, 2, (2, 10))
+    mask = torch.ones(2, 10, dtype=torch.bool)
+    mask[1, 7:] = False
+    with torch.no_grad():
+        return [compiled(ids, segments, mask), compiled(ids, segments, mask)]
+
+
 WORKLOADS = {
+    "resnet": run_resnet,
+    "bert": run_bert,
     "closure_break": run_closure_break,
     "context_break": run_context_break,
     "loop_break": run_loop_break,
