@@ -287,6 +287,8 @@ class _Simplifier:
                 self.conditional -= 1
         if isinstance(node, ast.Name):
             return self.operand(node, state, out)
+        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+            return node  # a scope of its own, evaluated later or apart: nothing of ours inside (checked up front)
         if isinstance(node, ast.Call):
             func = self.operand(node.func, state, out)
             args = []
