@@ -88,6 +88,8 @@ typedef struct dc {
     struct dc_tail_index *tail_index; /* try_legacy.c's index of return tails, or NULL */
     struct dc_try_index *try_index; /* try.c's lookups (handlers by place, table entries
                                        by target, returns, jumps): built on first use, or NULL */
+    unsigned char *cell_stored; /* per cellvar then freevar: a fast store or delete touches its
+                                   slot (3.13, see dc_fast_load_is_cell): built on first use, or NULL */
     const char *except_name; /* name bound by the innermost `except ... as` */
     const struct dc_names *except_names; /* 3.11+: the names bound by the enclosing
                                             `except ... as` clauses, innermost first */
@@ -143,7 +145,7 @@ dp_node *dc_none(dc *d);
 dp_node *dc_cell(dc *d, const char *name);
 int dc_is_cell(const dp_node *e);
 int dc_is_cell_var(const dp_code *code, const char *name);
-int dc_fast_load_is_cell(const dc *d, const char *name);
+int dc_fast_load_is_cell(dc *d, const char *name);
 dp_node *dc_not(dc *d, dp_node *e);
 dp_node *dc_boolop(dc *d, int is_or, dp_node *a, dp_node *b);
 int dc_add(dc *d, dp_nodes *l, dp_node *n);

@@ -67,31 +67,45 @@ dp_node *dc_cell(dc *d, const char *name) {
     return sub;
 }
 
-int dc_is_cell_var(const dp_code *c, const char *name) {
+
+/* Index of a cell or free variable among cellvars then freevars, or -1. */
+static long cell_index(const dp_code *c, const char *name) {
     for (size_t k = 0; k < c->cellvars.n; k++)
         if (strcmp(c->cellvars.v[k], name) == 0)
-            return 1;
+            return (long)k;
     for (size_t k = 0; k < c->freevars.n; k++)
         if (strcmp(c->freevars.v[k], name) == 0)
-            return 1;
-    return 0;
+            return (long)(c->cellvars.n + k);
+    return -1;
 }
+
+int dc_is_cell_var(const dp_code *c, const char *name) { return cell_index(c, name) >= 0; }
 
 /* 3.13 loads a cell for a closure with LOAD_FAST.  The same slot can also
  * hold a plain value: an inlined comprehension (3.12+) whose variable is a
  * cell in one comprehension and a plain local in another stores into it with
  * STORE_FAST.  Only a slot no fast store or delete touches surely holds the
- * cell (Dynamo's code writes cells with STORE_DEREF). */
-int dc_fast_load_is_cell(const dc *d, const char *name) {
-    if (d->code->py_minor < 13 || !dc_is_cell_var(d->code, name))
+ * cell (Dynamo's code writes cells with STORE_DEREF).  The slots touched are
+ * found in one pass over the code, on first use. */
+int dc_fast_load_is_cell(dc *d, const char *name) {
+    long k = d->code->py_minor < 13 ? -1 : cell_index(d->code, name);
+    if (k < 0)
         return 0;
-    for (int j = 0; j < d->n; j++) {
-        int op = d->in[j].op;
-        if ((op == IR_STORE_FAST || op == IR_DELETE_FAST || op == IR_LOAD_FAST_AND_CLEAR) && d->in[j].name &&
-            strcmp(d->in[j].name, name) == 0)
-            return 0;
+    if (d->cell_stored == NULL) {
+        unsigned char *stored = dp_alloc_array(d->sh->ar, d->code->cellvars.n + d->code->freevars.n + 1, 1);
+        if (stored == NULL)
+            return 0; /* (out of memory, which the arena reports: the name, as it reads) */
+        for (int j = 0; j < d->n; j++) {
+            int op = d->in[j].op;
+            long s = (op == IR_STORE_FAST || op == IR_DELETE_FAST || op == IR_LOAD_FAST_AND_CLEAR) && d->in[j].name
+                         ? cell_index(d->code, d->in[j].name)
+                         : -1;
+            if (s >= 0)
+                stored[s] = 1;
+        }
+        d->cell_stored = stored;
     }
-    return 1;
+    return !d->cell_stored[k];
 }
 
 int dc_is_cell(const dp_node *e) {
