@@ -19,8 +19,10 @@ import re
 __all__ = ["fold_single_uses"]
 
 _FOLDABLE = re.compile(r"(__temp_|tmp_|graph_out_)\d+$")
-_DYNAMO_GLOBAL = re.compile(r"__(compiled_fn|resume_at|import)_")
-_NAMED_CONST = re.compile(r"_depyf_const_\d+$")
+# Globals Dynamo binds before its code runs (see DP_EQ_STABLE_GLOBALS in equiv.h).
+DYNAMO_GLOBAL = re.compile(r"__(compiled_fn|resume_at|import)_")
+# A constant the printer named (it has no literal form): `_depyf_const_<k>`.
+NAMED_CONST = re.compile(r"_depyf_const_\d+")
 
 
 class _NotHere(Exception):
@@ -86,8 +88,8 @@ class _Folder:
         if isinstance(node, ast.Constant):
             return True
         if isinstance(node, ast.Name):  # (`_depyf_const_<k>` stands for a constant the printer named)
-            return (node.id in self.params or node.id in bound or _NAMED_CONST.match(node.id)
-                    or (self.relaxed and _DYNAMO_GLOBAL.match(node.id)))
+            return (node.id in self.params or node.id in bound or NAMED_CONST.fullmatch(node.id)
+                    or (self.relaxed and DYNAMO_GLOBAL.match(node.id)))
         if isinstance(node, ast.Attribute):  # a module Dynamo imports for its code: its functions stay put
             return self.relaxed and isinstance(node.value, ast.Name) and node.value.id.startswith("__import_")
         return isinstance(node, (ast.Tuple, ast.List, ast.Slice))  # building one runs nothing

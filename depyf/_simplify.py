@@ -45,8 +45,6 @@ __all__ = ["simplify", "GiveUp"]
 _TEMP = re.compile(r"__temp_\d+$")
 _DYNAMO_TMP = re.compile(r"tmp_\d+$")
 _GRAPH_OUT = re.compile(r"graph_out_\d+$")
-# Globals Dynamo binds before its code runs (see DP_EQ_STABLE_GLOBALS).
-_DYNAMO_GLOBAL = re.compile(r"__(compiled_fn|resume_at|import)_")
 _RESUME = re.compile(r"__resume_at_\d+_\d+$")
 
 
@@ -177,7 +175,7 @@ class _Simplifier:
             if name in self.params:
                 return stores == 0 and dels == 0
             return stores == 1 and name in state.bound and (dels == 0 or name in self.graph_out)
-        return bool(_DYNAMO_GLOBAL.match(name) or _NAMED.fullmatch(name))  # (a named constant is a constant)
+        return bool(_fold_uses.DYNAMO_GLOBAL.match(name) or _fold_uses.NAMED_CONST.fullmatch(name))  # (a named constant is a constant)
 
     # -- values
     def new_list(self, state, items):
@@ -584,9 +582,6 @@ def _name_graph_inputs(fn, graph_params):
             node.id = renames[node.id]
 
 
-_NAMED = re.compile(r"\b_depyf_const_\d+\b")
-
-
 def _comments(source):
     """The comments of `source` that name constants (`# _depyf_const_<k>: <repr>`), or None when
     it has another comment (a note the printer placed that ast.unparse would lose)."""
@@ -594,7 +589,7 @@ def _comments(source):
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.COMMENT:
-                first = _NAMED.match(tok.string[1:].strip())
+                first = _fold_uses.NAMED_CONST.match(tok.string[1:].strip())
                 if first is None:
                     return None
                 found.append((first.group(0), tok.string))
