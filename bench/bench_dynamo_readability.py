@@ -30,6 +30,7 @@ import torch  # noqa: E402
 
 import depyf  # noqa: E402
 from depyf import _dump  # noqa: E402
+import dump_helpers  # noqa: E402
 import torch_workloads  # noqa: E402
 
 INVENTED = re.compile(r"(__temp_\d+|tmp_\d+|__t\d+|__state)$")
@@ -43,20 +44,12 @@ def function_of(text):
     return None
 
 
-def is_docstring(fn, node):
-    return (node is fn.body[0] and isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)
-            and isinstance(node.value.value, str))
-
-
 def measure(text):
     """(statements, set of invented names, statement line numbers) of the def in `text`."""
     fn = function_of(text)
     if fn is None:
         return 0, set(), set()
-    dead = {id(n) for stmt in ast.walk(fn) if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant)
-            and stmt.test.value is False for n in ast.walk(stmt)}  # `if False: v` keeps a free variable
-    statements = [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn and not is_docstring(fn, n)
-                  and id(n) not in dead]
+    statements = dump_helpers.running_statements(fn)
     names = {n.id for n in ast.walk(fn) if isinstance(n, ast.Name) and INVENTED.match(n.id)}
     return len(statements), names, {n.lineno for n in statements}
 

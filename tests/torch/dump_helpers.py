@@ -1,5 +1,6 @@
 """Running workloads plain, compiled and under prepare_debug, and reading a dump."""
 
+import ast
 import contextlib
 import io
 import os
@@ -78,3 +79,21 @@ def stage_files(dump_dir, compiled_fn):
 def assert_every_file_compiles(dump_dir):
     for name in files(dump_dir):
         compile(read(dump_dir, name), os.path.join(dump_dir, name), "exec", dont_inherit=True)
+
+
+def running_statements(fn):
+    """The statements of def `fn` that run code: not fn itself, its docstring, nor what an
+    `if False:` holds (the decompiler's way to keep a free variable; it compiles to nothing)."""
+    first = fn.body[0]
+    docstring = first if (isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant)
+                          and isinstance(first.value.value, str)) else None
+    dead = {id(n) for stmt in ast.walk(fn) if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant)
+            and stmt.test.value is False for n in ast.walk(stmt)}
+    return [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n not in (fn, docstring) and id(n) not in dead]
+
+
+def statement_lines(path):
+    """Sorted line numbers of the running statements of the def a dumped file starts with."""
+    with open(path) as f:
+        fn = ast.parse(f.read()).body[0]
+    return sorted({n.lineno for n in running_statements(fn)})

@@ -5,7 +5,6 @@ The script first runs once to dump its files (their names are deterministic in
 a fresh process); the second run pauses in depyf.debug(), where pdb receives
 the breakpoint, continues, stops in the dumped file and prints a tensor.
 """
-import ast
 import os
 import re
 import subprocess
@@ -16,6 +15,7 @@ import pytest
 pytest.importorskip("torch")
 
 import depyf  # noqa: E402
+import dump_helpers as dh  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
@@ -113,13 +113,6 @@ def test_breakpoint_in_the_transformed_code_hits(tmp_path):
     assert "tensor([2., 2., 2." in out
 
 
-def statement_lines(path):
-    """Line numbers of the statements in the body of the def a dumped file starts with."""
-    with open(path) as f:
-        fn = ast.parse(f.read()).body[0]
-    return sorted({n.lineno for n in ast.walk(fn) if isinstance(n, ast.stmt) and n is not fn})
-
-
 def test_pdb_steps_through_every_line_of_the_transformed_code_and_a_resume_function(tmp_path):
     """`n` on every line of the toy example's transformed code, into the resume function it
     calls, printing a variable named as in the user's function at each stop."""
@@ -133,10 +126,10 @@ def test_pdb_steps_through_every_line_of_the_transformed_code_and_a_resume_funct
     resumes = sorted(os.path.join(dump_dir, n) for n in os.listdir(dump_dir)
                      if re.match(r"__transformed_code_\d+_for_torch_dynamo_resume_in_toy_example_at_\d+\.py$", n))
     assert len(resumes) == 2
-    main_lines = statement_lines(main)
+    main_lines = dh.statement_lines(main)
     assert len(main_lines) <= 8, "the toy example's transformed code reads like the function"
     # a breakpoint on the first statement of each: the code that runs has the file's lines
-    commands = "".join("b %s:%d\n" % (p, statement_lines(p)[0]) for p in [main] + resumes) + "c\n"
+    commands = "".join("b %s:%d\n" % (p, dh.statement_lines(p)[0]) for p in [main] + resumes) + "c\n"
     # the branch runs one of the two returns: every other statement line is a stop
     main_stops = len(main_lines) - 1
     commands += "p a\nn\n" * main_stops  # the last `n` runs the return's call: into the resume function
@@ -152,7 +145,7 @@ def test_pdb_steps_through_every_line_of_the_transformed_code_and_a_resume_funct
     resume_stops = [(path, int(line)) for path, line in stops if path in resumes]
     assert len(resume_stops) >= 2, out
     ran = resume_stops[0][0]
-    assert [line for _p, line in resume_stops[:2]] == statement_lines(ran)[:2], (resume_stops, out)
+    assert [line for _p, line in resume_stops[:2]] == dh.statement_lines(ran)[:2], (resume_stops, out)
     # every `p` printed a live tensor: the names on these lines are variables of the running code
     printed = re.findall(r"\(Pdb\) (\S+)", out)
     assert printed.count("tensor([2.,") >= main_stops, out

@@ -7,8 +7,6 @@ each statement line is in the line table of the code object that actually
 runs.  Elsewhere (the state machine, constants with no literal form), Dynamo's
 own bytecode runs and the file says so.
 """
-import ast
-
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -18,19 +16,6 @@ import torch_workloads as wl  # noqa: E402
 from depyf import _dump  # noqa: E402
 
 pytestmark = pytest.mark.torch
-
-
-def statement_lines(path):
-    """Lines of the statements that run code: not the docstring, nor `if False:` (which keeps a
-    free variable of the original and compiles to nothing)."""
-    with open(path) as f:
-        fn = ast.parse(f.read()).body[0]
-    docstring = fn.body[0] if (isinstance(fn.body[0], ast.Expr) and isinstance(fn.body[0].value, ast.Constant)
-                               and isinstance(fn.body[0].value.value, str)) else None
-    dead = {id(n) for stmt in ast.walk(fn) if isinstance(stmt, ast.If) and isinstance(stmt.test, ast.Constant)
-            and stmt.test.value is False for n in ast.walk(stmt)}
-    return {n.lineno for n in ast.walk(fn) if isinstance(n, ast.stmt) and n not in (fn, docstring)
-            and id(n) not in dead}
 
 
 @pytest.mark.parametrize("name,backend", [
@@ -58,7 +43,7 @@ def test_every_statement_line_of_the_running_code_stops(name, backend, tmp_path)
             assert "equivalent state machine" in text or "_depyf_const_" in text, text
             continue
         compiled += 1
-        lines = statement_lines(record.path)
+        lines = set(dh.statement_lines(record.path))
         stops = {line for _start, _end, line in running.co_lines()}
         assert lines <= stops, (record.path, sorted(lines - stops))
     if name not in ("closure_break", "context_break"):
