@@ -51,16 +51,16 @@ def test_graph_breaks_carry_their_reason_and_source_line(manifest):
     assert brk["file"] == wl.__file__ and brk["line"] == wl.graph_breaks.__code__.co_firstlineno + 2
     assert brk["code"] == 'print("depyf workload: a print breaks the graph")'
     assert "print" in brk["reason"] and "Traceback" not in brk["reason"], "Dynamo's own traceback is dropped"
-    (resume78,) = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_78")
-    assert "item()" in resume78["graph_breaks"][0]["reason"]
+    (after_print,) = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_%d" % wl.PRINT_LINE)
+    assert "item()" in after_print["graph_breaks"][0]["reason"]
 
 
 def test_recompilations_carry_their_reasons(manifest):
-    resume79 = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_79")
-    assert len(resume79) >= 2, "the .item() value differs between calls"
-    assert [c["compile_id"].split("/")[1] for c in resume79] == [str(i) for i in range(len(resume79))]
-    assert resume79[0]["recompile_reasons"] == []
-    assert all(c["recompile_reasons"] for c in resume79[1:])
+    after_item = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_%d" % wl.ITEM_LINE)
+    assert len(after_item) >= 2, "the .item() value differs between calls"
+    assert [c["compile_id"].split("/")[1] for c in after_item] == [str(i) for i in range(len(after_item))]
+    assert after_item[0]["recompile_reasons"] == []
+    assert all(c["recompile_reasons"] for c in after_item[1:])
 
 
 def test_each_compilation_knows_its_stack_files_and_graphs(manifest):
@@ -82,8 +82,8 @@ def test_functions_list_cache_entries_in_check_order_with_guards_and_resumes(man
     (entry,) = top["entries"]
     assert any("L['x']" in (g["expr"] or "") for g in entry["guards"])
     (resume,) = entry["resumes"]
-    assert resume["name"] == "torch_dynamo_resume_in_graph_breaks_at_78"
-    recompiled = functions["torch_dynamo_resume_in_graph_breaks_at_79"]
+    assert resume["name"] == "torch_dynamo_resume_in_graph_breaks_at_%d" % wl.PRINT_LINE
+    recompiled = functions["torch_dynamo_resume_in_graph_breaks_at_%d" % wl.ITEM_LINE]
     ids = [e["compile_id"] for e in recompiled["entries"]]
     assert ids == sorted(ids, reverse=True), "Dynamo checks the newest entry first"
     assert recompiled["resume"] and "def " in recompiled["source"], "decompiled, not read from the file"

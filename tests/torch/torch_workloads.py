@@ -48,14 +48,7 @@ def run_mlp_training(compile_fn, steps=3):
     compiled = compile_fn(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
     data, target = torch.randn(8, 16), torch.randint(0, 4, (8,))
-    losses = []
-    for _ in range(steps):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(compiled(data), target)
-        loss.backward()
-        opt.step()
-        losses.append(loss.detach())
-    return losses + [p.detach().clone() for p in model.parameters()]
+    return classifier_steps(model, compiled, opt, data, target, steps)
 
 
 def run_transformer_dynamic(compile_fn):
@@ -79,6 +72,11 @@ def graph_breaks(x):
     if y.sum().item() > x.numel():  # data-dependent branch on .item(): another break
         return y * 2
     return y - 1
+
+
+# The lines of graph_breaks' two breaks (the print, the .item()): resume functions are named after them.
+PRINT_LINE = graph_breaks.__code__.co_firstlineno + 2
+ITEM_LINE = PRINT_LINE + 1
 
 
 def run_graph_breaks(compile_fn):
@@ -244,6 +242,18 @@ def run_recompiled(compile_fn):
     return [fn(torch.ones(3), "double"), fn(torch.ones(3), "plus"), fn(torch.ones(3, dtype=torch.float64), "plus")]
 
 
+def classifier_steps(model, compiled, opt, data, target, steps):
+    """`steps` cross-entropy training steps; the losses, then the parameters after them."""
+    losses = []
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = nn.functional.cross_entropy(compiled(data), target)
+        loss.backward()
+        opt.step()
+        losses.append(loss.detach())
+    return losses + [p.detach().clone() for p in model.parameters()]
+
+
 class BasicBlock(nn.Module):
     """ResNet's residual block: conv-bn-relu-conv-bn, plus the (projected) input."""
 
@@ -279,14 +289,7 @@ def run_resnet(compile_fn):
     compiled = compile_fn(model)
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     data, target = torch.randn(4, 3, 8, 8), torch.randint(0, 5, (4,))
-    losses = []
-    for _ in range(2):
-        opt.zero_grad()
-        loss = nn.functional.cross_entropy(compiled(data), target)
-        loss.backward()
-        opt.step()
-        losses.append(loss.detach())
-    return losses + [p.detach().clone() for p in model.parameters()]
+    return classifier_steps(model, compiled, opt, data, target, 2)
 
 
 class TinyBert(nn.Module):
