@@ -8,15 +8,18 @@ import dis
 import io
 import keyword
 import re
+import tokenize
 
 
 class Decompiled:
-    """The outcome for one code object: `source` (a `def`) and `linemap`, or `error`."""
+    """The outcome for one code object: `source` (a `def`), `linemap` and `named` (the
+    objects `source` names `_depyf_const_<k>`, k-th at k), or `error`."""
 
-    def __init__(self, source=None, linemap=None, error=None):
+    def __init__(self, source=None, linemap=None, error=None, named=()):
         self.source = source
         self.linemap = linemap or []
         self.error = error
+        self.named = named
 
     @property
     def ok(self):
@@ -36,13 +39,13 @@ def decompile(code, name=None):
     where Dynamo's bytecode pushes them."""
     try:
         from depyf import _core
-        source, linemap = _core.decompile(code, indent=4, linemap=True, stable_globals=True,
-                                          def_name=name or def_name(code.co_name))
+        source, linemap, named = _core.decompile(code, indent=4, linemap=True, stable_globals=True,
+                                                 def_name=name or def_name(code.co_name), named=True)
     except Exception as exc:  # the decompiler's failure is reported, never raised
         return Decompiled(error="%s: %s" % (type(exc).__name__, exc))
     if not isinstance(source, str):
         return Decompiled(error="the decompiler returned %s" % type(source).__name__)
-    return Decompiled(source, [(int(off), int(line)) for off, line in linemap])
+    return Decompiled(source, [(int(off), int(line)) for off, line in linemap], named=tuple(named))
 
 
 def structured(source):
@@ -52,10 +55,45 @@ def structured(source):
     return "equivalent state machine over the bytecode" not in source
 
 
-def runnable(source):
-    """True when `source`, compiled, can run with the code's own globals: it names no
-    constant that has no literal form (`_depyf_const_<k>` is defined nowhere)."""
-    return "_depyf_const_" not in source
+_NAMED_CONST = re.compile(r"_depyf_const_(\d+)")
+
+
+def bind_named(source, named, scope):
+    """`source`, whose `_depyf_const_<k>` names the k-th object of `named` (constants with
+    no literal form), made runnable in `scope` (the globals it will run with):
+    (text, bindings) where `text` renames each constant to a `_depyf_const_<j>` that
+    `scope` has free or already bound to that very object, and `bindings` (name ->
+    object) is what the caller puts into `scope` before the code runs.  The comments
+    that say what each constant holds follow the renaming.  None when `source` names
+    a constant that `named` lacks, or there is no scope to bind in."""
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return None
+    used = sorted({int(m.group(1)) for t in tokens if t.type == tokenize.NAME
+                   for m in [_NAMED_CONST.fullmatch(t.string)] if m})
+    if not used:
+        return source, {}
+    if scope is None or used[-1] >= len(named) or any(named[k] is None for k in used):
+        return None
+    renames, bindings, j = {}, {}, 0
+    for k in used:
+        while ("_depyf_const_%d" % j in bindings or
+               scope.get("_depyf_const_%d" % j, named[k]) is not named[k]):
+            j += 1
+        renames["_depyf_const_%d" % k] = "_depyf_const_%d" % j
+        bindings["_depyf_const_%d" % j] = named[k]
+    lines = source.split("\n")
+    for t in reversed(tokens):  # (right to left: earlier columns stay valid)
+        if t.type == tokenize.NAME and t.string in renames:
+            new = renames[t.string]
+        elif t.type == tokenize.COMMENT:
+            new = _NAMED_CONST.sub(lambda m: renames.get(m.group(0), m.group(0)), t.string)
+        else:
+            continue
+        (row, col), (_, end) = t.start, t.end
+        lines[row - 1] = lines[row - 1][:col] + new + lines[row - 1][end:]
+    return "\n".join(lines), bindings
 
 
 def simplify_transformed(code, source, scope=None, graph_inputs=None):

@@ -128,9 +128,9 @@ _EXACT_COMPILED = ("Checked equivalent to Dynamo's bytecode (depyf's translation
                    "code, compiled, runs in its place, so every line here stops a debugger.")
 _SIMPLIFIED_READ = ("Simplified: values Dynamo moves through the stack and through lists it builds",
                     "and takes apart are shown where they are used.",
-                    "What runs is Dynamo's bytecode itself (this code names constants with no literal",
-                    "form, which its module does not define); its line numbers point at this file,",
-                    "so breakpoints set on the lines it maps to are hit (see depyf.debug).")
+                    "What runs is Dynamo's bytecode itself (this form could not be compiled to run",
+                    "in its place); its line numbers point at this file, so breakpoints set on the",
+                    "lines it maps to are hit (see depyf.debug).")
 _EXACT = ("What runs is Dynamo's bytecode itself; its line numbers point at this file,",
           "so breakpoints set on the lines it maps to are hit (see depyf.debug).")
 
@@ -241,13 +241,20 @@ class Session:
             scope = _ti.compiling_globals(code)
         exact = result.source.rstrip() + "\n"
         simple, line_of = _decompiled.simplify_transformed(code, exact, scope, dd.graph_inputs.get) or (None, None)
-        forms = [(simple, _SIMPLIFIED)] if simple is not None and _decompiled.runnable(simple) else []
-        if _decompiled.structured(exact) and _decompiled.runnable(exact):
+        forms = [(simple, _SIMPLIFIED)] if simple is not None else []
+        if _decompiled.structured(exact):
             forms.append((exact, _EXACT_COMPILED))
-        for source, note in forms:
+        for form, note in forms:
+            # (constants with no literal form become globals of the frame, bound below)
+            bound = _decompiled.bind_named(form, result.named, scope)
+            if bound is None:
+                continue
+            source, bindings = bound
             text = source + _trailer(original, note)
             runnable = _recompile.compile_like(code, text, path, name) if bridge else None
             if runnable is not None or not bridge:
+                if runnable is not None:
+                    scope.update(bindings)  # (before Dynamo first runs it)
                 dd.write(filename, text)
                 record = Transformed(n, original, runnable or code, path, source, None, runnable is not None, code)
                 dd.transformed[id(record.code)] = record

@@ -101,6 +101,9 @@ class _Folder:
             if isinstance(stmt, ast.If):
                 stmt.body = self.body(stmt.body, bound)
                 stmt.orelse = self.body(stmt.orelse, bound)
+            if isinstance(stmt, ast.Try):  # (each block on its own: nothing moves in or out of a try)
+                stmt.body = self.body(stmt.body, bound) or [ast.Pass()]
+                stmt.finalbody = self.body(stmt.finalbody, bound)
             if out and self.fold(out[-1], stmt, bound):
                 out.pop()
             out.append(stmt)

@@ -20,7 +20,9 @@ exact model of such lists, and prints only what has an effect:
   where it happens, so operations keep their order.
 
 The pass gives up (returns None) on anything outside that model: loops,
-`try`, `with`, a temporary read in a nested scope, an unknown list method.
+`try` other than a try/finally whose finally block reads none of the
+model's values, `with`, a temporary read in a nested scope, an unknown list
+method.
 The caller then shows the exact form.
 
 With `graph_outputs=True` (Dynamo's transformed code only) one more fact is
@@ -368,6 +370,8 @@ class _Simplifier:
             return None
         if isinstance(stmt, ast.If):
             return self.branch(stmt, state, out)
+        if isinstance(stmt, ast.Try) and stmt.finalbody and not stmt.handlers and not stmt.orelse:
+            return self.try_finally(stmt, state, out)
         if isinstance(stmt, (ast.Pass, ast.Global, ast.Nonlocal)):
             out.append(stmt)
             return state
@@ -503,6 +507,26 @@ class _Simplifier:
         if not then_state.same(else_state):
             raise GiveUp("the branches leave the temporaries in different states")
         return then_state
+
+
+    def try_finally(self, stmt, state, out):
+        """`try: ... finally: ...`: Dynamo's code around a graph break inside a with block.
+
+        The body runs in the model like any code: what it prints keeps its place
+        in the try, and what the model folds (lists, pure values) touches nothing
+        a raise could show, for a raise leaves the function through the finally
+        block.  That block may run after any statement of the body, so it must
+        not read the model's values at all (a temporary, a known list), nor
+        leave the function another way."""
+        for node in ast.walk(ast.Module(stmt.finalbody, [])):
+            if isinstance(node, ast.Name) and (_TEMP.match(node.id) or self._dead(node.id)):
+                raise GiveUp("a finally block reads a temporary")
+            if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
+                raise GiveUp("a finally block that leaves the function")
+        body_out, after = self.body(stmt.body, state)
+        final_out, final_state = self.body(stmt.finalbody, after if after is not None else state)
+        out.append(ast.Try(body_out or [ast.Pass()], [], [], final_out or [ast.Pass()]))
+        return None if after is None else final_state
 
 
 def _name_graph_outputs(fn, names_for, local_names, params):

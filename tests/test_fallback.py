@@ -611,6 +611,63 @@ def test_generator_keeps_a_value_across_yield():
     """, [(1,), ("a",), (None,)])
 
 
+# --- a try entered with values on the stack ----------------------------------------------------
+# Dynamo's code at a graph break inside a with block: the values it passes on to
+# the resume function stay on the stack across the with's try/finally, whose
+# handler starts at depth 0.  Structured: the values go into temporaries.
+
+TRY_WITH_CARRIED_VALUES = """
+        RESUME 0
+        LOAD_FAST a
+        LOAD_CONST 7
+        BUILD_TUPLE 2
+        PUSH_NULL
+        LOAD_FAST c
+        LOAD_FAST b
+        LOAD_GLOBAL NULL+trace
+        LOAD_CONST 'enter'
+        CALL 1
+        POP_TOP
+    body:
+        NOP
+        CALL 1
+    body_end:
+        LOAD_GLOBAL NULL+trace
+        LOAD_CONST 'exit'
+        CALL 1
+        POP_TOP
+        LOAD_CONST None
+        JUMP after
+    handler:
+        PUSH_EXC_INFO
+        LOAD_GLOBAL NULL+trace
+        LOAD_CONST 'exit'
+        CALL 1
+        POP_TOP
+        RERAISE 0
+    cleanup:
+        COPY 3
+        POP_EXCEPT
+        RERAISE 1
+    after:
+        NOP
+        POP_TOP
+        BUILD_TUPLE 2
+        RETURN_VALUE
+    end:
+        .exc body body_end handler 0
+        .exc handler cleanup cleanup 1 lasti
+"""
+
+
+def test_try_entered_with_values_on_the_stack_is_structured():
+    check(f_abc, TRY_WITH_CARRIED_VALUES, [(1, "5", int), ("x", "y", int), ([1], 3.7, str), (None, 2, None)])
+    text = depyf.decompile(Program(f_abc, TRY_WITH_CARRIED_VALUES).function(fresh_namespace()))
+    assert FALLBACK_NOTE not in text, text
+    tree = ast.parse(text)
+    assert any(isinstance(n, ast.Try) and n.finalbody for n in ast.walk(tree)), text
+
+
 # --- invalid bytecode is an error, never a crash -----------------------------------------------
 
 @pytest.mark.parametrize("source, message", [

@@ -136,3 +136,36 @@ def test_one_object_loaded_twice_has_one_name():
     seen = []
     assert run_decompiled(source, "twice", {"_depyf_const_0": token})(lambda v: seen.append(v) or v) is token
     assert seen == [token, token]
+
+
+def test_the_core_returns_the_objects_behind_the_names():
+    a, b = Token("a"), Token("b")
+    code = with_consts(calls_twice, {"tag-a": a, "tag-b": b})
+    source, named = _core.decompile(code, named=True)
+    assert source == depyf.decompile(code)
+    bindings = {"_depyf_const_%d" % k: obj for k, obj in enumerate(named)}
+    assert all(named_in(source)[name] == repr(obj).replace("\n", " ") for name, obj in bindings.items())
+    assert run_decompiled(source, "calls_twice", bindings)(pair) == ((101, b), (a, 102))
+    source2, linemap, named2 = _core.decompile(code, named=True, linemap=True)
+    assert (source2, named2) == (source, named) and linemap
+    assert _core.decompile(calls_twice.__code__, named=True)[1] == ()
+
+
+def test_bind_named_picks_names_the_scope_has_free_or_bound_to_the_same_object():
+    from depyf import _decompiled
+    a, b = Token("a"), Token("b")
+    code = with_consts(calls_twice, {"tag-a": a, "tag-b": b})
+    source, named = _core.decompile(code, named=True)
+    scope = {"_depyf_const_0": "taken", "_depyf_const_2": named[1]}
+    text, bindings = _decompiled.bind_named(source, named, scope)
+    # _depyf_const_0 is taken by another object; _depyf_const_2 already holds the second one
+    assert bindings == {"_depyf_const_1": named[0], "_depyf_const_2": named[1]}
+    assert set(named_in(text)) == set(bindings), text
+    scope.update(bindings)
+    exec(compile(text, "<bound>", "exec"), scope)
+    assert scope["calls_twice"](pair) == ((101, b), (a, 102))
+    assert scope["_depyf_const_0"] == "taken"
+    # nothing to bind: unchanged; something to bind but no scope, or an object missing: refused
+    assert _decompiled.bind_named("def f():\n    return 1\n", (), None) == ("def f():\n    return 1\n", {})
+    assert _decompiled.bind_named(source, named, None) is None
+    assert _decompiled.bind_named(source, named[:1], {}) is None

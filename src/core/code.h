@@ -39,6 +39,8 @@ typedef struct dp_const {
     struct dp_const **items;
     size_t n;
     dp_code *code;
+    const void *origin; /* the caller's object this was made from (opaque to the core; NULL from a .pyc):
+                         * lets a caller bind the constants the printer names (dp_options.named) */
 } dp_const;
 
 /* Flags of co_flags that the decompiler cares about (same in every version). */

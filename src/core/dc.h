@@ -212,8 +212,15 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
 /* try/except/finally and with (try.c): returns 1 if a try statement starts at
  * i (then *next is set, and d->region_live to whether the statement can
  * complete normally), 0 if not, -1 on error.  [?, end) is the enclosing
- * region, `exit` where it goes on (dc_region). */
-int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
+ * region, `exit` where it goes on (dc_region).  `carried` (3.11+): the try
+ * is entered with values of the region on the stack, which no compiler
+ * does but Dynamo's code does at a graph break inside a with block: they go
+ * into temporaries first, and the code after the statement goes on with
+ * the stack the body leaves (a try/finally only). */
+int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next, int carried);
+/* Puts every value pending on the stack into a temporary, in the order the
+ * bytecode computed them (stmt.c). */
+int dc_spill_stack(dc *d, dc_stack *st, dp_nodes *out, int at);
 /* A with statement whose BEFORE_WITH is at i (try.c). */
 int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next);
 /* The same as dc_block with an explicit exit label: where control goes when

@@ -287,7 +287,7 @@ static int keep_generator_kind(dc *d, dp_nodes *body) {
  * recompiled code, and Dynamo fills frames by position: `if False: name`
  * makes it free again and compiles to nothing. */
 static int keep_free_variables(dc *d, dp_nodes *body) {
-    static const dp_const false_const = {DP_CONST_FALSE, NULL, 0, 0, 0, NULL, 0, NULL};
+    static const dp_const false_const = {.kind = DP_CONST_FALSE};
     for (size_t k = 0; k < d->code->freevars.n; k++) {
         const char *name = d->code->freevars.v[k];
         int used = strcmp(name, "__class__") == 0; /* zero-argument super() reads it without a name */
@@ -860,6 +860,18 @@ static void on_stmt(void *ctx, const dp_node *stmt, int line) {
     m->n++;
 }
 
+/* The printer's named constants, copied out for the caller (dp_options.named). */
+static int export_named(const dp_printer *p, dp_named_out *named) {
+    size_t n = dp_printer_nnamed(p);
+    named->v = n ? malloc(n * sizeof *named->v) : NULL;
+    if (n && named->v == NULL)
+        return -1;
+    for (size_t k = 0; k < n; k++)
+        named->v[k] = dp_printer_named(p, k);
+    named->n = n;
+    return 0;
+}
+
 static int cmp_entry(const void *a, const void *b) {
     const dp_linemap_entry *x = a, *y = b;
     return (x->offset > y->offset) - (x->offset < y->offset);
@@ -975,6 +987,8 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         p.ctx = &lm;
     }
     int printed = dp_print_block(&p, &top, 0);
+    if (printed == 0 && opt && opt->named && export_named(&p, opt->named) < 0)
+        printed = dp_fail(err, -1, "out of memory");
     dp_printer_free(&p);
     if (printed < 0)
         goto out;

@@ -22,6 +22,12 @@ typedef struct dp_linemap {
     size_t n, cap;
 } dp_linemap;
 
+/* See dp_options.named. */
+typedef struct dp_named_out {
+    const dp_const **v;
+    size_t n;
+} dp_named_out;
+
 /* Translation validation (issue 11): the caller compiles source text, the
  * core compares the result with the original bytecode.  The hook compiles
  * `src` (NUL-terminated module source) with the __future__ bits of `flags`
@@ -68,6 +74,11 @@ typedef struct dp_options {
      * (`<lambda>` as `_lambda`; a lambda whose body is one value prints as a
      * `lambda` expression). */
     const char *def_name;
+    /* Optional out: the constants with no literal form that the output names
+     * DP_NONLITERAL_PREFIX<k> (print.h), k-th at v[k], so that a caller can
+     * bind those names and run the output.  Owned by the caller: free `v`
+     * with free(). */
+    dp_named_out *named;
 } dp_options;
 
 /* Limits checked on input; past them a clear error, never a crash. */

@@ -47,7 +47,7 @@ dp_node *dc_const(dc *d, const dp_const *c) {
 }
 
 dp_node *dc_none(dc *d) {
-    static const dp_const none = {DP_CONST_NONE, NULL, 0, 0, 0, NULL, 0, NULL};
+    static const dp_const none = {.kind = DP_CONST_NONE};
     return dc_const(d, &none);
 }
 
@@ -56,7 +56,7 @@ dp_node *dc_none(dc *d) {
  * syntax for a cell; `(lambda: name).__closure__[0]` is that cell (and
  * keeps `name` a cell variable of the recompiled code). */
 dp_node *dc_cell(dc *d, const char *name) {
-    static const dp_const zero = {DP_CONST_INT, "0", 1, 0, 0, NULL, 0, NULL};
+    static const dp_const zero = {.kind = DP_CONST_INT, .text = "0", .len = 1};
     dp_node *lam = dc_node(d, E_LAMBDA), *attr = dc_node(d, E_ATTR), *sub = dc_node(d, E_SUBSCR);
     if (lam == NULL || attr == NULL || sub == NULL || (lam->b = dc_name(d, name)) == NULL ||
         (sub->b = dc_const(d, &zero)) == NULL)

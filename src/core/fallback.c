@@ -376,8 +376,8 @@ static dp_node *str_const(fb *F, const char *s) {
 }
 
 static dp_node *bool_const(fb *F, int v) {
-    static const dp_const t = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
-    static const dp_const f = {DP_CONST_FALSE, NULL, 0, 0, 0, NULL, 0, NULL};
+    static const dp_const t = {.kind = DP_CONST_TRUE};
+    static const dp_const f = {.kind = DP_CONST_FALSE};
     return dc_const(F->d, v ? &t : &f);
 }
 

@@ -892,7 +892,7 @@ static int pattern(mp *m, cell *x) {
     } else if (op == IR_MATCH_MAPPING) {
         r = mapping(m, x);
     } else if (op == IR_POP_JUMP_IF_NOT_NONE || (op == IR_POP_JUMP_IF_NONE && jumps_back_over(d, m->p))) {
-        static const dp_const none = {DP_CONST_NONE, NULL, 0, 0, 0, NULL, 0, NULL};
+        static const dp_const none = {.kind = DP_CONST_NONE};
         if ((x->pat = dp_node_new(d->sh->ar, P_SINGLETON)) == NULL)
             r = -1;
         else {

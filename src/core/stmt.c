@@ -235,6 +235,10 @@ static int spill_pending(dc *d, dc_stack *st, int hi, size_t before, const dp_no
     }
 }
 
+int dc_spill_stack(dc *d, dc_stack *st, dp_nodes *out, int at) {
+    return spill_pending(d, st, st->n, SIZE_MAX, NULL, out, at);
+}
+
 /* Slot k goes into a temporary: the values computed before it first (a
  * temporary for k alone would move its evaluation before theirs). */
 static int temps_through(dc *d, dc_stack *st, int k, dp_nodes *out, int at) {
@@ -1879,10 +1883,21 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
             dc_fail(d, i, "code after the try read into its except clause");
             goto fail;
         }
+        /* 3.11+: a try entered with values on the stack (dc_try) */
+        if (st->n > base && d->code->py_minor >= 11 && ins->op != IR_FOR_ITER) {
+            int r = dc_try(d, i, end, exit, st, out, &next, 1);
+            if (r < 0)
+                goto fail;
+            if (r > 0) {
+                live = d->region_live;
+                i = next;
+                continue;
+            }
+        }
         /* constructs that start at a statement boundary */
         if (st->n <= base || (st->n > 0 && st->v[st->n - 1]->kind == X_ITER && ins->op == IR_FOR_ITER) ||
             ins->op == IR_GET_ANEXT || is_legacy_async_for(d, i)) {
-            int r = dc_try(d, i, end, exit, st, out, &next);
+            int r = dc_try(d, i, end, exit, st, out, &next, 0);
             if (r < 0)
                 goto fail;
             if (r > 0) {
@@ -2104,6 +2119,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                     goto fail;
                 break;
             }
+            if (v->kind == E_CONST)
+                break; /* (a constant's statement compiles to nothing: Dynamo pops one it pushed) */
             if (v->kind < DP_NODE_KIND_COUNT && flush_leftovers(d, st, 0, NULL, out, stmt_start) < 0)
                 goto fail;
             if (v->kind < DP_NODE_KIND_COUNT && v->kind != E_NAME) {
@@ -2190,7 +2207,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             if (ins->arg == 1 && st->n == base && is_assert_false(d, stmt_start, s)) {
                 /* `assert False, m`: the test is folded away */
-                static const dp_const false_const = {DP_CONST_FALSE, NULL, 0, 0, 0, NULL, 0, NULL};
+                static const dp_const false_const = {.kind = DP_CONST_FALSE};
                 dp_node *m = s->a->kind == E_CALL ? s->a->l1.v[0] : NULL;
                 s->kind = S_ASSERT;
                 if ((s->a = dc_const(d, &false_const)) == NULL)
@@ -2542,7 +2559,7 @@ static int while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, d
     if (brk > end)
         brk = last + 1;
     dp_node *s = dc_stmt(d, S_WHILE, i);
-    static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
+    static const dp_const true_const = {.kind = DP_CONST_TRUE};
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
     dc_loop lp = {i, brk, 0, NULL, -1};
@@ -2666,7 +2683,7 @@ static int can_complete(const dp_nodes *l, int depth) {
 /* The `while True:` of legacy_loop_end: its body [i, E), its breaks to E. */
 static int while_true_to(dc *d, int i, int E, dc_stack *st, dp_nodes *out, int *next) {
     dp_node *s = dc_stmt(d, S_WHILE, i);
-    static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
+    static const dp_const true_const = {.kind = DP_CONST_TRUE};
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
     dc_loop lp = {i, E, 0, NULL, -1};
@@ -2691,7 +2708,7 @@ static int while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nod
     if (find_loop_exit(d, i, end, end) != end || dc_cold_loop_exit(d, i, end, cold + 1) != cold + 1)
         return dc_fail(d, i, "loop with its jump back after the function and a break");
     dp_node *s = dc_stmt(d, S_WHILE, i);
-    static const dp_const true_const = {DP_CONST_TRUE, NULL, 0, 0, 0, NULL, 0, NULL};
+    static const dp_const true_const = {.kind = DP_CONST_TRUE};
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
     dc_loop lp = {i, -1, 0, NULL, -1};
@@ -2717,7 +2734,7 @@ typedef struct seg {
 #define MAX_SEGS 64
 
 static dp_node *tested(dc *d, dp_node *x, int op, int *jumps_if) {
-    static const dp_const none = {DP_CONST_NONE, NULL, 0, 0, 0, NULL, 0, NULL};
+    static const dp_const none = {.kind = DP_CONST_NONE};
     switch (op) {
     case IR_POP_JUMP_IF_FALSE: case IR_JUMP_IF_FALSE_OR_POP:
         *jumps_if = 0;

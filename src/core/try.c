@@ -523,13 +523,55 @@ static void unthread_reraises(dc *d, int from, int close, int to) {
 }
 
 /* A try body [i, end) whose handler is at H: its statements are the ones
- * the handler protects (see dc_region). */
-static int body_region(dc *d, int H, int i, int end, int exit, dc_stack *st, dp_nodes *out) {
+ * the handler protects (see dc_region).  `left` (or NULL) receives the
+ * stack the body leaves. */
+static int body_region(dc *d, int H, int i, int end, int exit, dc_stack *st, dp_nodes *out, dc_stack *left) {
     int saved = d->open_try;
     d->open_try = H;
-    int r = region_with(d, i, end, exit, st, out, NULL, NULL);
+    int r = left == NULL ? region_with(d, i, end, exit, st, out, NULL, NULL)
+                         : dc_stack_copy(d, left, st) < 0 ? -1 : dc_region(d, i, end, exit, left, out);
     d->open_try = saved;
     return r;
+}
+
+/* A try entered with values on the stack (dc_try's `carried`): its handler
+ * at H starts on the first of them only, as many as its table entries say. */
+static int carried_handler_stack(dc *d, int H, const dc_stack *st, dc_stack *out) {
+    int depth = -1;
+    for (int k = d->try_index->entry_first[H]; k >= 0; k = d->try_index->entry_next[k]) {
+        if (depth >= 0 && d->f.exc[k].depth != depth)
+            return dc_fail(d, H, "handler entered at different stack depths");
+        depth = d->f.exc[k].depth;
+    }
+    if (depth < 0 || depth > st->n)
+        return dc_fail(d, H, "handler deeper than the stack at its try");
+    out->n = 0;
+    for (int k = 0; k < depth; k++)
+        if (dc_push(d, out, st->v[k]) < 0)
+            return -1;
+    return 0;
+}
+
+/* The stack a carried try's body [i, stop) leaves goes on to the code
+ * after the statement, its values in temporaries assigned at the body's
+ * end: the body must leave by one way only, falling off its end (`live`)
+ * or by its last instruction, a jump (the stacks of other ways out are
+ * not known here). */
+static int carry_on(dc *d, int i, int stop, int live, dc_stack *left, dp_nodes *body, dc_stack *st) {
+    int last = stop - 1;
+    while (last > i && d->in[last].op == IR_NOP)
+        last--;
+    for (int j = i; j < stop; j++) {
+        const dp_instr *x = &d->in[j];
+        if ((dc_is_jump(x->op) && (x->target < i || x->target >= stop) && !(j == last && x->op == IR_JUMP)) ||
+            x->op == IR_RETURN_VALUE)
+            return dc_fail(d, j, "try entered with values on the stack, left by more than one way");
+    }
+    if (!live && !(last >= i && d->in[last].op == IR_JUMP))
+        return 0;
+    if (dc_spill_stack(d, left, body, i) < 0)
+        return -1;
+    return dc_stack_copy(d, st, left);
 }
 
 /* The last instruction of the finally body at H, whose cleanup block is at
@@ -563,7 +605,7 @@ static int finally_last(const dc *d, int H, int clean) {
  * 0 when control cannot reach that place from the statement (it returns,
  * raises or jumps away on every path), else 1. */
 static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next,
-                    int *falls) {
+                    int *falls, int carried) {
     *falls = 1;
     int H = h->at;
     int clean = H < d->n ? d->handler[H] : -1;
@@ -577,6 +619,17 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
     dp_node *tr = dc_stmt(d, S_TRY, i);
     if (tr == NULL)
         return -1;
+    dc_stack left = {0}, cut = {0}, *hst = st, *body_left = NULL;
+    if (carried) {
+        /* (only a try/finally: the stacks its except clauses leave would
+         * have to agree with the body's where they join) */
+        if (!is_finally(d, H, clean))
+            return dc_fail(d, i, "try/except entered with values on the stack");
+        if (carried_handler_stack(d, H, st, &cut) < 0)
+            return -1;
+        hst = &cut;
+        body_left = &left;
+    }
     if (is_finally(d, H, clean)) {
         /* the body ends with the RERAISE closing it (close), or 3.12+ with
          * a raise or return of its own: it never completes, nor its copies */
@@ -606,8 +659,10 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             d->finish_stmt = 1;
             d->finish_handler = H;
             d->fin_copy_end = -1;
-            r = body_region(d, H, i, body_end, body_end, st, &tr->l1);
+            r = body_region(d, H, i, body_end, body_end, st, &tr->l1, body_left);
             int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
+            if (r >= 0 && carried)
+                r = carry_on(d, i, j, live, &left, &tr->l1, st);
             while (j < H && d->in[j].op == IR_NOP)
                 j++;
             while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
@@ -639,7 +694,9 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             /* (only here: from 3.12 on the scan would reach over the rest of
              * the function to the cold handler) */
             after = try_after(d, i, H, cend);
-            r = body_region(d, H, i, H, after, st, &tr->l1);
+            r = body_region(d, H, i, H, after, st, &tr->l1, body_left);
+            if (r >= 0 && carried)
+                r = carry_on(d, i, d->region_stop, d->region_live, &left, &tr->l1, st);
         }
         d->fin_ops = saved_ops;
         d->fin_len = saved_len;
@@ -649,7 +706,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
         if (prev == NULL || exc == NULL)
             return -1;
-        if (region_with(d, H + 1, close, -1, st, &tr->l4, prev, exc) < 0)
+        if (region_with(d, H + 1, close, -1, hst, &tr->l4, prev, exc) < 0)
             return -1;
         if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
             return -1;
@@ -664,7 +721,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         /* 3.12+: handlers are cold blocks; see cold_join */
         d->finish_stmt = 1;
         d->finish_handler = H;
-        if (body_region(d, H, i, body_end, body_end, st, &tr->l1) < 0)
+        if (body_region(d, H, i, body_end, body_end, st, &tr->l1, NULL) < 0)
             return -1;
         int stop = d->region_stop, live = d->region_live;
         int join = cold_join(d, stop, H, cend, end, exit);
@@ -690,7 +747,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             after = x->target;
     }
     d->finish_stmt = 1;
-    if (body_region(d, H, i, body_end, after, st, &tr->l1) < 0)
+    if (body_region(d, H, i, body_end, after, st, &tr->l1, NULL) < 0)
         return -1;
     body_end = d->region_stop;
     /* (past the copied exit that the body's last finally copy no longer
@@ -934,7 +991,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     return dc_add(d, out, w);
 }
 
-int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
+int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next, int carried) {
     if (find_handlers(d) < 0)
         return -1;
     if (d->handlers == NULL || i < 0 || i >= d->n)
@@ -950,7 +1007,9 @@ int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *ne
     }
     if (best == NULL)
         return 0;
-    int falls, r = try_stmt(d, best, i, end, exit, st, out, next, &falls);
+    if (carried && dc_spill_stack(d, st, out, i) < 0)
+        return -1;
+    int falls, r = try_stmt(d, best, i, end, exit, st, out, next, &falls, carried);
     d->region_live = falls;
     return r < 0 ? -1 : 1;
 }

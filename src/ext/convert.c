@@ -207,6 +207,7 @@ static int conv_const(conv *cv, PyObject *o, int depth, dp_const **out) {
     dp_const *c = dp_const_new(cv->a, kind);
     if (c == NULL)
         return no_memory();
+    c->origin = o;
     *out = c;
     switch (kind) {
     case DP_CONST_NONE:

@@ -30,6 +30,7 @@ typedef struct request {
     int validate;         /* check structured functions against their bytecode */
     int stable_globals;   /* ... taking global reads as stable (Dynamo's code) */
     PyObject *def_name;   /* str, or NULL */
+    int named;            /* also return the objects of the constants the output names */
 } request;
 
 /* Everything one call owns; released by call_free on every path. */
@@ -38,6 +39,7 @@ typedef struct call {
     dp_buf out;
     dp_error err;
     dp_linemap linemap;
+    dp_named_out named;         /* (dp_options.named) */
     PyThreadState *ts;          /* saved while the core runs without the GIL */
     dp_validation_stats stats;  /* this call's validation counts */
 } call;
@@ -47,6 +49,7 @@ static void call_init(call *c) {
     dp_buf_init(&c->out);
     dp_error_init(&c->err);
     memset(&c->linemap, 0, sizeof c->linemap);
+    memset(&c->named, 0, sizeof c->named);
     memset(&c->stats, 0, sizeof c->stats);
     c->ts = NULL;
 }
@@ -55,6 +58,7 @@ static void call_free(call *c) {
     dp_arena_free(&c->arena);
     dp_buf_free(&c->out);
     free(c->linemap.entries);
+    free(c->named.v);
 }
 
 static PyObject *decode(const char *s, size_t n) {
@@ -149,22 +153,36 @@ static PyObject *linemap_list(const dp_linemap *lm) {
     return list;
 }
 
-/* The job's output as str, or (str, linemap) when asked for. */
-static PyObject *job_result(call *c, int want_linemap) {
+/* The objects the output names _depyf_const_0, _depyf_const_1, ... (their
+ * dp_const's origin: borrowed from the code object's constants, which the
+ * caller holds). */
+static PyObject *named_tuple(const dp_named_out *named) {
+    PyObject *t = PyTuple_New((Py_ssize_t)named->n);
+    for (size_t k = 0; t != NULL && k < named->n; k++) {
+        PyObject *o = named->v[k]->origin ? (PyObject *)named->v[k]->origin : Py_None;
+        Py_INCREF(o);
+        PyTuple_SET_ITEM(t, (Py_ssize_t)k, o);
+    }
+    return t;
+}
+
+/* The job's output as str, or a tuple of it and what was asked for besides:
+ * the line map, the named constants (in that order). */
+static PyObject *job_result(call *c, const request *rq) {
     if (!dp_buf_ok(&c->out))
         return PyErr_NoMemory();
     PyObject *text = PyUnicode_DecodeUTF8(c->out.data ? c->out.data : "", (Py_ssize_t)c->out.len, "surrogatepass");
-    if (text == NULL || !want_linemap)
+    if (text == NULL || !(rq->linemap || rq->named))
         return text;
-    PyObject *lines = linemap_list(&c->linemap);
-    if (lines == NULL) {
-        Py_DECREF(text);
-        return NULL;
-    }
-    PyObject *pair = PyTuple_Pack(2, text, lines);
+    PyObject *lines = rq->linemap ? linemap_list(&c->linemap) : NULL;
+    PyObject *named = rq->named ? named_tuple(&c->named) : NULL;
+    PyObject *result = NULL;
+    if ((lines != NULL || !rq->linemap) && (named != NULL || !rq->named))
+        result = lines && named ? PyTuple_Pack(3, text, lines, named) : PyTuple_Pack(2, text, lines ? lines : named);
     Py_DECREF(text);
-    Py_DECREF(lines);
-    return pair;
+    Py_XDECREF(lines);
+    Py_XDECREF(named);
+    return result;
 }
 
 /* The validation hook (depyf.h dp_compile_fn): runs with the GIL taken
@@ -206,6 +224,7 @@ static dp_options options_for(call *c, const request *rq) {
     dp_options opt = {0};
     opt.indent = rq->indent;
     opt.linemap = rq->linemap ? &c->linemap : NULL;
+    opt.named = rq->named ? &c->named : NULL;
     opt.force_fallback = rq->force_fallback;
     if (rq->validate && rq->what == JOB_DECOMPILE) {
         opt.compile = compile_hook;
@@ -275,7 +294,7 @@ static PyObject *run_on_code(PyObject *module, PyObject *code, const request *rq
     if (rc < 0)
         raise_job_error(module, &c, model->qualname);
     else
-        result = job_result(&c, rq->linemap);
+        result = job_result(&c, rq);
 done:
     call_free(&c);
     return result;
@@ -304,7 +323,7 @@ static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, const reque
     } else if (rc < 0) {
         raise_job_error(module, &c, model->qualname);
     } else {
-        result = job_result(&c, rq->linemap);
+        result = job_result(&c, rq);
     }
     call_free(&c);
     return result;
@@ -320,7 +339,7 @@ static int check_indent(int indent) {
 
 PyDoc_STRVAR(decompile_doc,
 "decompile(code, indent=4, linemap=False, defaults=None, kwdefaults=None, force_fallback=False,\n"
-"          validate=True, stable_globals=False, def_name=None)\n--\n\n"
+"          validate=True, stable_globals=False, def_name=None, named=False)\n--\n\n"
 "Source of a code object: a `def` statement for a function, module source for a module.\n"
 "A function whose name is no identifier prints under a valid one (`<lambda>` as `_lambda`,\n"
 "or as a `lambda` expression when its body is one value); def_name (an identifier)\n"
@@ -336,6 +355,10 @@ PyDoc_STRVAR(decompile_doc,
 "state machine instead (see validation_stats()).  stable_globals=True lets validation\n"
 "take every read of a global as giving one value throughout (true of the names Dynamo\n"
 "binds for its transformed code), so that such reads may move in the output.\n"
+"named=True: a constant with no literal form (a live object Dynamo loads, a code object\n"
+"outside a function definition) prints as the name _depyf_const_<k>; also return the\n"
+"tuple of those objects, k-th at k, after the source (and the line map), so that the\n"
+"caller can bind the names and run the output.\n"
 "Raises DecompilationError when the code cannot be decompiled.");
 
 /* None -> NULL; otherwise `obj` must be exactly of `type`. */
@@ -354,12 +377,12 @@ static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
 
 static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"code",           "indent",   "linemap",        "defaults", "kwdefaults",
-                             "force_fallback", "validate", "stable_globals", "def_name", NULL};
+                             "force_fallback", "validate", "stable_globals", "def_name", "named", NULL};
     PyObject *code;
-    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1, 0, Py_None};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOpppO:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
+    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1, 0, Py_None, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOpppOp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
                                      &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback, &rq.validate,
-                                     &rq.stable_globals, &rq.def_name) ||
+                                     &rq.stable_globals, &rq.def_name, &rq.named) ||
         check_indent(rq.indent) < 0 || optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
         optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0 ||
         optional_arg(&rq.def_name, &PyUnicode_Type, "def_name") < 0)
@@ -380,7 +403,7 @@ PyDoc_STRVAR(disasm_doc,
 static PyObject *core_disasm(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -391,7 +414,7 @@ PyDoc_STRVAR(ir_dump_doc,
 static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0, NULL};
+    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -404,7 +427,7 @@ PyDoc_STRVAR(decompile_pyc_doc,
 static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"data", "indent", "validate", NULL};
     Py_buffer data;
-    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1, 0, NULL};
+    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1, 0, NULL, 0};
     if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|ip:decompile_pyc", kwlist, &data, &rq.indent, &rq.validate))
         return NULL;
     PyObject *result = check_indent(rq.indent) < 0 ? NULL : run_on_pyc(module, &data, &rq);
@@ -421,7 +444,7 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     Py_buffer data;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
         return NULL;
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0};
     PyObject *result = run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;

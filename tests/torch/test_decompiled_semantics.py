@@ -3,8 +3,8 @@ code, recompiled and run in place of Dynamo's bytecode, computes exactly what
 Dynamo's own code computes, on every workload; so does its simplified form (what
 prepare_debug dumps and runs).
 
-A form that names constants with no literal form (`_depyf_const_<k>`, bound by
-nothing here) is left out: Dynamo's own code runs for it.
+Constants with no literal form (`_depyf_const_<k>`) are bound in the frame's
+globals, as prepare_debug binds them (depyf._decompiled.bind_named).
 """
 import textwrap
 import types
@@ -80,11 +80,14 @@ def test_simplified_transformed_code_computes_what_dynamo_computes(name, backend
         try:
             fn_name = _decompiled.def_name(code.co_name)
             exact = _decompiled.decompile(code, fn_name)
-            simple = _decompiled.simplify_transformed(code, exact.source, ti.compiling_globals(code))
-            if simple is None or not _decompiled.runnable(simple[0]):
+            scope = ti.compiling_globals(code)
+            simple = _decompiled.simplify_transformed(code, exact.source, scope)
+            if simple is None:
                 return None
-            new = _recompile.compile_like(code, simple[0], "<simplified %s>" % original.co_name, fn_name)
+            text, bindings = _decompiled.bind_named(simple[0], exact.named, scope)
+            new = _recompile.compile_like(code, text, "<simplified %s>" % original.co_name, fn_name)
             assert new is not None, simple
+            scope.update(bindings)
         except Exception as exc:  # reported below: the hook wrapper would swallow it
             failures.append("%s: %s: %s" % (original.co_name, type(exc).__name__, exc))
             return None
@@ -100,5 +103,4 @@ def test_simplified_transformed_code_computes_what_dynamo_computes(name, backend
     assert not failures, failures
     dh.assert_identical(results, expected)
     dh.assert_close(results, dh.eager(workload))
-    if name not in ("closure_break",):  # (its transformed code is the state machine: not simplified)
-        assert substituted, "nothing simplified"
+    assert substituted, "nothing simplified"

@@ -38,13 +38,11 @@ def test_every_statement_line_of_the_running_code_stops(name, backend, tmp_path)
         assert running.co_filename == record.path, "breakpoints in the file must resolve to the running code"
         if running.co_code == record.dynamo.co_code:  # Dynamo's own bytecode: the file must say so
             assert "What runs is Dynamo's bytecode itself" in text
-            # (only where no checked form could run: the state machine, or constants with no literal
-            # form, which would be globals the function's module does not have)
-            assert "equivalent state machine" in text or "_depyf_const_" in text, text
+            # (only where no checked form could run: the state machine)
+            assert "equivalent state machine" in text, text
             continue
         compiled += 1
         lines = set(dh.statement_lines(record.path))
         stops = {line for _start, _end, line in running.co_lines()}
         assert lines <= stops, (record.path, sorted(lines - stops))
-    if name not in ("closure_break", "context_break"):
-        assert compiled == len(records), "every transformed code runs from its file"
+    assert compiled == len(records), "every transformed code runs from its file"
