@@ -140,6 +140,9 @@ def _trailer(original, lines):
     return "\n\n" + _header("Dynamo's transformed code for %s, decompiled by depyf." % original.co_name, *lines)
 
 
+# Written when a feature is off because this torch lacks what it needs.
+_UNAVAILABLE_FILE = "depyf_unavailable.txt"
+
 _RUNS_HERE = _header("Whenever this graph's forward runs, it runs from this file (its exact",
                      "instructions, with this file behind them), so breakpoints here are hit.")
 _READ_ONLY = _header("For reading: this graph's forward could not be pointed at this file.")
@@ -155,6 +158,7 @@ class Session:
         self.graphs = []  # compiled fns captured in this session
         self.recompilations = 0
         self.graph_breaks = 0  # compiled frames that end by calling a resume function
+        self.unavailable = []  # (feature, the torch internal it lacks) switched off for this torch
         self._stack = None
 
     # -- lifetime
@@ -164,13 +168,25 @@ class Session:
                 raise RuntimeError("depyf: prepare_debug/debug is already active; they do not nest")
             _active[0] = self
         stack = contextlib.ExitStack()
+        hooks = (  # (what is dumped through it, how it is installed)
+            ("every stage of every compile", lambda: stack.enter_context(_ti.compile_caches_disabled())),
+            ("Dynamo's transformed code as it is made (it is dumped at the end; breakpoints in it are not hit)",
+             lambda: stack.callback(_ti.register_bytecode_hook(self.on_bytecode))),
+            ("graphs", lambda: stack.callback(_ti.patch_graph_logging(self.on_graph))),
+            ("graphs' forward code", lambda: stack.callback(_ti.patch_graph_recompile(self.on_recompile))),
+            ("Inductor's kernels", lambda: stack.callback(_ti.patch_output_code_loading(self.on_output_code))),
+            ("the report's compile events", lambda: stack.callback(
+                _ti.subscribe_compile_events(self.dd.recorder.on_compile_event))),
+        )
         try:
-            stack.enter_context(_ti.compile_caches_disabled())
-            stack.callback(_ti.register_bytecode_hook(self.on_bytecode))
-            stack.callback(_ti.patch_graph_logging(self.on_graph))
-            stack.callback(_ti.patch_graph_recompile(self.on_recompile))
-            stack.callback(_ti.patch_output_code_loading(self.on_output_code))
-            stack.callback(_ti.subscribe_compile_events(self.dd.recorder.on_compile_event))
+            for what, install in hooks:
+                try:
+                    install()
+                except _ti.Unavailable as missing:  # this torch lacks it: that feature is off
+                    self.unavailable.append((what, str(missing)))
+            if self.unavailable:
+                self.dd.write(_UNAVAILABLE_FILE, "".join(
+                    "# Not dumped: %s (%s).\n" % pair for pair in self.unavailable))
         except BaseException:
             stack.close()
             _active[0] = None
@@ -424,6 +440,8 @@ class Session:
         if self.failures:
             lines.append("  could not decompile %d piece(s); their files hold the disassembly"
                          % len(self.failures))
+        for what, missing in self.unavailable:
+            lines.append("  not dumped with this torch: %s (%s)" % (what, missing))
         return "\n".join(lines)
 
 

@@ -2,8 +2,10 @@
 
 torch.compile offers no stable API for what depyf shows, so these functions
 reach into Dynamo, FX, AOTAutograd and Inductor.  Keeping them here means a
-torch release that moves one thing breaks one function, with a clear message.
-The supported torch range is checked when this module is imported.
+torch release that moves one thing breaks one function.  Nothing checks the
+torch version: each internal is probed where it is used, by what it offers.
+A hook whose internal this torch lacks raises Unavailable when installed; the
+caller switches that one feature off and says so (see depyf/_dump.py).
 
 Every patch returned here is undone by calling it (`restore()`); every hook
 wrapper calls torch's original code whatever our callback does, and a callback
@@ -18,41 +20,26 @@ import re
 import sys
 
 import torch
+import torch._dynamo
+import torch._dynamo.convert_frame
+import torch._dynamo.eval_frame
+import torch._dynamo.utils
+import torch.fx
 
 log = logging.getLogger("depyf")
 
-# Inclusive (major, minor) bounds of the torch releases this module was checked against.
-SUPPORTED_TORCH = ((2, 13), (2, 13))
-_OVERRIDE_ENV = "DEPYF_ALLOW_UNSUPPORTED_TORCH"
+
+class Unavailable(Exception):
+    """This torch lacks an internal that one depyf feature needs (the message names it)."""
 
 
-def _torch_release(version):
-    match = re.match(r"(\d+)\.(\d+)", version)
-    if not match:
-        raise ImportError("depyf cannot read the torch version %r" % version)
-    return int(match.group(1)), int(match.group(2))
+def _require(owner, name, where):
+    """owner.name, or Unavailable naming `where.name`."""
+    value = getattr(owner, name, None)
+    if value is None:
+        raise Unavailable("torch %s has no %s.%s" % (torch.__version__, where, name))
+    return value
 
-
-def check_torch_version(version):
-    """Raise ImportError unless `version` is in SUPPORTED_TORCH (or the override is set)."""
-    release = _torch_release(version)
-    low, high = SUPPORTED_TORCH
-    if low <= release <= high or os.environ.get(_OVERRIDE_ENV) == "1":
-        return
-    raise ImportError(
-        "depyf's torch.compile support needs torch >= %d.%d, < %d.%d (tested with 2.13.0); "
-        "found torch %s. The decompiler (depyf.decompile) works without torch. "
-        "Set %s=1 to try this torch anyway." % (low[0], low[1], high[0], high[1] + 1, version, _OVERRIDE_ENV))
-
-
-check_torch_version(torch.__version__)
-
-import torch._dynamo  # noqa: E402  (after the version check on purpose)
-import torch._dynamo.convert_frame  # noqa: E402
-import torch._dynamo.eval_frame  # noqa: E402
-import torch._dynamo.utils  # noqa: E402
-import torch.fx  # noqa: E402
-import torch.fx._utils  # noqa: E402
 
 _reported = set()
 
@@ -99,7 +86,8 @@ def register_bytecode_hook(hook):
         replacement = _call_safely("bytecode", hook, code, new_code)
         return replacement if isinstance(replacement, type(new_code)) else None
 
-    handle = torch._dynamo.convert_frame.register_bytecode_hook(safe_hook)
+    register = _require(torch._dynamo.convert_frame, "register_bytecode_hook", "torch._dynamo.convert_frame")
+    handle = register(safe_hook)
     return handle.remove
 
 
@@ -129,13 +117,14 @@ def compiling_globals(code):
 
 def bytecode_logger():
     """The logger Dynamo writes ORIGINAL/MODIFIED BYTECODE to (TORCH_LOGS=+bytecode)."""
-    return torch._dynamo.convert_frame.bytecode_log
+    return _require(torch._dynamo.convert_frame, "bytecode_log", "torch._dynamo.convert_frame")
 
 
 def compiled_codes():
     """Original code objects that Dynamo transformed and that are still alive, oldest first."""
     seen, codes = set(), []
-    for code in list(torch._dynamo.utils.orig_code_map.values.values()):
+    orig_code_map = _require(torch._dynamo.utils, "orig_code_map", "torch._dynamo.utils")
+    for code in list(orig_code_map.values.values()):
         if id(code) not in seen:
             seen.add(id(code))
             codes.append(code)
@@ -147,13 +136,14 @@ CacheEntry = collections.namedtuple("CacheEntry", "code compile_id guard_manager
 
 def cache_entries(code):
     """Dynamo's cache entries for `code`, in the order its dispatcher checks them."""
-    entries = torch._dynamo.eval_frame._debug_get_cache_entry_list(code)
-    return [CacheEntry(e.code, str(e.compile_id), e.guard_manager) for e in entries]
+    entries = _require(torch._dynamo.eval_frame, "_debug_get_cache_entry_list", "torch._dynamo.eval_frame")(code)
+    return [CacheEntry(e.code, str(getattr(e, "compile_id", "?")), getattr(e, "guard_manager", None))
+            for e in entries]
 
 
 def entry_globals(entry):
     """The globals of the frame the entry was compiled for (where resume functions live)."""
-    scope = getattr(entry.guard_manager, "global_scope", None) or {}
+    scope = getattr(entry.guard_manager, "global_scope", None) or {}  # (None: no guard manager)
     found = scope.get("G")
     return found if isinstance(found, dict) else None
 
@@ -169,6 +159,8 @@ def guards_of(entry):
     """
     from torch._C._dynamo.guards import DictGuardManager, RelationalGuard
 
+    if entry.guard_manager is None:
+        return []
     root = entry.guard_manager.root
     guards, seen_relational = [], []  # relational guards sit under several managers: show once
 
@@ -253,7 +245,8 @@ def graph_inputs(gm):
 
 def current_compile_id():
     """The Dynamo compile id ("frame/attempt") being compiled right now, or None."""
-    cid = torch._guards.CompileContext.current_compile_id()
+    current = getattr(torch._guards.CompileContext, "current_compile_id", None)
+    cid = current() if current is not None else None
     return None if cid is None else str(cid)
 
 
@@ -267,7 +260,9 @@ def patch_graph_logging(callback):
     `lazy_format_graph_code`, whether or not logging is enabled.  Torch modules
     import the function by name, so every torch module binding it is patched.
     """
-    original = torch.fx._utils.lazy_format_graph_code
+    import torch.fx._utils
+
+    original = _require(torch.fx._utils, "lazy_format_graph_code", "torch.fx._utils")
 
     def logged(name, gm, maybe_id=None, **kwargs):
         _call_safely("graph logging", callback, name, gm, maybe_id)
@@ -390,7 +385,10 @@ def patch_output_code_loading(callback):
     """
     from torch._inductor.codecache import PyCodeCache
 
-    original = PyCodeCache.__dict__["load_by_key_path"].__func__
+    loader = PyCodeCache.__dict__.get("load_by_key_path")
+    if not isinstance(loader, classmethod):
+        raise Unavailable("torch %s has no classmethod PyCodeCache.load_by_key_path" % torch.__version__)
+    original = loader.__func__
 
     def load_by_key_path(cls, key, path, linemap=None, attrs=None, **kwargs):
         if linemap is not None:  # only wrapper modules of a compiled graph carry a line map
@@ -428,8 +426,10 @@ def compile_caches_disabled():
     import torch._functorch.config as functorch_config
     import torch._inductor.config as inductor_config
 
-    with functorch_config.patch(enable_autograd_cache=False), \
-            inductor_config.patch(fx_graph_cache=False):
+    with contextlib.ExitStack() as stack:
+        for config, key in ((functorch_config, "enable_autograd_cache"), (inductor_config, "fx_graph_cache")):
+            if hasattr(config, key):  # (a torch without that cache has nothing to turn off)
+                stack.enter_context(config.patch(**{key: False}))
         yield
 
 
@@ -477,7 +477,8 @@ def subscribe_compile_events(callback):
     """
     import torch._logging._internal as logging_internal
 
-    trace_log = logging_internal.trace_log
+    trace_log = _require(logging_internal, "trace_log", "torch._logging._internal")
+    original = _require(logging_internal, "trace_structured", "torch._logging._internal")
 
     class Handler(logging.Handler):
         def emit(self, record):
@@ -489,7 +490,6 @@ def subscribe_compile_events(callback):
     if not trace_log.isEnabledFor(logging.DEBUG):
         trace_log.setLevel(logging.DEBUG)
     trace_log.addHandler(handler)
-    original = logging_internal.trace_structured
 
     def wanted(name, metadata_fn):
         if name in _TRACE_RECORDS:

@@ -5,10 +5,12 @@
 #  2. make ctest: the C unit tests; a 20 s fuzz run per harness (clang's
 #     libFuzzer); the C unit tests under valgrind
 #  3. pytest over tests/
-#  4. .venv-asan: depyf built with ASan+UBSan, without torch
-#  5. make ctest-san: the C unit tests under ASan+UBSan
-#  6. pytest under ASan+UBSan, without the torch tests
-#  7. for every other supported CPython this machine has (3.8-3.13): depyf
+#  4. .venv-torch-2.14: depyf with torch 2.14.1 (a CUDA build on this machine's
+#     disk; it runs on the CPU), and pytest over tests/torch
+#  5. .venv-asan: depyf built with ASan+UBSan, without torch
+#  6. make ctest-san: the C unit tests under ASan+UBSan
+#  7. pytest under ASan+UBSan, without the torch tests
+#  8. for every other supported CPython this machine has (3.8-3.13): depyf
 #     built for it in .venv-3.X, and pytest without the torch tests
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -18,7 +20,7 @@ stage() { printf '\n=== %s\n' "$*"; }
 
 stage "install depyf[test] into .venv, and headless Chromium for the report tests"
 make_venv .venv
-.venv/bin/python -m pip install -q '.[test]' meson ninja  # meson, ninja: in-tree builds (stage 7)
+.venv/bin/python -m pip install -q '.[test]' meson ninja  # meson, ninja: in-tree builds (stage 8)
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 fi
@@ -42,6 +44,12 @@ export PYTHONSAFEPATH=1
 # stages run those tests.
 stage "pytest"
 .venv/bin/python -m pytest -q --ignore=tests/test_c_units.py tests
+
+stage "torch 2.14.1: install depyf and torch 2.14.1 into .venv-torch-2.14, pytest over tests/torch"
+make_venv .venv-torch-2.14
+# (the `test` extra without its torch pin)
+.venv-torch-2.14/bin/python -m pip install -q torch==2.14.1 'pytest>=7' debugpy tabulate 'selenium>=4.10' .
+.venv-torch-2.14/bin/python -m pytest -q tests/torch
 
 stage "install depyf built with ASan+UBSan into .venv-asan"
 make_venv .venv-asan
