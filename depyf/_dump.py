@@ -42,7 +42,6 @@ log = logging.getLogger("depyf")
 
 _CAPTURED = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
 _COMPILED_FN_IN_TEXT = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?")
-_RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"
 
 _lock = threading.RLock()
 _dirs = {}  # real path -> DumpDir: numbering carries on when a directory is reused
@@ -225,7 +224,8 @@ class Session:
             if any(explain.RESUME_NAME.match(name) for name in code.co_names):
                 self.graph_breaks += 1
             record = self.dump_transformed(original, code, bridge=True)
-            self.dd.recorder.on_transformed(_ti.current_compile_id(), original, code, record.path)
+            self.dd.recorder.on_transformed(_ti.current_compile_id(), original, code, record.path,
+                                            _ti.callers_outside_torch())
             return record.code if record.bridged else None
 
     def dump_transformed(self, original, code, bridge, scope=None):
@@ -396,8 +396,8 @@ class Session:
         report = {"functions": [], "resume": 0, "files": []}
         covered = set()
         codes = _ti.compiled_codes()
-        ordered = ([c for c in codes if not c.co_name.startswith(_RESUME_CODE_PREFIX)]
-                   + [c for c in codes if c.co_name.startswith(_RESUME_CODE_PREFIX)])
+        ordered = ([c for c in codes if not c.co_name.startswith(explain.RESUME_CODE_PREFIX)]
+                   + [c for c in codes if c.co_name.startswith(explain.RESUME_CODE_PREFIX)])
         for code in ordered:
             if id(code) in covered:
                 continue

@@ -115,6 +115,25 @@ def compiling_globals(code):
     return None
 
 
+def callers_outside_torch():
+    """Inside the bytecode hook: the Python frames that led to the compile, outermost first,
+    as (file, line, name), without torch's and depyf's own frames.  (Torch's structured
+    trace has such a stack too, but on Python 3.13 with torch 2.13 it drops the caller
+    of a compiled frame called from a list comprehension.)"""
+    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, sys.modules["depyf"]))
+    frames = []
+    frame = sys._getframe(1)
+    try:
+        while frame is not None and len(frames) < 1000:
+            path = frame.f_code.co_filename
+            if not path.startswith(skip):
+                frames.append((path, frame.f_lineno, frame.f_code.co_name))
+            frame = frame.f_back
+    finally:
+        del frame  # no reference cycle through the stack
+    return frames[::-1]
+
+
 def bytecode_logger():
     """The logger Dynamo writes ORIGINAL/MODIFIED BYTECODE to (TORCH_LOGS=+bytecode)."""
     return _require(torch._dynamo.convert_frame, "bytecode_log", "torch._dynamo.convert_frame")

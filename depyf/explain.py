@@ -18,6 +18,7 @@ __all__ = ["dump_src"]
 
 _COMPILED_FN = re.compile(r"__compiled_fn_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
 RESUME_NAME = re.compile(r"__resume_at_\d+_\d+$")
+RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"  # the co_name Dynamo gives a resume function's code
 _TYPE_SUFFIX = re.compile(r",\s*(type=<class '[^']*'>)$")
 
 
@@ -96,8 +97,10 @@ def explain_code(code, scope, names, seen=None):
     """
     out, graph_notes = [], set()
     seen = set() if seen is None else seen
-    # (a lambda's code is `<lambda>`: the defs below need a valid name)
-    _explain_one(code, _decompiled.def_name(code.co_name), False, scope, names, out, seen, graph_notes)
+    # (a lambda's code is `<lambda>`: the defs below need a valid name; a resume function that
+    # Dynamo compiled as a frame of its own is code Dynamo generated)
+    generated = code.co_name.startswith(RESUME_CODE_PREFIX)
+    _explain_one(code, _decompiled.def_name(code.co_name), generated, scope, names, out, seen, graph_notes)
     return "\n\n".join(part.rstrip() + "\n" for part in out)
 
 

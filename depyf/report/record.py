@@ -65,7 +65,7 @@ class Recorder:
             record = self._compilation(event["compile_id"])
             kind = event["kind"]
             if kind == "start":
-                record["stack"] = event["stack"]
+                record["stack"] = record["stack"] or event["stack"]  # (on_transformed's is kept)
             elif kind == "graph_break":
                 brk = {k: event[k] for k in ("file", "line", "reason", "user_stack")}
                 brk["code"] = _source_line(event["file"], event["line"])
@@ -82,12 +82,17 @@ class Recorder:
                 record["finished"] = True
                 self._save_soon()
 
-    def on_transformed(self, compile_id, original, code, path):
-        """Dynamo transformed `original` into `code`, dumped as `path`."""
+    def on_transformed(self, compile_id, original, code, path, callers=None):
+        """Dynamo transformed `original` into `code`, dumped as `path`; `callers`: the frames
+        (file, line, name) that led to the compile, outermost first, when known."""
         if compile_id is None:
             return
         with self._lock:
             record = self._compilation(compile_id)
+            if callers:  # (the stack, from the frames themselves: the compiled frame last)
+                frames = list(callers) + [(original.co_filename, original.co_firstlineno, original.co_name)]
+                record["stack"] = [{"file": f, "line": line, "name": name, "code": _source_line(f, line)}
+                                   for f, line, name in frames]
             record["function"] = _where(original)
             record["transformed"] = os.path.basename(path)
             for name in code.co_names:

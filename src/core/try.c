@@ -656,7 +656,9 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             /* 3.12+: the body, then the finally copy of its normal exit, then
              * the code after the statement; the handler is elsewhere */
             int body_end = try_body_end(d, h);
-            d->finish_stmt = 1;
+            /* (a carried body ends where its table entries do: it leaves its
+             * values on the stack, which no statement end would show) */
+            d->finish_stmt = !carried;
             d->finish_handler = H;
             d->fin_copy_end = -1;
             r = body_region(d, H, i, body_end, body_end, st, &tr->l1, body_left);

@@ -65,8 +65,10 @@ def test_recompilations_carry_their_reasons(manifest):
 
 def test_each_compilation_knows_its_stack_files_and_graphs(manifest):
     (first,) = _compilations_of(manifest, "graph_breaks")
-    names = [frame["name"] for frame in first["stack"]]
-    assert names[-2:] == ["run_graph_breaks", "graph_breaks"], "the caller, then the compiled frame"
+    # (the list comprehension calling it is a frame of its own before 3.12; torch's own
+    # stack of a compile leaves out the frame right below the compiled one)
+    names = [frame["name"] for frame in first["stack"] if frame["name"] != "<listcomp>"]
+    assert names[-3:] == ["manifest", "run_graph_breaks", "graph_breaks"], "the callers, then the compiled frame"
     assert first["guards_text"] and "TREE_GUARD_MANAGER" in first["guards_text"]
     (graph,) = first["graphs"]
     files = {g["name"]: g["files"] for g in manifest["graphs"]}
