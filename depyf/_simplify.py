@@ -412,6 +412,15 @@ class _Simplifier:
             out.append(ast.Assign([ast.Attribute(self.expr(self.value(target.value, state, out), state),
                                                  target.attr, ast.Store())], rhs))
             return state
+        if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
+            # unpacking (torch <= 2.7 unpacks a graph's outputs so): printed as it is, each
+            # temporary among its targets then read by name
+            out.append(ast.Assign([target], self.expr(self.value(value_node, state, out), state)))
+            for element in target.elts:
+                if _TEMP.match(element.id):
+                    state.env[element.id] = _Atom(ast.Name(element.id, ast.Load()))
+                state.bound.add(element.id)
+            return state
         raise GiveUp("assignment to %s" % type(target).__name__)
 
     def store_item(self, base, index_node, value_node, state, out):

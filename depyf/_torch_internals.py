@@ -176,10 +176,12 @@ def guards_of(entry):
     Each is a Guard(kind, text) where text is a verbose code part as Dynamo
     prints it: a Python expression, then `# user source line  # file:line`.
     """
-    from torch._C._dynamo.guards import DictGuardManager, RelationalGuard
+    import torch._C._dynamo.guards as guard_types
 
     if entry.guard_manager is None:
         return []
+    DictGuardManager = guard_types.DictGuardManager
+    RelationalGuard = getattr(guard_types, "RelationalGuard", ())  # (torch <= 2.6: none exported)
     root = entry.guard_manager.root
     guards, seen_relational = [], []  # relational guards sit under several managers: show once
 
@@ -539,9 +541,11 @@ def _forward_trace_record(callback, record):
         return
     from torch._guards import CompileId
 
-    compile_id = str(CompileId(frame_id=metadata["frame_id"],
-                               frame_compile_id=metadata.get("frame_compile_id"),
-                               compiled_autograd_id=metadata.get("compiled_autograd_id")))
+    fields = {"frame_id": metadata["frame_id"], "frame_compile_id": metadata.get("frame_compile_id")}
+    try:
+        compile_id = str(CompileId(compiled_autograd_id=metadata.get("compiled_autograd_id"), **fields))
+    except TypeError:  # (torch <= 2.6: no compiled autograd id)
+        compile_id = str(CompileId(**fields))
     payload = getattr(record, "payload", None)
     event = _trace_event(metadata, payload)
     if event is not None:

@@ -10,7 +10,7 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
-export PIP_CONSTRAINT=""  # (overrides the machine's cap for the installs below)
+export PIP_CONSTRAINT=/dev/null  # (an empty constraints file in place of the machine's cap)
 
 find_python() {
     local minor=$1 py

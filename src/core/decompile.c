@@ -410,6 +410,37 @@ static int finish_lambdas(dc *d, dp_node *n, int depth) {
     return finish_lambdas(d, n->c, depth + 1);
 }
 
+/* An item of an unpacked value used as a value rather than stored (Dynamo's
+ * code tests one of a graph's outputs right where it unpacks them:
+ * `UNPACK_SEQUENCE 2; STORE_FAST x; POP_JUMP_IF_FALSE`) becomes a
+ * temporary: it is a target of the unpacking, read where it was used (in
+ * place, as the slot may be shared). */
+static int fill_slots(dc *d, dp_node *n, int depth) {
+    if (n == NULL)
+        return 0;
+    if (depth > 2000)
+        return dc_fail(d, -1, "expression nested too deeply");
+    if (n->kind == X_SLOT && n->a != NULL && n->a->kind == E_TUPLE && n->op >= 0 && n->op < n->a->l1.n &&
+        n->a->l1.v[n->op] == NULL) {
+        char name[32];
+        snprintf(name, sizeof name, "__temp_%d", ++d->sh->ntemps);
+        dp_node *target = dc_name(d, dp_strdup(d->sh->ar, name));
+        if (target == NULL || target->s == NULL)
+            return -1;
+        n->a->l1.v[n->op] = target;
+        *n = *target;
+        return 0;
+    }
+    dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++)
+            if (fill_slots(d, ls[l]->v[k], depth + 1) < 0)
+                return -1;
+    if (fill_slots(d, n->a, depth + 1) < 0 || fill_slots(d, n->b, depth + 1) < 0)
+        return -1;
+    return fill_slots(d, n->c, depth + 1);
+}
+
 static int check_tree(dc *d, const dp_nodes *body) {
     for (int k = 0; k < body->n; k++)
         if (!valid_tree(body->v[k], 0))
@@ -455,6 +486,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         r = check_coverage(d);
     for (int k = 0; r >= 0 && !d->sh->err->set && code->py_minor >= 13 && k < body->n; k++)
         r = finish_lambdas(d, body->v[k], 0);
+    for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
+        r = fill_slots(d, body->v[k], 0);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
         r = check_tree(d, body);
     if (refused) {
