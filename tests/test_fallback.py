@@ -394,6 +394,55 @@ def test_side_effects_keep_their_order_through_stack_shuffles():
     """, [(1, 2, 3), (5, 0, 1), ("a", 2, 0), (1, "b", 2)])
 
 
+UNPACKED_ITEM_AS_A_TEST = """
+        RESUME 0
+        LOAD_FAST a
+        UNPACK_SEQUENCE 2
+        STORE_FAST b
+        JUMP_IF_FALSE no
+        LOAD_FAST b
+        RETURN_VALUE
+    no:
+        LOAD_CONST 0
+        RETURN_VALUE
+"""
+
+
+def test_an_unpacked_item_used_as_a_value_is_structured():
+    # torch 2.6 unpacks a graph's outputs and branches on one right away:
+    # `x, __temp_1 = graph(...)` then `if __temp_1:`
+    check(f_abc, UNPACKED_ITEM_AS_A_TEST, [((1, 2), 0, 0), ((3, 0), 0, 0), (("s", ""), 0, 0), ([1], 0, 0)])
+    text = depyf.decompile(Program(f_abc, UNPACKED_ITEM_AS_A_TEST).function(fresh_namespace()))
+    assert FALLBACK_NOTE not in text, text
+
+
+TWO_STORES_OVER_A_VALUE = """
+        RESUME 0
+        LOAD_GLOBAL NULL+trace
+        LOAD_FAST a
+        CALL 1
+        LOAD_GLOBAL NULL+trace
+        LOAD_FAST b
+        CALL 1
+        LOAD_CONST 3
+        STORE_FAST c
+        STORE_FAST b
+        LOAD_FAST b
+        LOAD_FAST c
+        BUILD_TUPLE 3
+        RETURN_VALUE
+"""
+
+
+def test_a_value_left_below_two_stores_is_computed_first():
+    # Dynamo (torch 2.6) leaves a call's callable on the stack while it stores two
+    # locals at once: printed as `b, c = ...`, the value below must come first (and
+    # be structured: the validator refused the reordered form)
+    check(f_abc, TWO_STORES_OVER_A_VALUE, [(1, 2, 0), ("x", "y", None)])
+    text = depyf.decompile(Program(f_abc, TWO_STORES_OVER_A_VALUE).function(fresh_namespace()))
+    assert FALLBACK_NOTE not in text, text
+
+
 # --- exceptions --------------------------------------------------------------------------------
 
 def seen_exception():

@@ -760,6 +760,12 @@ static int static_swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *ou
         if (!is_private_local(d, &probe, d->in[i + q].op))
             return 0;
     }
+    /* a value pending below them was computed before them (as in store()) */
+    int quiet = 1;
+    for (int q = 0; q < k; q++)
+        quiet &= st->v[st->n - 1 - q]->kind == E_NAME || st->v[st->n - 1 - q]->kind == E_CONST;
+    if (!quiet && flush_leftovers(d, st, k, NULL, out, at) < 0)
+        return -1;
     dp_node *value = dc_node(d, E_TUPLE), *target = dc_node(d, E_TUPLE), *s = dc_stmt(d, S_ASSIGN, at);
     if (value == NULL || target == NULL || s == NULL)
         return -1;
