@@ -394,6 +394,36 @@ def test_side_effects_keep_their_order_through_stack_shuffles():
     """, [(1, 2, 3), (5, 0, 1), ("a", 2, 0), (1, "b", 2)])
 
 
+CONSTANT_POPPED_AT_THE_JOIN = """
+        RESUME 0
+        LOAD_CONST 0
+        STORE_FAST c
+        LOAD_FAST a
+        JUMP_IF_FALSE no
+        LOAD_GLOBAL NULL+trace
+        LOAD_FAST b
+        CALL 1
+        STORE_FAST c
+        LOAD_CONST None
+        JUMP join
+    no:
+        LOAD_CONST None
+    join:
+        NOP
+        POP_TOP
+        LOAD_FAST c
+        RETURN_VALUE
+"""
+
+
+def test_a_constant_each_branch_pushes_and_the_join_pops_is_no_value():
+    # torch 2.15 wraps its profiler markers so: `if p: t = enter(); None` / `else:
+    # None`, then POP_TOP.  Structured, the branches are plain statements.
+    check(f_abc, CONSTANT_POPPED_AT_THE_JOIN, [(1, "x", 0), (0, "y", 0), ([], 2, 0)])
+    text = depyf.decompile(Program(f_abc, CONSTANT_POPPED_AT_THE_JOIN).function(fresh_namespace()))
+    assert FALLBACK_NOTE not in text and "None" not in text, text
+
+
 UNPACKED_ITEM_AS_A_TEST = """
         RESUME 0
         LOAD_FAST a

@@ -1237,6 +1237,56 @@ static int convert_exctable(lifter *L, dp_irfunc *out) {
     return 0;
 }
 
+static void to_nop(dp_instr *in) {
+    in->op = IR_NOP;
+    in->arg = 0;
+    in->cst = NULL;
+}
+
+/* A join that every way in reaches with a constant just pushed, and that
+ * pops it at once (torch 2.15's code around its profiler markers:
+ * `if p: t = enter(); None` / `else: None`, then POP_TOP): pushing a
+ * constant and popping it does nothing, so the pushes and the pop become
+ * NOPs and the branches are plain statements again.  Only where each way
+ * in is a fall-through from a LOAD_CONST or a JUMP right after one that
+ * nothing else jumps to, and no exception handler starts at the join. */
+static int drop_constants_popped_at_joins(lifter *L, const dp_irfunc *out) {
+    int32_t n = L->n;
+    int32_t *first = dp_alloc_array(L->a, (size_t)n + 1, sizeof *first);
+    int32_t *next = dp_alloc_array(L->a, (size_t)n + 1, sizeof *next);
+    if (first == NULL || next == NULL)
+        return fail_oom(L);
+    for (int32_t j = 0; j < n; j++)
+        first[j] = -1;
+    for (int32_t q = 0; q < n; q++) /* (every instruction that can go to j, by its target) */
+        if (L->ins[q].target >= 0 && L->ins[q].target < n) {
+            next[q] = first[L->ins[q].target];
+            first[L->ins[q].target] = q;
+        }
+    for (int32_t k = 0; k < out->nexc; k++)
+        if (out->exc[k].target >= 0 && out->exc[k].target < n)
+            first[out->exc[k].target] = -2; /* (a handler starts here) */
+    for (int32_t j = 1; j < n; j++) {
+        if (first[j] < 0 || L->ins[j - 1].op != IR_LOAD_CONST)
+            continue;
+        int32_t pop = j;
+        while (pop < n && L->ins[pop].op == IR_NOP && (pop == j || first[pop] == -1))
+            pop++;
+        if (pop >= n || L->ins[pop].op != IR_POP_TOP || (pop > j && first[pop] != -1))
+            continue;
+        int ok = 1;
+        for (int32_t q = first[j]; q >= 0 && ok; q = next[q])
+            ok = L->ins[q].op == IR_JUMP && q > 0 && L->ins[q - 1].op == IR_LOAD_CONST && first[q] == -1;
+        if (!ok)
+            continue;
+        for (int32_t q = first[j]; q >= 0; q = next[q])
+            to_nop(&L->ins[q - 1]);
+        to_nop(&L->ins[j - 1]);
+        to_nop(&L->ins[pop]);
+    }
+    return 0;
+}
+
 static void mark_targets_and_lines(lifter *L) {
     for (int32_t i = 0; i < L->nd; i++) {
         int64_t t = L->d[i].target;
@@ -1290,6 +1340,8 @@ int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err) {
         rc = resolve_targets(&L);
     if (rc == 0)
         rc = convert_exctable(&L, out);
+    if (rc == 0)
+        rc = drop_constants_popped_at_joins(&L, out);
     if (rc < 0) {
         dp_error_where(err, code->qualname);
         out->nexc = 0;
