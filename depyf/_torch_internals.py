@@ -333,8 +333,10 @@ def readable_graph(gm):
 
 def is_boxed_codegen(gm):
     """True when gm's forward takes one list of arguments (aot_eager's boxed convention)."""
-    from torch.fx.graph import _BoxedCodeGen
-    return isinstance(gm.graph._codegen, _BoxedCodeGen)
+    import torch.fx.graph
+
+    boxed = getattr(torch.fx.graph, "_BoxedCodeGen", None)  # (torch <= 2.9 boxes by a wrapper instead)
+    return boxed is not None and isinstance(gm.graph._codegen, boxed)
 
 
 def run_graph_from_file(gm, path, text):

@@ -424,6 +424,25 @@ def test_a_constant_each_branch_pushes_and_the_join_pops_is_no_value():
     assert FALLBACK_NOTE not in text and "None" not in text, text
 
 
+RETURN_OVER_A_LIST = """
+        RESUME 0
+        LOAD_GLOBAL NULL+trace
+        LOAD_FAST a
+        CALL 1
+        LOAD_FAST b
+        BUILD_LIST 1
+        SWAP 2
+        RETURN_VALUE
+"""
+
+
+def test_a_value_left_below_the_returned_one_is_still_built():
+    # torch 2.9 returns a graph's output over the list of nested frame values it built
+    check(f_abc, RETURN_OVER_A_LIST, [(1, 2, 0), ("x", None, 0)])
+    text = depyf.decompile(Program(f_abc, RETURN_OVER_A_LIST).function(fresh_namespace()))
+    assert FALLBACK_NOTE not in text, text
+
+
 UNPACKED_ITEM_AS_A_TEST = """
         RESUME 0
         LOAD_FAST a

@@ -2190,7 +2190,14 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             break;
         }
-        case IR_RETURN_VALUE:
+        case IR_RETURN_VALUE: {
+            /* values left below the returned one are still computed, in their
+             * order (Dynamo's code returns over a list it built) */
+            int left = 0;
+            for (int k = base; k + 1 < st->n; k++)
+                left |= needs_temp(d, st->v[k]);
+            if (left && spill_pending(d, st, st->n, SIZE_MAX, NULL, out, stmt_start) < 0)
+                goto fail;
             if ((v = dc_pop(d, st, i)) == NULL)
                 goto fail;
             /* an async generator can only `return`, which returns None */
@@ -2200,6 +2207,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 goto fail;
             st->n = base < st->n ? base : st->n;
             break;
+        }
         case IR_RETURN_GENERATOR: /* the lifter drops the POP_TOP that follows */
         case IR_SETUP_ANNOTATIONS:
             break;

@@ -147,8 +147,10 @@ def test_graph_recompile_hook_and_boxed_codegen():
         restore()
     assert "recompile" not in vars(type(gm)) and recompiled[-1] is gm
     assert not ti.is_boxed_codegen(gm)
-    from torch.fx.graph import _BoxedCodeGen
-    gm.graph.set_codegen(_BoxedCodeGen())
+    boxed = getattr(torch.fx.graph, "_BoxedCodeGen", None)
+    if boxed is None:  # (torch <= 2.9: AOTAutograd boxes a graph by a wrapper, not by its codegen)
+        return
+    gm.graph.set_codegen(boxed())
     gm.recompile()
     assert ti.is_boxed_codegen(gm) and len(recompiled) == 2
 
