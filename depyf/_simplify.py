@@ -508,6 +508,9 @@ class _Simplifier:
         test = self.expr(test, state)
         then_out, then_state = self.body(stmt.body, state.clone())
         else_out, else_state = self.body(stmt.orelse, state.clone())
+        for branch_state in (then_state, else_state):
+            if branch_state is not None:
+                _forget_branch_temps(state, branch_state)
         out.append(ast.If(test, then_out or [ast.Pass()], else_out))
         if then_state is None:
             return else_state
@@ -536,6 +539,28 @@ class _Simplifier:
         final_out, final_state = self.body(stmt.finalbody, after if after is not None else state)
         out.append(ast.Try(body_out or [ast.Pass()], [], [], final_out or [ast.Pass()]))
         return None if after is None else final_state
+
+
+def _forget_branch_temps(entry, state):
+    """A temporary first bound inside a branch is read only there (each is bound once; a
+    read after the join finds it unbound and gives up): forget it, and the lists that
+    only such temporaries held, before the branches' states are compared."""
+    for name in [n for n in state.env if n not in entry.env]:
+        del state.env[name]
+        if name not in entry.bound:
+            state.bound.discard(name)
+    live, todo = set(), list(state.env.values())
+    for ident, items in state.heap.items():
+        if ident in entry.heap:
+            todo.extend(items)
+    while todo:
+        value = todo.pop()
+        if isinstance(value, _List) and value.ident not in live:
+            live.add(value.ident)
+            todo.extend(state.heap.get(value.ident, ()))
+    for ident in [i for i in state.heap if i not in entry.heap and i not in live]:
+        del state.heap[ident]
+        state.gone.discard(ident)
 
 
 def _name_graph_outputs(fn, names_for, local_names, params):
