@@ -222,6 +222,14 @@ def check(template, source, inputs, **globals_):
             assert got == want, "on %r:\nwant %r\ngot  %r\n%s" % (args, want, got, text)
 
 
+def check_structured(template, source, inputs):
+    """check(), and the default decompilation must be structured (not the state machine)."""
+    check(template, source, inputs)
+    text = depyf.decompile(Program(template, source).function(fresh_namespace()))
+    assert FALLBACK_NOTE not in text, text
+    return text
+
+
 # --- values left on the stack ------------------------------------------------------------------
 
 def f_abc(a, b, c):
@@ -419,9 +427,8 @@ CONSTANT_POPPED_AT_THE_JOIN = """
 def test_a_constant_each_branch_pushes_and_the_join_pops_is_no_value():
     # torch 2.15 wraps its profiler markers so: `if p: t = enter(); None` / `else:
     # None`, then POP_TOP.  Structured, the branches are plain statements.
-    check(f_abc, CONSTANT_POPPED_AT_THE_JOIN, [(1, "x", 0), (0, "y", 0), ([], 2, 0)])
-    text = depyf.decompile(Program(f_abc, CONSTANT_POPPED_AT_THE_JOIN).function(fresh_namespace()))
-    assert FALLBACK_NOTE not in text and "None" not in text, text
+    text = check_structured(f_abc, CONSTANT_POPPED_AT_THE_JOIN, [(1, "x", 0), (0, "y", 0), ([], 2, 0)])
+    assert "None" not in text, text
 
 
 RETURN_OVER_A_LIST = """
@@ -438,9 +445,7 @@ RETURN_OVER_A_LIST = """
 
 def test_a_value_left_below_the_returned_one_is_still_built():
     # torch 2.9 returns a graph's output over the list of nested frame values it built
-    check(f_abc, RETURN_OVER_A_LIST, [(1, 2, 0), ("x", None, 0)])
-    text = depyf.decompile(Program(f_abc, RETURN_OVER_A_LIST).function(fresh_namespace()))
-    assert FALLBACK_NOTE not in text, text
+    check_structured(f_abc, RETURN_OVER_A_LIST, [(1, 2, 0), ("x", None, 0)])
 
 
 UNPACKED_ITEM_AS_A_TEST = """
@@ -460,9 +465,7 @@ UNPACKED_ITEM_AS_A_TEST = """
 def test_an_unpacked_item_used_as_a_value_is_structured():
     # torch 2.6 unpacks a graph's outputs and branches on one right away:
     # `x, __temp_1 = graph(...)` then `if __temp_1:`
-    check(f_abc, UNPACKED_ITEM_AS_A_TEST, [((1, 2), 0, 0), ((3, 0), 0, 0), (("s", ""), 0, 0), ([1], 0, 0)])
-    text = depyf.decompile(Program(f_abc, UNPACKED_ITEM_AS_A_TEST).function(fresh_namespace()))
-    assert FALLBACK_NOTE not in text, text
+    check_structured(f_abc, UNPACKED_ITEM_AS_A_TEST, [((1, 2), 0, 0), ((3, 0), 0, 0), (("s", ""), 0, 0), ([1], 0, 0)])
 
 
 TWO_STORES_OVER_A_VALUE = """
@@ -487,9 +490,7 @@ def test_a_value_left_below_two_stores_is_computed_first():
     # Dynamo (torch 2.6) leaves a call's callable on the stack while it stores two
     # locals at once: printed as `b, c = ...`, the value below must come first (and
     # be structured: the validator refused the reordered form)
-    check(f_abc, TWO_STORES_OVER_A_VALUE, [(1, 2, 0), ("x", "y", None)])
-    text = depyf.decompile(Program(f_abc, TWO_STORES_OVER_A_VALUE).function(fresh_namespace()))
-    assert FALLBACK_NOTE not in text, text
+    check_structured(f_abc, TWO_STORES_OVER_A_VALUE, [(1, 2, 0), ("x", "y", None)])
 
 
 # --- exceptions --------------------------------------------------------------------------------
@@ -759,9 +760,8 @@ TRY_WITH_CARRIED_VALUES = """
 
 
 def test_try_entered_with_values_on_the_stack_is_structured():
-    check(f_abc, TRY_WITH_CARRIED_VALUES, [(1, "5", int), ("x", "y", int), ([1], 3.7, str), (None, 2, None)])
-    text = depyf.decompile(Program(f_abc, TRY_WITH_CARRIED_VALUES).function(fresh_namespace()))
-    assert FALLBACK_NOTE not in text, text
+    text = check_structured(f_abc, TRY_WITH_CARRIED_VALUES,
+                            [(1, "5", int), ("x", "y", int), ([1], 3.7, str), (None, 2, None)])
     tree = ast.parse(text)
     assert any(isinstance(n, ast.Try) and n.finalbody for n in ast.walk(tree)), text
 
