@@ -218,6 +218,8 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
  * into temporaries first, and the code after the statement goes on with
  * the stack the body leaves (a try/finally only). */
 int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next, int carried);
+/* A new temporary's name, `__temp_<n>` (stmt.c); NULL when out of memory. */
+dp_node *dc_new_temp(dc *d);
 /* Puts every value pending on the stack into a temporary, in the order the
  * bytecode computed them (stmt.c). */
 int dc_spill_stack(dc *d, dc_stack *st, dp_nodes *out, int at);

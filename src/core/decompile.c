@@ -422,10 +422,8 @@ static int fill_slots(dc *d, dp_node *n, int depth) {
         return dc_fail(d, -1, "expression nested too deeply");
     if (n->kind == X_SLOT && n->a != NULL && n->a->kind == E_TUPLE && n->op >= 0 && n->op < n->a->l1.n &&
         n->a->l1.v[n->op] == NULL) {
-        char name[32];
-        snprintf(name, sizeof name, "__temp_%d", ++d->sh->ntemps);
-        dp_node *target = dc_name(d, dp_strdup(d->sh->ar, name));
-        if (target == NULL || target->s == NULL)
+        dp_node *target = dc_new_temp(d);
+        if (target == NULL)
             return -1;
         n->a->l1.v[n->op] = target;
         *n = *target;

@@ -164,15 +164,20 @@ static int needs_temp(const dc *d, const dp_node *v) {
     return 1;
 }
 
+dp_node *dc_new_temp(dc *d) {
+    char name[32];
+    snprintf(name, sizeof name, "__temp_%d", ++d->sh->ntemps);
+    const char *s = dp_strdup(d->sh->ar, name);
+    return s ? dc_name(d, s) : NULL;
+}
+
 /* Stores the value at stack slot k in a new temporary (emitted to `out`)
  * and makes every slot holding it refer to the temporary. */
 static int to_temp(dc *d, dc_stack *st, int k, dp_nodes *out, int at) {
     dp_node *v = st->v[k];
-    char name[32];
-    snprintf(name, sizeof name, "__temp_%d", ++d->sh->ntemps);
-    dp_node *t = dc_name(d, dp_strdup(d->sh->ar, name));
+    dp_node *t = dc_new_temp(d);
     dp_node *s = dc_stmt(d, S_ASSIGN, at);
-    if (t == NULL || t->s == NULL || s == NULL || dc_add(d, &s->l1, t) < 0 || dc_add(d, out, s) < 0)
+    if (t == NULL || s == NULL || dc_add(d, &s->l1, t) < 0 || dc_add(d, out, s) < 0)
         return -1;
     s->b = v;
     for (int q = 0; q < st->n; q++)
