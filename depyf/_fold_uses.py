@@ -4,13 +4,15 @@
     g(tmp_2)
 
 is exact when nothing that could observe the move happens between the two
-evaluations of `f()`: in `g(tmp_2)` only `g` is evaluated before `tmp_2`, so
+evaluations of `f()`.  In `g(tmp_2)` only `g` is evaluated before `tmp_2`, so
 `g` must be pure (a constant, a variable surely bound, a global Dynamo binds
 before its code runs, an attribute of a module Dynamo imports for it).  The
 statement holding the read must evaluate it unconditionally (not under
 `and`/`or`/`if`-expressions, chained comparisons, lambdas or comprehensions).
 Only names the decompiler or Dynamo invented are folded; a user's variable
-keeps its line.
+keeps its line.  Between the two statements only stores of constants to names
+`f()` does not read may stand, outside any `try` (where `f()` raising would
+leave the function before anything could read those names).
 """
 
 import ast
@@ -83,6 +85,7 @@ class _Folder:
         self.loads, self.stores = _counts(fn)
         self.params = {p for p in params if p not in self.stores}
         self.relaxed = relaxed
+        self.in_try = 0  # > 0 inside a try's body: a raise there may reach a handler
 
     def pure(self, node, bound):
         if isinstance(node, ast.Constant):
@@ -102,10 +105,16 @@ class _Folder:
                 stmt.body = self.body(stmt.body, bound)
                 stmt.orelse = self.body(stmt.orelse, bound)
             if isinstance(stmt, ast.Try):  # (each block on its own: nothing moves in or out of a try)
+                self.in_try += 1
                 stmt.body = self.body(stmt.body, bound) or [ast.Pass()]
+                self.in_try -= 1
                 stmt.finalbody = self.body(stmt.finalbody, bound)
-            if out and self.fold(out[-1], stmt, bound):
-                out.pop()
+            if out:
+                at = len(out) - 1
+                while at > 0 and not self.in_try and self.constant_store(out[at]):
+                    at -= 1  # (storing a constant runs nothing: a value may move past it)
+                if self.fold(out[at], stmt, bound, out[at + 1:]):
+                    del out[at]
             out.append(stmt)
             if isinstance(stmt, ast.Assign):
                 bound |= {t.id for t in stmt.targets if isinstance(t, ast.Name) and self.stores.get(t.id) == 1}
@@ -113,12 +122,21 @@ class _Folder:
                 bound -= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
         return out
 
-    def fold(self, first, second, bound):
-        """Fold `first` (`T = E`) into `second` when exact; True when done."""
+    @staticmethod
+    def constant_store(stmt):
+        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+                and isinstance(stmt.value, ast.Constant))
+
+    def fold(self, first, second, bound, between):
+        """Fold `first` (`T = E`) into `second`, past the constant stores `between`, when exact;
+        True when done."""
         if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
             return False
         name = first.targets[0].id
         if not _FOLDABLE.match(name) or self.loads.get(name) != 1 or self.stores.get(name) != 1:
+            return False
+        read = {n.id for n in ast.walk(first.value) if isinstance(n, ast.Name)}
+        if any(stmt.targets[0].id in read for stmt in between):
             return False
         try:
             order = list(_statement_order(second))

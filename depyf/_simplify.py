@@ -15,7 +15,8 @@ exact model of such lists, and prints only what has an effect:
   A list used after it left, or passed twice at once, stops the pass: its
   identity would show.
 - Stores to Dynamo's own temporaries that nothing reads (`tmp_<n>`, kept only
-  to be deleted) are dropped, along with their `del`.
+  to be deleted) are dropped, along with their `del`.  One of them bound once,
+  never deleted, to a pure value is replaced by that value like a temporary.
 - Everything else (calls, attribute reads, operators, branches) is printed
   where it happens, so operations keep their order.
 
@@ -147,6 +148,8 @@ class _Simplifier:
         self.next_temp = max(used, default=0) + 1
         self.graph_out = set()  # graph_out_<n> names bound by a compiled graph call
         self.graph_calls = set()  # temporaries bound by a compiled graph call
+        self.folded = set()  # Dynamo's tmp_<n> bound to a pure value, read through `env`
+        self.nested = set()  # names read in a nested scope
         self.depth = 0  # > 0 while rewriting inside an expression
         self.conditional = 0  # > 0 inside an operand that may not be evaluated
         for name, (loads, stores, dels) in self.counts.items():
@@ -162,6 +165,8 @@ class _Simplifier:
                 for sub in ast.walk(node):
                     if isinstance(sub, ast.Name) and (_TEMP.match(sub.id) or self._dead(sub.id)):
                         raise GiveUp("a temporary is used in a nested scope")
+                    if isinstance(sub, ast.Name):
+                        self.nested.add(sub.id)
 
     # -- what a name is
     def _dead(self, name):
@@ -169,6 +174,18 @@ class _Simplifier:
         if not _DYNAMO_TMP.match(name) or name in self.params or name not in self.local_names:
             return False
         return self.counts.get(name, (0,))[0] == 0
+
+    def _ours(self, name):
+        """A name whose stores this pass may drop: read only where the model follows it."""
+        return bool(_TEMP.match(name)) or self._dead(name) or self._foldable(name)
+
+    def _foldable(self, name):
+        """Dynamo's own temporary bound once, never deleted, read only in this scope: bound to
+        a pure value, it can be read through `env` (its store dropped) like a temporary."""
+        if not _DYNAMO_TMP.match(name) or name in self.params or name not in self.local_names:
+            return False
+        loads, stores, dels = self.counts.get(name, (0, 0, 0))
+        return stores == 1 and dels == 0 and name not in self.nested
 
     def _stable(self, name, state):
         """Reading `name` here and anywhere later gives the same object, without raising."""
@@ -194,7 +211,7 @@ class _Simplifier:
     def value(self, node, state, out):
         """The value of `node`: _Atom, _List, or an expression (evaluated here, printed as is)."""
         if isinstance(node, ast.Name):
-            if _TEMP.match(node.id):
+            if _TEMP.match(node.id) or node.id in self.folded:
                 if node.id not in state.env:
                     raise GiveUp("%s read before it is bound" % node.id)
                 found = state.env[node.id]
@@ -324,7 +341,7 @@ class _Simplifier:
         if isinstance(node, ast.Slice):
             return self.rewrite(node, state, out)
         for sub in ast.walk(node):  # keywords, comprehensions, arguments: nothing of ours inside
-            if isinstance(sub, ast.Name) and (_TEMP.match(sub.id) or self._dead(sub.id)):
+            if isinstance(sub, ast.Name) and self._ours(sub.id):
                 raise GiveUp("a temporary inside %s" % type(node).__name__)
         return node
 
@@ -341,7 +358,7 @@ class _Simplifier:
             if state is None:
                 # never runs, but may still matter (a `yield` makes a generator): kept as it is
                 rest = stmts[i + 1:]
-                if any(isinstance(n, ast.Name) and (_TEMP.match(n.id) or self._dead(n.id))
+                if any(isinstance(n, ast.Name) and self._ours(n.id)
                        for s in rest for n in ast.walk(s)):
                     raise GiveUp("unreachable code reads a temporary")
                 return out + rest, None
@@ -391,6 +408,9 @@ class _Simplifier:
             elif self._dead(name):
                 if not isinstance(value, (_Atom, _List)):
                     out.append(ast.Expr(value))
+            elif self._foldable(name) and isinstance(value, _Atom):
+                self.folded.add(name)
+                state.env[name] = value
             else:
                 out.append(ast.Assign([target], self.expr(value, state)))
                 from_graph = _is_graph_call(value_node) or (
@@ -531,7 +551,7 @@ class _Simplifier:
         not read the model's values at all (a temporary, a known list), nor
         leave the function another way."""
         for node in ast.walk(ast.Module(stmt.finalbody, [])):
-            if isinstance(node, ast.Name) and (_TEMP.match(node.id) or self._dead(node.id)):
+            if isinstance(node, ast.Name) and self._ours(node.id):
                 raise GiveUp("a finally block reads a temporary")
             if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
                 raise GiveUp("a finally block that leaves the function")
@@ -640,6 +660,47 @@ def _name_graph_inputs(fn, graph_params):
             node.id = renames[node.id]
 
 
+def _conditional_bindings(fn):
+    """`X = C` then `if T: X = F` (C a constant) at the top of the body -> `X = F if T else C`.
+
+    Exact: the same expressions run in the same order, and X holds C in between
+    only where nothing can read it: T and F do not name X, and a raise in them
+    leaves the function (the top of its body is inside no `try`).  Torch 2.15's
+    profiler markers take this shape."""
+    body = fn.body
+    for at in range(len(body) - 2, -1, -1):
+        first, second = body[at], body[at + 1]
+        if not (_assigns_a_name(first) and isinstance(first.value, ast.Constant)
+                and isinstance(second, ast.If) and not second.orelse and len(second.body) == 1):
+            continue
+        inner, name = second.body[0], first.targets[0].id
+        if not (_assigns_a_name(inner) and inner.targets[0].id == name):
+            continue
+        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(second.test)) or any(
+                isinstance(n, ast.Name) and n.id == name for n in ast.walk(inner.value)):
+            continue
+        merged = ast.Assign([first.targets[0]], ast.IfExp(second.test, inner.value, first.value))
+        merged.origin = getattr(first, "origin", None)
+        body[at:at + 2] = [merged]
+
+
+def _assigns_a_name(stmt):
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+
+
+class _NegatedTests(ast.NodeTransformer):
+    """`not a is b` -> `a is not b`, `not a in b` -> `a not in b`: the same test, as people write it."""
+
+    def visit_UnaryOp(self, node):
+        self.generic_visit(node)
+        test = node.operand
+        if (isinstance(node.op, ast.Not) and isinstance(test, ast.Compare) and len(test.ops) == 1
+                and isinstance(test.ops[0], (ast.Is, ast.In))):
+            negated = ast.IsNot() if isinstance(test.ops[0], ast.Is) else ast.NotIn()
+            return ast.copy_location(ast.Compare(test.left, [negated], test.comparators), node)
+        return node
+
+
 def _comments(source):
     """The comments of `source` that name constants (`# _depyf_const_<k>: <repr>`), or None when
     it has another comment (a note the printer placed that ast.unparse would lose)."""
@@ -712,6 +773,8 @@ def simplify_mapped(source, local_names=(), params=(), graph_outputs=False, resu
     if graph_outputs and graph_params is not None:
         _name_graph_inputs(fn, graph_params)
     _fold_uses.fold_single_uses(fn, params, relaxed=graph_outputs)
+    _conditional_bindings(fn)
+    _NegatedTests().visit(fn)
     ast.fix_missing_locations(tree)
     text = _reattach(_annotate(ast.unparse(tree)), comments) + "\n"
     return text, _line_map(fn, ast.parse(text).body[0], fn.lineno)
@@ -741,6 +804,12 @@ def _line_map(fn, printed, def_line):
 _PREGRAPH = re.compile(r"^(\s*)(\S+\.record_pregraph_bytecode_exit\(\S+\.record_pregraph_bytecode_enter\(\)\))$", re.M)
 
 
+# (torch >= 2.15 records them only while a profiler runs)
+_PREGRAPH_IF_PROFILING = re.compile(
+    r"^(\s*)(\w+ = \S+\.record_pregraph_bytecode_enter\(\) if \S+\._is_profiler_enabled else None)$", re.M)
+
+
 def _annotate(text):
     """A short comment on Dynamo's own bookkeeping lines."""
-    return _PREGRAPH.sub(r"\1\2  # Dynamo's profiler markers (no pre-graph code)", text)
+    text = _PREGRAPH.sub(r"\1\2  # Dynamo's profiler markers (no pre-graph code)", text)
+    return _PREGRAPH_IF_PROFILING.sub(r"\1\2  # Dynamo's profiler markers", text)

@@ -142,6 +142,55 @@ def test_toy_example_reads_like_the_function_and_behaves_the_same():
     same_behaviour(TOY, simple, "toy", TOY_INPUTS)
 
 
+# The same with torch 2.15 (Python 3.11), which records its profiler markers only while a
+# profiler runs.
+TOY_215 = TOY.replace('''
+    tmp_2 = (tmp_1 := __import_torch_dot__dynamo_dot_utils.record_pregraph_bytecode_enter)()
+    (tmp_3 := __import_torch_dot__dynamo_dot_utils.record_pregraph_bytecode_exit)(tmp_2)
+    del tmp_1
+    del tmp_3
+''', '''
+    tmp_3 = __import_torch_dot_autograd_dot_profiler._is_profiler_enabled
+    tmp_2 = __import_torch_dot__dynamo_dot_utils
+    tmp_1 = None
+    if tmp_3:
+        tmp_1 = tmp_2.record_pregraph_bytecode_enter()
+    if not tmp_1 is None:
+        tmp_2.record_pregraph_bytecode_exit(tmp_1)
+''')
+
+
+@pytest.mark.parametrize("profiling", [False, True])
+def test_torch_215_profiler_markers_fold_into_one_conditional_binding(profiling):
+    assert TOY_215 != TOY
+    simple = _simplify.simplify(TOY_215, TOY_LOCALS, ("a", "b"), graph_outputs=True, resume_params=resume_params)
+    assert simple is not None and statements(simple) <= 8, simple
+    assert "record_pregraph_bytecode_enter() if __import_torch_dot_autograd_dot_profiler._is_profiler_enabled " \
+        "else None  # Dynamo's profiler markers" in simple, simple
+    assert "if tmp_1 is not None:" in simple and "tmp_2" not in simple and "tmp_3" not in simple, simple
+
+    def with_profiler(rec):
+        names = dynamo_globals(rec)
+        names["__import_torch_dot_autograd_dot_profiler"] = type("Profiler", (), {"_is_profiler_enabled": profiling})
+        return names
+    same_behaviour(TOY_215, simple, "toy", TOY_INPUTS, with_profiler)
+
+
+@pytest.mark.parametrize("body,kept", [
+    # the constant store is read by the folded value: it cannot move past it
+    ("tmp_2 = h(a, b)\n    b = None\n    return g(tmp_2, b)", "tmp_2 = h(a, b)"),
+    # inside a try, the value raising could reach the finally block, which reads the store
+    ("try:\n        tmp_2 = h(a)\n        b = 3\n        return __resume_at_10_1(tmp_2)\n    finally:\n        g(b)", "tmp_2 = h(a)"),
+    # the test reads the name bound conditionally: it stays two statements
+    ("b = None\n    if h(b):\n        b = g(a)\n    return b", "b = None"),
+])
+def test_values_do_not_move_past_a_store_that_could_see_it(body, kept):
+    source = "def f(a, b):\n    %s\n" % body
+    simple = _simplify.simplify(source, ("a", "b", "tmp_1", "tmp_2"), ("a", "b"), graph_outputs=True)
+    assert simple is not None and kept in simple, simple
+    same_behaviour(source, simple, "f", [(1, 2)])
+
+
 def test_without_resume_parameter_names_the_graph_output_stays_inline():
     simple = _simplify.simplify(TOY, TOY_LOCALS, ("a", "b"), graph_outputs=True)
     assert "__resume_at_10_1([], [], b, graph_out_0[1])" in simple, simple

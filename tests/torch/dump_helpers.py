@@ -92,6 +92,15 @@ def running_statements(fn):
     return [n for n in ast.walk(fn) if isinstance(n, ast.stmt) and n not in (fn, docstring) and id(n) not in dead]
 
 
+def top_level_statement_lines(path):
+    """Sorted line numbers of the running statements directly in the body of the def a dumped
+    file starts with (not those inside its branches)."""
+    with open(path) as f:
+        fn = ast.parse(f.read()).body[0]
+    running = {id(n) for n in running_statements(fn)}
+    return sorted({n.lineno for n in fn.body if id(n) in running})
+
+
 def statement_lines(path):
     """Sorted line numbers of the running statements of the def a dumped file starts with."""
     with open(path) as f:
