@@ -169,10 +169,13 @@ class Session:
         stack = contextlib.ExitStack()
         hooks = (  # (what is dumped through it, how it is installed)
             ("every stage of every compile", lambda: stack.enter_context(_ti.compile_caches_disabled())),
+            ("the user line of each guard", lambda: stack.callback(_ti.record_guard_sources())),
             ("Dynamo's transformed code as it is made (it is dumped at the end; breakpoints in it are not hit)",
              lambda: stack.callback(_ti.register_bytecode_hook(self.on_bytecode))),
             ("graphs", lambda: stack.callback(_ti.patch_graph_logging(self.on_graph))),
             ("graphs' forward code", lambda: stack.callback(_ti.patch_graph_recompile(self.on_recompile))),
+            ("breakpoints in graphs the backend interprets (torch <= 2.9's aot_eager)", lambda: stack.callback(
+                _ti.run_interpreted_graphs_as_code(lambda gm: gm in self.dd.bound_graphs))),
             ("Inductor's kernels", lambda: stack.callback(_ti.patch_output_code_loading(self.on_output_code))),
             ("the report's compile events", lambda: stack.callback(
                 _ti.subscribe_compile_events(self.dd.recorder.on_compile_event))),

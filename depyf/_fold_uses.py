@@ -23,6 +23,8 @@ __all__ = ["fold_single_uses"]
 _FOLDABLE = re.compile(r"(__temp_|tmp_|graph_out_)\d+$")
 # Globals Dynamo binds before its code runs (see DP_EQ_STABLE_GLOBALS in equiv.h).
 DYNAMO_GLOBAL = re.compile(r"__(compiled_fn|resume_at|import)_")
+# A resume function Dynamo binds (torch <= 2.8 appends a uuid, as to graphs: `__resume_at_30_1_<uuid>`).
+RESUME_NAME = re.compile(r"__resume_at_\d+_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
 # A constant the printer named (it has no literal form): `_depyf_const_<k>`.
 NAMED_CONST = re.compile(r"_depyf_const_\d+")
 

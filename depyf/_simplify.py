@@ -48,7 +48,6 @@ __all__ = ["simplify", "GiveUp"]
 _TEMP = re.compile(r"__temp_\d+$")
 _DYNAMO_TMP = re.compile(r"tmp_\d+$")
 _GRAPH_OUT = re.compile(r"graph_out_\d+$")
-_RESUME = re.compile(r"__resume_at_\d+_\d+$")
 
 
 class GiveUp(Exception):
@@ -597,7 +596,7 @@ def _name_graph_outputs(fn, names_for, local_names, params):
            and _GRAPH_OUT.match(stmt.targets[0].id)}
     chosen, refused = {}, set()  # (graph name, index) -> variable
     for node in ast.walk(fn):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _RESUME.match(node.func.id)):
+        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _fold_uses.RESUME_NAME.match(node.func.id)):
             continue
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):

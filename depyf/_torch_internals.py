@@ -212,6 +212,25 @@ def guards_of(entry):
     return guards
 
 
+def record_guard_sources():
+    """Give every guard Dynamo installs the user line it came from, as torch >= 2.9 always
+    does (torch <= 2.8 records it only while guards are logged).  Returns the restore."""
+    from torch._guards import GuardsSet, TracingContext
+
+    original = _require(GuardsSet, "add", "torch._guards.GuardsSet")
+    extract = _require(TracingContext, "extract_stack", "torch._guards.TracingContext")
+
+    def record(guard):
+        if getattr(guard, "user_stack", False) is None:
+            guard.user_stack = extract()
+
+    def add(self, guard, *args, **kwargs):
+        _call_safely("guard sources", record, guard)
+        return original(self, guard, *args, **kwargs)
+
+    return _set_attr(GuardsSet, "add", add)
+
+
 def unwrap_compiled(obj):
     """The function whose code Dynamo compiled for a torch.compile'd object.
 
@@ -337,6 +356,24 @@ def is_boxed_codegen(gm):
 
     boxed = getattr(torch.fx.graph, "_BoxedCodeGen", None)  # (torch <= 2.9 boxes by a wrapper instead)
     return boxed is not None and isinstance(gm.graph._codegen, boxed)
+
+
+def run_interpreted_graphs_as_code(runs_from_file):
+    """While installed, `torch.fx.Interpreter(gm).boxed_run(args)` calls gm's forward when
+    runs_from_file(gm).  Torch <= 2.9's aot_eager interprets its forward and backward
+    graphs node by node (`boxed_nop`), so no line of their files would run; gm's forward
+    runs the same operations in the same order.  Returns the restore."""
+    interpreter = torch.fx.Interpreter
+    original = _require(interpreter, "boxed_run", "torch.fx.Interpreter")
+
+    def boxed_run(self, args_list):
+        if type(self) is interpreter and _call_safely("interpreted graphs", runs_from_file, self.module):
+            args = list(args_list)
+            args_list.clear()  # (as boxed_run does: the caller's list no longer holds the inputs)
+            return self.module.forward(*args)
+        return original(self, args_list)
+
+    return _set_attr(interpreter, "boxed_run", boxed_run)
 
 
 def run_graph_from_file(gm, path, text):

@@ -11,13 +11,13 @@ import inspect
 import re
 import textwrap
 
-from depyf import _decompiled
+from depyf import _decompiled, _fold_uses
 from depyf import _torch_internals as _ti
 
 __all__ = ["dump_src"]
 
 _COMPILED_FN = re.compile(r"__compiled_fn_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
-RESUME_NAME = re.compile(r"__resume_at_\d+_\d+$")
+RESUME_NAME = _fold_uses.RESUME_NAME
 RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"  # the co_name Dynamo gives a resume function's code
 _TYPE_SUFFIX = re.compile(r",\s*(type=<class '[^']*'>)$")
 

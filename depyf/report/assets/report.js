@@ -122,7 +122,7 @@
       if (!run.graphByName[name]) return all;
       return '<a class="hg" href="' + href("graph", name) + '" title="open the stages of ' + name + '">' +
         name + rest + "</a>";
-    }).replace(/<span class="hg">(__resume_at_\d+_\d+)<\/span>/g, function (all, name) {
+    }).replace(/<span class="hg">(__resume_at_\d+_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?)<\/span>/g, function (all, name) {
       var id = run.resumeByGlobal[name];
       return id ? '<a class="hg" href="' + href("fn", id) + '" title="the resume function">' + name + "</a>" : all;
     });
