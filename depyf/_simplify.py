@@ -366,6 +366,8 @@ class _Simplifier:
     def stmt(self, stmt, state, out):
         if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1:
             return self.assign(stmt.targets[0], stmt.value, state, out)
+        if isinstance(stmt, ast.Assign) and all(isinstance(t, ast.Name) for t in stmt.targets):
+            return self.chained_assign(stmt.targets, stmt.value, state, out)
         if isinstance(stmt, ast.Expr):
             call = stmt.value
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
@@ -441,6 +443,31 @@ class _Simplifier:
                 state.bound.add(element.id)
             return state
         raise GiveUp("assignment to %s" % type(target).__name__)
+
+    def chained_assign(self, targets, value_node, state, out):
+        """`a = b = v` (torch <= 2.7 keeps module attributes so): v once, then each name."""
+        value = self.value(value_node, state, out)
+        names = [t.id for t in targets]
+        if isinstance(value, _List) and not all(_TEMP.match(n) for n in names):
+            raise GiveUp("a known list stored into a variable and more")
+        if isinstance(value, _List):
+            for name in names:
+                state.env[name] = value
+            return state
+        if isinstance(value, _Atom):
+            for target in targets:  # (a pure value: each store as if it stood alone)
+                self.assign(target, value.expr, state, out)
+            return state
+        kept = [t for t in targets if not self._dead(t.id)]
+        if kept:
+            out.append(ast.Assign(kept, value))
+        else:
+            out.append(ast.Expr(value))
+        for name in names:
+            if _TEMP.match(name):
+                state.env[name] = _Atom(ast.Name(name, ast.Load()))
+            state.bound.add(name)
+        return state
 
     def store_item(self, base, index_node, value_node, state, out):
         # Python evaluates the value first, then the list and the index.

@@ -181,16 +181,28 @@ def guards_of(entry):
     if entry.guard_manager is None:
         return []
     DictGuardManager = guard_types.DictGuardManager
-    RelationalGuard = getattr(guard_types, "RelationalGuard", ())  # (torch <= 2.6: none exported)
+    RelationalGuard = getattr(guard_types, "RelationalGuard", None)
     root = entry.guard_manager.root
     guards, seen_relational = [], []  # relational guards sit under several managers: show once
 
+    def relational_seen(guard):
+        if RelationalGuard is None:  # (torch <= 2.7 exports no such type: one check, one text)
+            key = (type(guard).__name__, tuple(guard.verbose_code_parts()))
+            if key in seen_relational:
+                return True
+            seen_relational.append(key)
+            return False
+        if not isinstance(guard, RelationalGuard):
+            return False
+        if any(guard is seen for seen in seen_relational):
+            return True
+        seen_relational.append(guard)
+        return False
+
     def leaves(mgr):
         for guard in mgr.get_leaf_guards():
-            if isinstance(guard, RelationalGuard):
-                if any(guard is seen for seen in seen_relational):
-                    continue
-                seen_relational.append(guard)
+            if relational_seen(guard):
+                continue
             for text in guard.verbose_code_parts():
                 guards.append(Guard(type(guard).__name__, text))
 

@@ -191,6 +191,24 @@ def test_values_do_not_move_past_a_store_that_could_see_it(body, kept):
     same_behaviour(source, simple, "f", [(1, 2)])
 
 
+def test_chained_assignments_evaluate_once_and_bind_every_name():
+    # torch <= 2.7 reaches a module's parameters so (decompiled: `a = b = v` then v read back)
+    source = '''
+def f(a, b):
+    tmp_4 = tmp_5 = h(a)
+    tmp_7 = tmp_8 = g(tmp_5, 'tok')
+    __temp_3 = __temp_4 = g(tmp_8, b)
+    __temp_5 = __temp_6 = [__temp_3, a]
+    tmp_9 = tmp_10 = b
+    return __resume_at_10_1(__temp_4, tmp_7, *__temp_6, tmp_9, tmp_10)
+'''
+    local_names = ("a", "b") + tuple("tmp_%d" % i for i in range(11))
+    simple = _simplify.simplify(source, local_names, ("a", "b"), graph_outputs=True)
+    assert simple is not None and "__temp_5" not in simple and "tmp_4" not in simple, simple
+    assert simple.count("h(a)") == 1 and simple.count("g(") == 2, simple
+    same_behaviour(source, simple, "f", [(1, 2)])
+
+
 def test_without_resume_parameter_names_the_graph_output_stays_inline():
     simple = _simplify.simplify(TOY, TOY_LOCALS, ("a", "b"), graph_outputs=True)
     assert "__resume_at_10_1([], [], b, graph_out_0[1])" in simple, simple

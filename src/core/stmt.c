@@ -475,6 +475,21 @@ static int import_from(dc *d, const dp_instr *ins, dp_node *x, dc_stack *st) {
     return dc_push(d, st, v) < 0 ? -1 : 1;
 }
 
+/* After `a = b = v` a copy of v that goes on into an expression (torch <= 2.7
+ * keeps a module's attribute so: `COPY 1; STORE a; COPY 1; STORE b; ...
+ * CALL`) is read back from the last target: printing v there again would
+ * evaluate it twice.  The name holds v until rebound (see protect_name). */
+static int chain_value_read_back(dc *d, dc_stack *st, const dp_node *v, const dp_node *target) {
+    dp_node *name = dc_name(d, target->s);
+    if (name == NULL)
+        return -1;
+    for (int k = 0; k < st->n; k++)
+        if (st->v[k] == v)
+            st->v[k] = name;
+    d->pending_chain = NULL;
+    return 0;
+}
+
 /* Stores `v` into `target`: an assignment, augmented assignment, def, class,
  * import, unpacking slot or loop target. */
 static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out, int at, int at_instr) {
@@ -515,6 +530,8 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
             return -1;
         if (!on_stack(st, v))
             d->pending_chain = NULL;
+        else if (!chained_store_follows(d, at_instr + 1) && is_private_local(d, target, d->in[at_instr].op))
+            return chain_value_read_back(d, st, v, target);
         return 0;
     }
     int walrus = target->kind == E_NAME && st->n > 0 && st->v[st->n - 1] == v && d->in[at_instr].op != IR_NOP &&

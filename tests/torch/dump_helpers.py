@@ -63,7 +63,8 @@ def read(dump_dir, name):
 
 def compiled_fns_called(text):
     """The `__compiled_fn_<n>` numbers a (decompiled or disassembled) text calls."""
-    return sorted(set(re.findall(r"(__compiled_fn_\d+)_[0-9a-f]{8}_", text)))
+    # (torch >= 2.8 appends a uuid to the global's name: `__compiled_fn_1_<uuid>`)
+    return sorted(set(re.findall(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}_|\b)", text)))
 
 
 def stage_files(dump_dir, compiled_fn):

@@ -52,7 +52,7 @@ def test_graph_breaks_carry_their_reason_and_source_line(manifest):
     assert brk["code"] == 'print("depyf workload: a print breaks the graph")'
     assert "print" in brk["reason"] and "Traceback" not in brk["reason"], "Dynamo's own traceback is dropped"
     (after_print,) = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_%d" % wl.PRINT_LINE)
-    assert "item()" in after_print["graph_breaks"][0]["reason"]
+    assert "item" in after_print["graph_breaks"][0]["reason"]  # (torch 2.7 words it "Tensor.item")
 
 
 def test_recompilations_carry_their_reasons(manifest):
