@@ -5,14 +5,24 @@ torch release named below), decompiled without torch on the Python that made it.
 - context_break (torch 2.13.0): a graph break inside `with torch.no_grad()`.
   Dynamo's code enters the with's try/finally with the values it passes on to
   the resume function still on the stack, and its handler drops them: no
-  compiler writes that.  It must come out structured and checked (translation
-  validation, with Dynamo's globals taken as stable), not as the state machine.
+  compiler writes that.  On 3.10 (SETUP_FINALLY) the body's call even
+  consumes values from below the block's level, so an exception reaches the
+  handler on a shallower stack than the block was set up on.  It must come
+  out structured and checked (translation validation, with Dynamo's globals
+  taken as stable), not as the state machine.  Both it and the state machine
+  must also do what Dynamo's code does, run on stand-ins for what Dynamo binds
+  in the frame's globals, with the body's call returning and raising.
+
+The same shape, hand-assembled, is checked on 3.9 and 3.10 below.
 """
 import ast
+import builtins
+import dis
 import glob
 import marshal
 import os
 import sys
+import types
 
 import pytest
 
@@ -21,6 +31,7 @@ from depyf import _core
 DATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "data", "dynamo")
 TAG = "cpython-%d%d" % sys.version_info[:2]
 FILES = sorted(glob.glob(os.path.join(DATA, "*.%s.marshal" % TAG)))
+BREAKS = [p for p in FILES if os.path.basename(p).startswith("context_break.")]
 
 
 @pytest.mark.skipif(not FILES, reason="no Dynamo bytecode kept for Python %d.%d" % sys.version_info[:2])
@@ -36,3 +47,170 @@ def test_dynamo_code_is_structured_and_checked(path):
     tree = ast.parse(source)
     tries = [n for n in ast.walk(tree) if isinstance(n, ast.Try)]
     assert tries and all(t.finalbody and not t.handlers for t in tries), source
+
+
+def stand_ins(code, log, fail):
+    """Globals for context_break's transformed `code`: the graph, the profiler hooks,
+    torch's grad mode, the builtins Dynamo reads and the resume function record
+    what is done with them in `log`; print raises KeyError when `fail`."""
+    def recorder(what, result=None):
+        def record(*args):
+            log.append((what,) + args)
+            return result
+        return record
+
+    def printer(*args):
+        log.append(("print",) + args)
+        if fail:
+            raise KeyError("print")
+
+    class GradMode:
+        def __init__(self, on):
+            log.append(("grad", on))
+
+        def __enter__(self):
+            log.append(("enter",))
+
+        def __exit__(self, *exc):
+            log.append(("exit",) + exc)
+
+    g = {"__builtins__": builtins,
+         "__import_torch": types.SimpleNamespace(set_grad_enabled=GradMode),
+         "__import_torch_dot__dynamo_dot_utils": types.SimpleNamespace(
+             record_pregraph_bytecode_enter=recorder("pregraph enter", "token"),
+             record_pregraph_bytecode_exit=recorder("pregraph exit"))}
+    for name in code.co_names:
+        if name.startswith("__compiled_fn_"):
+            g[name] = recorder("graph", ("h", "g"))
+        elif name.startswith("__resume_at_"):
+            g[name] = recorder("resume", "resumed")
+        elif name.startswith("__builtins_dict_"):
+            g[name] = {"print": printer}
+    return g
+
+
+def outcome(fn, log):
+    """What fn("x") returns or raises, and what it did."""
+    del log[:]
+    try:
+        result = fn("x")
+    except Exception as exc:  # the body's exception, after the with's exit
+        result = (type(exc), exc.args)
+    return result, list(log)
+
+
+@pytest.mark.skipif(not BREAKS, reason="no Dynamo bytecode kept for Python %d.%d" % sys.version_info[:2])
+@pytest.mark.parametrize("fail", [False, True], ids=["returns", "raises"])
+@pytest.mark.parametrize("path", BREAKS, ids=[os.path.basename(p) for p in BREAKS])
+def test_dynamo_code_decompiled_does_what_it_does(path, fail):
+    with open(path, "rb") as f:
+        code = marshal.load(f)
+    log = []
+    g = stand_ins(code, log, fail)
+    expected = outcome(types.FunctionType(code, g), log)
+    assert expected[1][-1][0] == ("exit" if fail else "resume"), expected
+    for options in ({"stable_globals": True}, {"force_fallback": True}):
+        source = _core.decompile(code, **options)
+        exec(compile(source, "<decompiled>", "exec"), g)
+        assert outcome(g[code.co_name], log) == expected, (options, source)
+
+
+# The same shape hand-assembled for 3.9 and 3.10, whose try/finally layouts agree:
+# `a`, the function `b` and its argument `c` stay on the stack across the
+# SETUP_FINALLY, and the body's call consumes `b` and `c` from below it.
+CARRIED_TRY_FINALLY = [
+    ("LOAD_FAST", "a"), ("LOAD_FAST", "b"), ("LOAD_FAST", "c"),
+    ("LOAD_FAST", "log"), ("LOAD_METHOD", "append"), ("LOAD_CONST", "enter"), ("CALL_METHOD", 1), ("POP_TOP", 0),
+    ("SETUP_FINALLY", "handler"),
+    ("NOP", 0),
+    ("CALL_FUNCTION", 1),
+    ("POP_BLOCK", 0),
+    ("LOAD_FAST", "log"), ("LOAD_METHOD", "append"), ("LOAD_CONST", "exit"), ("CALL_METHOD", 1), ("POP_TOP", 0),
+    ("JUMP_FORWARD", "after"),
+    "handler",
+    ("LOAD_FAST", "log"), ("LOAD_METHOD", "append"), ("LOAD_CONST", "exit"), ("CALL_METHOD", 1), ("POP_TOP", 0),
+    ("RERAISE", 0),
+    "after",
+    ("BUILD_TUPLE", 2),
+    ("RETURN_VALUE", 0),
+]
+
+
+def assemble_legacy(template, items):
+    """`template`'s code with the body `items` ((opname, arg) or a label), for 3.9/3.10:
+    two bytes an instruction, jump arguments in bytes (3.9) or instructions (3.10)."""
+    code = template.__code__
+    unit = 1 if sys.version_info[:2] == (3, 9) else 2
+    labels, at = {}, 0
+    for item in items:
+        if isinstance(item, str):
+            labels[item] = at
+        else:
+            at += 2
+    consts, names, out = [None], [], bytearray()
+    for item in items:
+        if isinstance(item, str):
+            continue
+        name, arg = item
+        op = dis.opmap[name]
+        if name == "LOAD_FAST":
+            arg = code.co_varnames.index(arg)
+        elif name in ("LOAD_CONST", "LOAD_METHOD"):
+            table = consts if name == "LOAD_CONST" else names
+            if arg not in table:
+                table.append(arg)
+            arg = table.index(arg)
+        elif op in dis.hasjrel:
+            arg = (labels[arg] - len(out) - 2) // unit
+        out += bytes([op, arg])
+    lines = {"co_lnotab": b""} if unit == 1 else {"co_linetable": b""}
+    return code.replace(co_code=bytes(out), co_consts=tuple(consts), co_names=tuple(names), co_stacksize=16,
+                        **lines)
+
+
+@pytest.mark.skipif(sys.version_info[:2] not in ((3, 9), (3, 10)), reason="3.9/3.10 block-stack bytecode")
+def test_legacy_try_finally_entered_with_values_on_the_stack():
+    def template(a, b, c, log):
+        pass
+
+    code = assemble_legacy(template, CARRIED_TRY_FINALLY)
+
+    def fails(v):
+        raise KeyError(v)
+
+    def outcomes(fn):
+        runs = []
+        for b in (str, fails):
+            log = []
+            try:
+                runs.append((fn(1, b, "c", log), log))
+            except KeyError as exc:
+                runs.append((exc.args, log))
+        return runs
+
+    expected = outcomes(types.FunctionType(code, {}))
+    assert expected == [((1, "c"), ["enter", "exit"]), (("c",), ["enter", "exit"])]
+    before = _core.validation_stats()
+    source = _core.decompile(code)
+    assert _core.validation_stats()["validated"] == before["validated"] + 1, source
+    assert any(isinstance(n, ast.Try) and n.finalbody for n in ast.walk(ast.parse(source))), source
+    for text in (source, _core.decompile(code, force_fallback=True)):
+        scope = {}
+        exec(compile(text, "<decompiled>", "exec"), scope)
+        assert outcomes(scope["template"]) == expected, text
+
+
+@pytest.mark.skipif(sys.version_info[:2] not in ((3, 9), (3, 10)), reason="3.9/3.10 block-stack bytecode")
+def test_checker_unwinds_from_the_stack_a_raising_instruction_leaves():
+    """CPython unwinds to a block's level from what the raising instruction left:
+    the checker knows that stack after a call (its NULL result on top of what is
+    below its operands), and says it cannot check where it does not know it."""
+    def template(a, b, c, log):
+        pass
+
+    call = assemble_legacy(template, CARRIED_TRY_FINALLY)
+    add = assemble_legacy(template, [("BINARY_ADD", 0) if item == ("CALL_FUNCTION", 1) else item
+                                     for item in CARRIED_TRY_FINALLY])
+    assert _core.equivalent(call, call) == (True, "")
+    verdict, why = _core.equivalent(add, add)
+    assert verdict is None and "below its block's level" in why, why

@@ -6,8 +6,9 @@ Runs every workload of tests/torch/torch_workloads.py (`run_*`) under
 `depyf.prepare_debug` with the eager backend, then reads each dumped
 `__transformed_code_*.py`: a file that starts its function with a
 `# depyf:` note is the state machine (no structured form, or the structured
-form failed translation validation); the others were structured and
-validated.  Prints each state machine's reason and the count.
+form failed translation validation), one that starts `# depyf could not
+decompile` holds the disassembly of code that failed; the others were
+structured and validated.  Prints each reason and the counts.
 """
 import glob
 import os
@@ -25,7 +26,7 @@ import torch_workloads  # noqa: E402
 
 
 def main():
-    total = machines = 0
+    total = machines = failed = 0
     for name in sorted(n for n in dir(torch_workloads) if n.startswith("run_")):
         torch._dynamo.reset()
         dump = tempfile.mkdtemp(prefix="depyf-dynamo-")
@@ -34,12 +35,15 @@ def main():
         for path in sorted(glob.glob(os.path.join(dump, "__transformed_code_*.py"))):
             total += 1
             with open(path) as f:
-                note = re.search(r"# depyf: (.*)", f.read())
-            if note:
-                machines += 1
-                print("%s %s: %s" % (name, os.path.basename(path), note.group(1)))
-    print("transformed code objects: %d, structured and validated: %d, state machines: %d"
-          % (total, total - machines, machines))
+                text = f.read()
+            note = re.search(r"# depyf: (.*)", text)
+            error = re.search(r"# Reason: (.*)", text) if text.startswith("# depyf could not decompile") else None
+            machines += note is not None
+            failed += error is not None
+            if note or error:
+                print("%s %s: %s" % (name, os.path.basename(path), (note or error).group(1)))
+    print("transformed code objects: %d, structured and validated: %d, state machines: %d, not decompiled: %d"
+          % (total, total - machines - failed, machines, failed))
 
 
 if __name__ == "__main__":

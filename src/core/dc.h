@@ -218,6 +218,13 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
  * into temporaries first, and the code after the statement goes on with
  * the stack the body leaves (a try/finally only). */
 int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next, int carried);
+/* The stack `left` that the body [i, stop) of a try entered with values on
+ * the stack leaves goes on to the code after the statement (into st), its
+ * values in temporaries assigned at the end of `body`: the body must leave
+ * by one way only, falling off its end (`live`) or by its last
+ * instruction, a jump (the stacks of other ways out are not known here)
+ * (try.c). */
+int dc_carry_on(dc *d, int i, int stop, int live, dc_stack *left, dp_nodes *body, dc_stack *st);
 /* A new temporary's name, `__temp_<n>` (stmt.c); NULL when out of memory. */
 dp_node *dc_new_temp(dc *d);
 /* Puts every value pending on the stack into a temporary, in the order the

@@ -1273,6 +1273,8 @@ static int run(eq *E, int s, sstate *st) {
 
 static int32_t ev(eq *E, int32_t n, int32_t k) { return cons(E, T_EV, n, k, 0); }
 
+static long long popped(const eq *E, const dp_instr *x);
+
 /* Sends an exception raised at st->pc to its handler: exc[0..2] = type,
  * value, traceback before 3.11 (then prev[0..2] is the exception being
  * handled, saved under them), exc[0] = the exception from 3.11 on.
@@ -1292,11 +1294,27 @@ static int raise_to(eq *E, int s, sstate *st, const int32_t *exc, const int32_t 
         st->pc = e->target;
         return 1;
     }
+    /* CPython unwinds from the stack the raising instruction leaves: what it
+     * popped is gone, a call's result is NULL in its place.  Compiled code
+     * never pops below a block's level, where the stack before the
+     * instruction tells the same; Dynamo's does (a call of values it
+     * carried into a with's try/finally). */
+    const dp_instr *x = &S->f.ins[st->pc];
+    long long left = st->sp - popped(E, x);
     while (st->nb > 0) {
         blk b = st->blocks[--st->nb];
-        if (need(E, s, st, b.level) < 0)
-            return -1;
-        st->sp = b.level;
+        if (b.level <= left) {
+            if (need(E, s, st, b.level) < 0)
+                return -1;
+            st->sp = b.level;
+        } else if (b.type == B_SETUP && x->op == IR_CALL && left >= 0) {
+            st->sp = (int32_t)left;
+            if (push(E, s, st, E->null_t) < 0)
+                return -1;
+        } else {
+            return CANT("an exception at offset %d with the stack below its block's level", x->offset);
+        }
+        left = st->sp;
         if (b.type == B_HANDLER)
             continue;
         if (push_block(E, st, B_HANDLER, -1, st->sp) < 0)
@@ -1441,6 +1459,21 @@ static int arity(const eq *E, const dp_instr *x, long long *pops, long long *pee
         *pops = E->minor >= 11 ? 2 : 0; *peek = E->minor >= 11 ? 0 : 1; *pushes = 0; return 0;
     default:
         return -1;
+    }
+}
+
+/* How many values an instruction that raises has popped (3.8-3.10); those
+ * of an operation the checker does not model are not counted. */
+static long long popped(const eq *E, const dp_instr *x) {
+    long long pops, peek, pushes;
+    switch (x->op) {
+    case IR_LIST_APPEND: case IR_SET_ADD: case IR_LIST_EXTEND: case IR_SET_UPDATE: case IR_DICT_UPDATE:
+    case IR_DICT_MERGE: case IR_WITH_CLEANUP_START:
+        return 1;
+    case IR_MAP_ADD: case IR_WITH_CLEANUP_FINISH:
+        return 2;
+    default:
+        return arity(E, x, &pops, &peek, &pushes) < 0 ? 0 : pops;
     }
 }
 

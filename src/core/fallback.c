@@ -89,6 +89,7 @@ typedef struct fb_exc {
     int depth;          /* stack values kept below what is pushed */
     int lasti;
     int six;            /* <= 3.10: [prev tb, prev value, prev type, tb, value, type] */
+    int null;           /* <= 3.10: slot depth - 1 holds the NULL a failed call left (see lone_call) */
     int block;          /* the handler's block (3.8: one of its copies), -1 until reached */
 } fb_exc;
 
@@ -784,12 +785,12 @@ static int transfer(fb *F, int upto, dp_nodes *out) {
 
 static int block_at(fb *F, int i) { return i >= 0 && i < F->d->n ? F->block_of[i] : -1; }
 
-/* The handler entry (target, depth, six) whose handler is `block` (-1: any
- * block, or not reached yet), added if new. */
-static int exc_entry(fb *F, int target, int depth, int lasti, int six, int block) {
+/* The handler entry (target, depth, six, null) whose handler is `block` (-1:
+ * any block, or not reached yet), added if new. */
+static int exc_entry(fb *F, int target, int depth, int lasti, int six, int null, int block) {
     for (int k = 0; k < F->nex; k++)
         if (F->ex[k].target == target && F->ex[k].depth == depth && F->ex[k].lasti == lasti && F->ex[k].six == six &&
-            (block < 0 || F->ex[k].block == block))
+            F->ex[k].null == null && (block < 0 || F->ex[k].block == block))
             return k;
     if (F->nex == F->excap) {
         int cap = F->excap ? F->excap * 2 : 16;
@@ -801,7 +802,7 @@ static int exc_entry(fb *F, int target, int depth, int lasti, int six, int block
         F->ex = v;
         F->excap = cap;
     }
-    F->ex[F->nex] = (fb_exc){target, depth, lasti, six, block};
+    F->ex[F->nex] = (fb_exc){target, depth, lasti, six, null, block};
     return F->nex++;
 }
 
@@ -2423,7 +2424,24 @@ static int bind_handler(fb *F, fb_block *b, int h) {
         F->ex[b->exc].block = h;
         return 0;
     }
-    return (b->exc = exc_entry(F, e->target, e->depth, e->lasti, e->six, h)) < 0 ? -1 : 0;
+    return (b->exc = exc_entry(F, e->target, e->depth, e->lasti, e->six, e->null, h)) < 0 ? -1 : 0;
+}
+
+/* <= 3.10: the call that starts block b after NOPs, when no other instruction
+ * of the block can raise, else -1.  Dynamo's code calls values it carried
+ * into a with's try/finally from below the block's level (no compiler
+ * does): the handler of such a block is entered on the stack that call
+ * leaves. */
+static int lone_call(const fb *F, const fb_block *b) {
+    int c = b->start;
+    while (c < b->end && F->d->in[c].op == IR_NOP)
+        c++;
+    if (c == b->end || F->d->in[c].op != IR_CALL)
+        return -1;
+    for (int i = c + 1; i < b->end; i++)
+        if (!cannot_raise(F->d->in[i].op))
+            return -1;
+    return c;
 }
 
 /* The handler of block b is reached with the stack cut to the entry's depth,
@@ -2438,6 +2456,8 @@ static int reach_handler(fb *F, fb_block *b, int setup) {
     if (dc_stack_copy(F->d, &st, &F->st) < 0)
         return -1;
     st.n = e->depth;
+    if (e->null && (st.v[e->depth - 1] = node(F, X_NULL)) == NULL)
+        return -1;
     for (int k = 0; k < (e->six ? 6 : 1 + (e->lasti != 0)); k++)
         if (dc_push(F->d, &st, dc_none(F->d)) < 0)
             return -1;
@@ -2478,16 +2498,20 @@ static int translate(fb *F, int bi) {
     int setup = F->nsetups - 1; /* <= 3.10: the innermost SETUP_* block handles exceptions */
     while (setup >= 0 && F->setups[setup].handler < 0)
         setup--;
-    if (F->block_stack && setup >= 0 &&
-        (b->exc = exc_entry(F, F->setups[setup].handler, F->setups[setup].level, 0, 1, -1)) < 0)
-        return -1;
+    if (F->block_stack && setup >= 0) {
+        /* (CPython unwinds from what a lone call left, its NULL result on top) */
+        int level = F->setups[setup].level, c = lone_call(F, b), left = c < 0 ? level : b->depth - npop(&d->in[c]);
+        int null = left >= 0 && left < level;
+        if ((b->exc = exc_entry(F, F->setups[setup].handler, null ? left + 1 : level, 0, 1, null, -1)) < 0)
+            return -1;
+    }
     F->hdepth = 0;
     if (b->exc >= 0 && !block_can_raise(F, b))
         b->exc = -1;
     if (b->exc >= 0) {
         if (reach_handler(F, b, setup) < 0)
             return -1;
-        F->hdepth = F->ex[b->exc].depth;
+        F->hdepth = F->ex[b->exc].depth - F->ex[b->exc].null;
     }
     int fn_pending = 0;
     for (int i = b->start; i < b->end;) {
@@ -2554,7 +2578,7 @@ static int split_blocks(fb *F) {
         const dp_exc_entry *e = &d->f.exc[k];
         if (e->start < 0 || e->end > n || e->start > e->end || e->target < 0 || e->target >= n || e->depth < 0)
             return fail(F, -1, "bad exception table entry");
-        int x = exc_entry(F, e->target, e->depth, e->lasti != 0, 0, -1);
+        int x = exc_entry(F, e->target, e->depth, e->lasti != 0, 0, 0, -1);
         if (x < 0)
             return -1;
         lead[e->start] = lead[e->end] = lead[e->target] = 1;

@@ -552,12 +552,7 @@ static int carried_handler_stack(dc *d, int H, const dc_stack *st, dc_stack *out
     return 0;
 }
 
-/* The stack a carried try's body [i, stop) leaves goes on to the code
- * after the statement, its values in temporaries assigned at the body's
- * end: the body must leave by one way only, falling off its end (`live`)
- * or by its last instruction, a jump (the stacks of other ways out are
- * not known here). */
-static int carry_on(dc *d, int i, int stop, int live, dc_stack *left, dp_nodes *body, dc_stack *st) {
+int dc_carry_on(dc *d, int i, int stop, int live, dc_stack *left, dp_nodes *body, dc_stack *st) {
     int last = stop - 1;
     while (last > i && d->in[last].op == IR_NOP)
         last--;
@@ -664,7 +659,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             r = body_region(d, H, i, body_end, body_end, st, &tr->l1, body_left);
             int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
             if (r >= 0 && carried)
-                r = carry_on(d, i, j, live, &left, &tr->l1, st);
+                r = dc_carry_on(d, i, j, live, &left, &tr->l1, st);
             while (j < H && d->in[j].op == IR_NOP)
                 j++;
             while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
@@ -698,7 +693,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             after = try_after(d, i, H, cend);
             r = body_region(d, H, i, H, after, st, &tr->l1, body_left);
             if (r >= 0 && carried)
-                r = carry_on(d, i, d->region_stop, d->region_live, &left, &tr->l1, st);
+                r = dc_carry_on(d, i, d->region_stop, d->region_live, &left, &tr->l1, st);
         }
         d->fin_ops = saved_ops;
         d->fin_len = saved_len;

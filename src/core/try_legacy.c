@@ -736,12 +736,20 @@ static void reraise_exits(dc *d, int s, int H, int FE, int flen) {
     }
 }
 
-static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
+/* The try/finally whose SETUP_FINALLY is s.  `carried`: entered with values
+ * of the region on the stack (Dynamo's graph break inside a with, see
+ * dc_try): they go into temporaries first, the code after the statement
+ * goes on with the stack the body leaves, and the handler sees none of
+ * them (the body may consume them: CPython's unwinding then leaves fewer
+ * values, or a call's NULL result, than at the SETUP). */
+static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next, int carried) {
     int H = d->in[s].target, FE = finally_end(d, H);
     if (FE < 0)
         return dc_fail(d, H, "finally block without its end");
     dp_node *tr = dc_stmt(d, S_TRY, s), *exc = new_exc_value(d);
     if (tr == NULL || exc == NULL)
+        return -1;
+    if (carried && dc_spill_stack(d, st, out, s) < 0)
         return -1;
     d->seen[s] = 1;
     int after = FE + 1, body_end = H, flen = finally_len(d, H, FE), skip_from = -1;
@@ -780,7 +788,9 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
         body_end = after = H - 1;
         skip_from = H;
     }
-    if (region_with(d, s + 1, body_end, after, st, &tr->l1, NULL, 0, NULL) < 0)
+    dc_stack left = {0}, none = {0};
+    if (dc_stack_copy(d, &left, st) < 0 || dc_region(d, s + 1, body_end, after, &left, &tr->l1) < 0 ||
+        (carried && dc_carry_on(d, s + 1, d->region_stop, d->region_live, &left, &tr->l1, st) < 0))
         return -1;
     if (d->code->py_minor >= 10)
         reraise_exits(d, s, H, FE, flen);
@@ -792,7 +802,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next) {
      * expression, may have left the step over the handler there) */
     if (skip_from == H)
         d->skip_to[H] = -1;
-    if (region_with(d, H, FE, FE, st, &tr->l4, exc, 6, NULL) < 0)
+    if (region_with(d, H, FE, FE, carried ? &none : st, &tr->l4, exc, 6, NULL) < 0)
         return -1;
     dc_seen(d, H + flen, FE + 1);
     if (skip_from >= 0)
@@ -1204,10 +1214,16 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
     int r;
     switch (ins->op) {
     case IR_SETUP_FINALLY: {
-        int H = ins->target;
-        if (st->n > d->base || H <= i || H >= d->n || d->in[H].op == IR_END_ASYNC_FOR)
+        int H = ins->target, carried = st->n > d->base;
+        if (H <= i || H >= d->n || d->in[H].op == IR_END_ASYNC_FOR)
             return 0;
-        r = is_except_handler(d, H) ? except_stmt(d, i, end, st, out, next) : finally_stmt(d, i, st, out, next);
+        int except = is_except_handler(d, H);
+        /* (not a carried try/except: the stacks its clauses leave would have
+         * to agree with the body's where they join; nor 3.8's try/finally,
+         * whose body enters the finally block with a value of its own) */
+        if (carried && (except || d->code->py_minor < 9))
+            return 0;
+        r = except ? except_stmt(d, i, end, st, out, next) : finally_stmt(d, i, st, out, next, carried);
         break;
     }
     case IR_SETUP_WITH: case IR_SETUP_ASYNC_WITH:
