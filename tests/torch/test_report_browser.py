@@ -109,7 +109,8 @@ def test_graph_breaks_and_recompilations_have_their_reasons(dump, browser):
     rb.follow(browser, rb.wait_for(browser, "#count-recompilations"))
     recompiles = rb.wait_for(browser, "main .card", "Recompilations").text
     assert "toy_example \u2014 entry 2" in recompiles
-    assert "tensor 'a' size mismatch at index 0. expected 10, actual 8" in recompiles
+    # (torch <= 2.6 names the tensor by its source, L['a'])
+    assert re.search(r"tensor '(?:a|L\['a'\])' size mismatch at index 0\. expected 10, actual 8", recompiles), recompiles
     assert "resume at line %d" % wl.ITEM_LINE in recompiles, "the .item() value changed"
     rb.screenshot(browser, "report_recompilations")
 
