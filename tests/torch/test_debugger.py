@@ -60,7 +60,7 @@ with depyf.debug(pause=sys.argv[3] == "pause"):
 def run(script, dump_dir, backend, pause, commands=""):
     env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, script, dump_dir, backend, pause], input=commands,
-                          capture_output=True, text=True, timeout=600, env=env, cwd=REPO)
+                          capture_output=True, text=True, timeout=1200, env=env, cwd=REPO)  # (a hang guard)
 
 
 def line_of(path, pattern):

@@ -87,6 +87,11 @@ def free_port():
         return s.getsockname()[1]
 
 
+# Only against a hang: the script compiles under torch and runs traced by debugpy, which
+# took over 300 s on this 2-core machine with three other torch jobs running.
+HANG_GUARD = 1200
+
+
 def stop_under_debugpy(tmp_path, backend, filename, pattern, expression):
     """Dump, then run under debugpy with a breakpoint there; (frame, evaluated text)."""
     script = str(tmp_path / "toy.py")
@@ -105,7 +110,7 @@ def stop_under_debugpy(tmp_path, backend, filename, pattern, expression):
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             text=True, env=env, cwd=pdb_test.REPO)
     try:
-        client = DapClient(port, time.time() + 300)
+        client = DapClient(port, time.time() + HANG_GUARD)
         client.request("initialize", adapterID="python", clientID="depyf-test", linesStartAt1=True,
                        columnsStartAt1=True, pathFormat="path")
         client.send("attach", justMyCode=False)
@@ -125,7 +130,7 @@ def stop_under_debugpy(tmp_path, backend, filename, pattern, expression):
         client.request("continue", threadId=thread)
         client.event("terminated")
         client.sock.close()  # lets debugpy's adapter process (which shares our pipes) exit
-        out, err = proc.communicate(timeout=300)
+        out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
         if proc.poll() is None:
             proc.kill()
