@@ -1,8 +1,10 @@
 """The same breakpoints hit under debugpy (the debugger behind VS Code), driven here
 through its Debug Adapter Protocol: set a breakpoint on a line of a dumped file,
 wait for the stop, evaluate a live tensor in that frame."""
+import contextlib
 import json
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -108,7 +110,8 @@ def stop_under_debugpy(tmp_path, backend, filename, pattern, expression):
     proc = subprocess.Popen([sys.executable, "-m", "debugpy", "--listen", "127.0.0.1:%d" % port,
                              "--wait-for-client", script, dump_dir, backend, "pause"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=pdb_test.REPO)
+                            text=True, env=env, cwd=pdb_test.REPO,
+                            start_new_session=True)  # (its adapter process too: see the finally block)
     try:
         client = DapClient(port, time.time() + HANG_GUARD)
         client.request("initialize", adapterID="python", clientID="depyf-test", linesStartAt1=True,
@@ -132,9 +135,13 @@ def stop_under_debugpy(tmp_path, backend, filename, pattern, expression):
         client.sock.close()  # lets debugpy's adapter process (which shares our pipes) exit
         out, err = proc.communicate(timeout=HANG_GUARD)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.communicate()
+        # on failure debugpy's adapter outlives the script and holds our pipes: waiting for
+        # them would block forever, so the whole session goes
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        if proc.returncode is None:
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.communicate(timeout=30)
     assert proc.returncode == 0, err[-3000:]
     assert "RESULT" in out
     return frame, line, path, value["result"]
