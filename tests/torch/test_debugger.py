@@ -19,7 +19,6 @@ import dump_helpers as dh  # noqa: E402
 
 pytestmark = pytest.mark.torch
 
-REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 # Subprocesses import the depyf this test imported (the installed one under
 # tools/test.sh, the checkout's in a developer build).
 DEPYF_HOME = os.path.dirname(os.path.dirname(os.path.abspath(depyf.__file__)))
@@ -60,7 +59,8 @@ with depyf.debug(pause=sys.argv[3] == "pause"):
 def run(script, dump_dir, backend, pause, commands=""):
     env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
     return subprocess.run([sys.executable, script, dump_dir, backend, pause], input=commands,
-                          capture_output=True, text=True, timeout=1200, env=env, cwd=REPO)  # (a hang guard)
+                          capture_output=True, text=True, timeout=1200, env=env,  # (a hang guard)
+                          cwd=os.path.dirname(script))
 
 
 def line_of(path, pattern):

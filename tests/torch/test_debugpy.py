@@ -110,7 +110,9 @@ def stop_under_debugpy(tmp_path, backend, filename, pattern, expression):
     proc = subprocess.Popen([sys.executable, "-m", "debugpy", "--listen", "127.0.0.1:%d" % port,
                              "--wait-for-client", script, dump_dir, backend, "pause"],
                             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env, cwd=pdb_test.REPO,
+                            # (not the checkout: before 3.11 `python -m` puts the working directory
+                            # first on sys.path, and the checkout's depyf has no build for it)
+                            text=True, env=env, cwd=os.path.dirname(script),
                             start_new_session=True)  # (its adapter process too: see the finally block)
     try:
         client = DapClient(port, time.time() + HANG_GUARD)
