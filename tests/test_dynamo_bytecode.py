@@ -214,3 +214,31 @@ def test_checker_unwinds_from_the_stack_a_raising_instruction_leaves():
     assert _core.equivalent(call, call) == (True, "")
     verdict, why = _core.equivalent(add, add)
     assert verdict is None and "below its block's level" in why, why
+
+
+def test_a_value_stored_twice_and_used_again_is_evaluated_once():
+    """`COPY 1; STORE b; COPY 1; STORE a` with the value going on into a call: torch <= 2.7
+    reaches a module's parameters so, and Python compiles nested walruses so."""
+    namespace = {}
+    exec("def f(self, g):\n    return g((a := (b := self.modules)), 'tok'), a, b\n", namespace)
+    f = namespace["f"]
+
+    class Module:
+        reads = 0
+
+        @property
+        def modules(self):
+            Module.reads += 1
+            return {"tok": Module.reads}
+
+    before = _core.validation_stats()
+    source = _core.decompile(f.__code__)
+    assert "state machine" not in source, source
+    assert _core.validation_stats()["validated"] == before["validated"] + 1, source
+    decompiled = {}
+    exec(source, decompiled)
+    results = []
+    for fn in (f, decompiled["f"]):
+        Module.reads = 0
+        results.append((fn(Module(), lambda d, key: d[key]), Module.reads))
+    assert results[0] == results[1] == ((1, {"tok": 1}, {"tok": 1}), 1), (results, source)
