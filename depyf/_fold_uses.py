@@ -29,6 +29,16 @@ RESUME_NAME = re.compile(r"__resume_at_\d+_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}
 NAMED_CONST = re.compile(r"_depyf_const_\d+")
 
 
+def assigns_a_name(stmt):
+    """`name = value`: one target, a plain name."""
+    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
+
+
+def constant_store(stmt):
+    """`name = <constant>`: it runs nothing."""
+    return assigns_a_name(stmt) and isinstance(stmt.value, ast.Constant)
+
+
 class _NotHere(Exception):
     pass
 
@@ -75,7 +85,7 @@ def _evaluation_order(node):
 def _statement_order(stmt):
     if isinstance(stmt, (ast.Expr, ast.Return)) and stmt.value is not None:
         return _evaluation_order(stmt.value)
-    if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+    if assigns_a_name(stmt):
         return _evaluation_order(stmt.value)
     if isinstance(stmt, ast.If):
         return _evaluation_order(stmt.test)
@@ -113,7 +123,7 @@ class _Folder:
                 stmt.finalbody = self.body(stmt.finalbody, bound)
             if out:
                 at = len(out) - 1
-                while at > 0 and not self.in_try and self.constant_store(out[at]):
+                while at > 0 and not self.in_try and constant_store(out[at]):
                     at -= 1  # (storing a constant runs nothing: a value may move past it)
                 if self.fold(out[at], stmt, bound, out[at + 1:]):
                     del out[at]
@@ -124,15 +134,10 @@ class _Folder:
                 bound -= {t.id for t in stmt.targets if isinstance(t, ast.Name)}
         return out
 
-    @staticmethod
-    def constant_store(stmt):
-        return (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
-                and isinstance(stmt.value, ast.Constant))
-
     def fold(self, first, second, bound, between):
         """Fold `first` (`T = E`) into `second`, past the constant stores `between`, when exact;
         True when done."""
-        if not (isinstance(first, ast.Assign) and len(first.targets) == 1 and isinstance(first.targets[0], ast.Name)):
+        if not assigns_a_name(first):
             return False
         name = first.targets[0].id
         if not _FOLDABLE.match(name) or self.loads.get(name) != 1 or self.stores.get(name) != 1:

@@ -448,9 +448,9 @@ class _Simplifier:
         """`a = b = v` (torch <= 2.7 keeps module attributes so): v once, then each name."""
         value = self.value(value_node, state, out)
         names = [t.id for t in targets]
-        if isinstance(value, _List) and not all(_TEMP.match(n) for n in names):
-            raise GiveUp("a known list stored into a variable and more")
         if isinstance(value, _List):
+            if not all(_TEMP.match(n) for n in names):
+                raise GiveUp("a known list stored into a variable and more")
             for name in names:
                 state.env[name] = value
             return state
@@ -696,11 +696,11 @@ def _conditional_bindings(fn):
     body = fn.body
     for at in range(len(body) - 2, -1, -1):
         first, second = body[at], body[at + 1]
-        if not (_assigns_a_name(first) and isinstance(first.value, ast.Constant)
+        if not (_fold_uses.constant_store(first)
                 and isinstance(second, ast.If) and not second.orelse and len(second.body) == 1):
             continue
         inner, name = second.body[0], first.targets[0].id
-        if not (_assigns_a_name(inner) and inner.targets[0].id == name):
+        if not (_fold_uses.assigns_a_name(inner) and inner.targets[0].id == name):
             continue
         if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(second.test)) or any(
                 isinstance(n, ast.Name) and n.id == name for n in ast.walk(inner.value)):
@@ -708,10 +708,6 @@ def _conditional_bindings(fn):
         merged = ast.Assign([first.targets[0]], ast.IfExp(second.test, inner.value, first.value))
         merged.origin = getattr(first, "origin", None)
         body[at:at + 2] = [merged]
-
-
-def _assigns_a_name(stmt):
-    return isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)
 
 
 class _NegatedTests(ast.NodeTransformer):
