@@ -396,7 +396,7 @@ class Session:
     def write_full_code(self):
         """Write full_code_for_<fn>_<k>.py for every function Dynamo compiled; report counts."""
         names = _SessionNames(self)
-        report = {"functions": [], "resume": 0, "files": []}
+        report = {"functions": [], "resume": 0, "resume_names": [], "files": []}
         covered = set()
         codes = _ti.compiled_codes()
         ordered = ([c for c in codes if not c.co_name.startswith(explain.RESUME_CODE_PREFIX)]
@@ -419,6 +419,7 @@ class Session:
             self.dd.write(filename, header + "\n" + text)
             report["functions"].append(code.co_name)
             report["resume"] += len(seen) - 1
+            report["resume_names"] += [c.co_name for c in ordered if id(c) in seen and c is not code]
             report["files"].append(filename)
         return report
 
@@ -434,9 +435,8 @@ class Session:
         fns = report["functions"]
         lines = [
             "depyf: torch.compile artifacts dumped to %s" % self.dd.path,
-            "  functions: %d%s, resume functions: %d" % (
-                len(fns), " (%s)" % ", ".join(fns[:5]) + (", ..." if len(fns) > 5 else "") if fns else "",
-                report["resume"]),
+            "  functions: %d%s, resume functions: %d%s" % (
+                len(fns), _names(fns), report["resume"], _names(report["resume_names"])),
             "  graphs: %d (%d graph/kernel files), graph breaks: %d, recompilations: %d" % (
                 len(self.graphs), nfiles, self.graph_breaks, self.recompilations),
         ]
@@ -473,6 +473,16 @@ class _SessionNames(explain.OnDemandNames):
             return "# %s: a graph compiled before depyf started dumping (no graph files).\n" % name
         return "# %s: the graph this code calls; its stages are in\n%s" % (
             name, "".join("#   %s\n" % f for f in files))
+
+
+def _names(names, shown=5):
+    """The summary's list ` (a, b x2, ...)`: names as the files and the report give them, each
+    once with its count (Dynamo names the resume functions after one line alike)."""
+    counts = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    parts = [name + (" x%d" % n if n > 1 else "") for name, n in counts.items()]
+    return " (%s)" % ", ".join(parts[:shown] + ["..."] * (len(parts) > shown)) if parts else ""
 
 
 def _first_def_line(source):

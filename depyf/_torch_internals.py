@@ -14,6 +14,7 @@ that raises is logged once and otherwise ignored.
 
 import collections
 import contextlib
+import inspect
 import logging
 import os
 import re
@@ -116,22 +117,29 @@ def compiling_globals(code):
 
 
 def callers_outside_torch():
-    """Inside the bytecode hook: the Python frames that led to the compile, outermost first,
-    as (file, line, name), without torch's and depyf's own frames.  (Torch's structured
-    trace has such a stack too, but on Python 3.13 with torch 2.13 it drops the caller
-    of a compiled frame called from a list comprehension.)"""
-    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, sys.modules["depyf"]))
-    frames = []
+    """Inside the bytecode hook: the frames of the program that led to the compile, outermost
+    first, as (file, line, name): every frame above Dynamo's frame conversion (outside
+    torch.compile's machinery), torch's own frames there included (`nn.Module.__call__`,
+    torch.compile's wrapper), as in Dynamo's graph-break traceback.  (Torch's structured
+    trace has such a stack too, but on Python 3.13 with torch 2.13 it drops the caller of a
+    compiled frame called from a list comprehension.)"""
+    # Dynamo's frame callback lives in torch/_dynamo/convert_frame.py (torch 2.x): its outermost
+    # frame is where the program's own stack ends.
+    machinery = getattr(torch._dynamo.convert_frame, "__file__", None)
+    inner_first = []
     frame = sys._getframe(1)
     try:
-        while frame is not None and len(frames) < 1000:
-            path = frame.f_code.co_filename
-            if not path.startswith(skip):
-                frames.append((path, frame.f_lineno, frame.f_code.co_name))
+        while frame is not None and len(inner_first) < 1000:
+            inner_first.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
             frame = frame.f_back
     finally:
         del frame  # no reference cycle through the stack
-    return frames[::-1]
+    ends = [i for i, (path, _line, _name) in enumerate(inner_first) if path == machinery]
+    if ends:
+        return inner_first[ends[-1] + 1:][::-1]
+    # (a torch that converts frames elsewhere: the frames outside torch and depyf)
+    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, sys.modules["depyf"]))
+    return [f for f in inner_first if not f[0].startswith(skip)][::-1]
 
 
 def bytecode_logger():
@@ -236,8 +244,18 @@ def record_guard_sources():
         if getattr(guard, "user_stack", False) is None:
             guard.user_stack = extract()
 
+    # Torch names a guard with no user line after the frame that called `add`, `skip` frames
+    # up (`skip` since torch 2.1; probed): one more, so that it is torch's frame and
+    # not this wrapper.
+    try:
+        takes_skip = "skip" in inspect.signature(original).parameters
+    except (TypeError, ValueError):
+        takes_skip = False
+
     def add(self, guard, *args, **kwargs):
         _call_safely("guard sources", record, guard)
+        if takes_skip:
+            kwargs["skip"] = kwargs.get("skip", 0) + 1
         return original(self, guard, *args, **kwargs)
 
     return _set_attr(GuardsSet, "add", add)
@@ -643,7 +661,11 @@ def _graph_break_event(text):
     where = _GRAPH_BREAK_AT.search(text)
     body = text[where.end():] if where else text
     reason, _, rest = body.partition("User code traceback:")
+    # Torch appends traceback.format_exc() to the report (torch 2.13, and the releases before
+    # it that have this artifact): Dynamo's own traceback, or, when no exception is being
+    # handled, the line "NoneType: None".
     user_stack = rest.split("Traceback (most recent call last):")[0]
+    user_stack = re.sub(r"(?:^|\n)NoneType: None\s*$", "", user_stack.rstrip())
     reason = reason.strip()
     if reason.startswith("Graph Break Reason:"):
         reason = reason[len("Graph Break Reason:"):].strip()

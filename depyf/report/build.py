@@ -46,10 +46,16 @@ class ReportError(Exception):
 
 
 def write_report(dump_dir):
-    """Write dump_dir/index.html for the dump in `dump_dir`; return its path."""
+    """Write dump_dir/index.html for the dump in `dump_dir`; return its path.
+
+    ReportError (and nothing written) when `dump_dir` is no directory or holds no dump.
+    """
     dump_dir = os.path.abspath(os.fspath(dump_dir))
     if not os.path.isdir(dump_dir):
         raise ReportError("not a directory")
+    if not any(_is_dump(path) for _label, path in _run_dirs(dump_dir)):
+        raise ReportError("not a depyf dump (no %s, no __transformed_code_*, full_code_for_* or "
+                          "__compiled_fn_* file); nothing written" % MANIFEST)
     html = render(dump_dir)
     path = os.path.join(dump_dir, INDEX)
     # Atomic: ranks of a distributed run each rewrite the page when they finish.
@@ -108,6 +114,15 @@ def _run_dirs(dump_dir):
     if ranks:
         return [("rank %d" % r, os.path.join(dump_dir, name)) for r, name in sorted(ranks)]
     return [("", dump_dir)]
+
+
+def _is_dump(path):
+    """Whether depyf.prepare_debug wrote into `path`: its manifest, or files named as it names them."""
+    try:
+        names = os.listdir(path)
+    except OSError:
+        return False
+    return any(name == MANIFEST or _kind(name) != "other" for name in names)
 
 
 def _load_manifest(path):
@@ -244,7 +259,7 @@ def _functions(manifest, text_of):
                               "line": where.get("line"), "resume": str(where.get("name", "")).startswith(
                                   "torch_dynamo_resume_in_"),
                               "full_code": None, "source": None, "source_line": None,
-                              "compilations": [], "check_order": None, "parent": None}
+                              "compilations": [], "check_order": None, "parent": None, "globals": []}
             order.append(key)
         return functions[key]
 
@@ -283,7 +298,27 @@ def _functions(manifest, text_of):
                 target = function(r)
                 r["id"] = target["id"]
                 target["parent"] = target["parent"] or fn["id"]
+                if r.get("global") and r["global"] not in target["globals"]:
+                    target["globals"].append(r["global"])
+            if c["guards"]:
+                c["guards"] = [_guard_view(g) for g in c["guards"]]
     return [functions[key] for key in order]
+
+
+# The end of a guard's comment: where Dynamo made it (`path:line in function`).
+_GUARD_WHERE = re.compile(r"#\s*([^#]*:\d+ in [^#]*?)\s*$")
+
+
+def _guard_view(guard):
+    """A guard as the page shows it: "kind"; "expr", the Python expression it checks, or
+    None (checked in C++); "check", the rest of what Dynamo says about it (the C++ check,
+    an ID_MATCH's type); "code", the user's source line it comes from; "where"."""
+    comment = guard.get("comment") or ""
+    match = _GUARD_WHERE.search(comment)
+    where = match.group(1) if match else None
+    check, _, code = (comment[:match.start()] if match else comment).partition("#")
+    return {"kind": guard.get("kind"), "expr": guard.get("expr"), "check": check.strip() or None,
+            "code": code.strip() or None, "where": where}
 
 
 def _graphs_called(text):
@@ -311,7 +346,8 @@ def _functions_from_names(files, text_of):
             fn = functions.setdefault(label, {
                 "id": "f%d" % len(functions), "name": label, "file": None, "line": None,
                 "resume": label.startswith("torch_dynamo_resume_in_"), "full_code": None, "source": None,
-                "source_line": None, "compilations": [], "check_order": None, "parent": None})
+                "source_line": None, "compilations": [], "check_order": None, "parent": None,
+                "globals": []})
             if pattern is _FULL_CODE_FILE:
                 fn["full_code"] = fn["full_code"] or f["name"]
             else:

@@ -10,6 +10,7 @@ compilation finishes (at most once a second: later ones are saved by a timer)
 and at the end of each session.  See depyf.report.build for the reader.
 """
 
+import functools
 import inspect
 import json
 import logging
@@ -29,7 +30,6 @@ FORMAT_VERSION = 1
 SAVE_INTERVAL = 1.0  # seconds: a long run of compilations rewrites the manifest at most this often
 
 _COMPILED_FN = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
-_RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"
 
 
 def _where(code):
@@ -64,8 +64,8 @@ class Recorder:
         with self._lock:
             record = self._compilation(event["compile_id"])
             kind = event["kind"]
-            if kind == "start":
-                record["stack"] = record["stack"] or event["stack"]  # (on_transformed's is kept)
+            if kind == "start":  # (on_transformed's stack, when there is one, is kept)
+                record["stack"] = record["stack"] or [dict(f, origin=_origin(f["file"])) for f in event["stack"]]
             elif kind == "graph_break":
                 brk = {k: event[k] for k in ("file", "line", "reason", "user_stack")}
                 brk["code"] = _source_line(event["file"], event["line"])
@@ -91,8 +91,8 @@ class Recorder:
             record = self._compilation(compile_id)
             if callers:  # (the stack, from the frames themselves: the compiled frame last)
                 frames = list(callers) + [(original.co_filename, original.co_firstlineno, original.co_name)]
-                record["stack"] = [{"file": f, "line": line, "name": name, "code": _source_line(f, line)}
-                                   for f, line, name in frames]
+                record["stack"] = [{"file": f, "line": line, "name": name, "code": _source_line(f, line),
+                                    "origin": _origin(f)} for f, line, name in frames]
             record["function"] = _where(original)
             record["transformed"] = os.path.basename(path)
             for name in code.co_names:
@@ -146,7 +146,7 @@ class Recorder:
             entries.append({"compile_id": entry.compile_id,
                             "transformed": os.path.basename(record.path) if record else None,
                             "guards": guards, "resumes": resumes})
-        resume = code.co_name.startswith(_RESUME_CODE_PREFIX)
+        resume = code.co_name.startswith(explain.RESUME_CODE_PREFIX)
         source, first_line = _original_source(code, resume)
         full = dd.full_code.get(id(code))
         return dict(_where(code), resume=resume, full_code=full[0] if full else None,
@@ -177,6 +177,33 @@ class Recorder:
 def _fn_number(name):
     match = re.search(r"\d+", name)
     return int(match.group()) if match else -1
+
+
+def _library_dirs():
+    """(torch's package directory, the directories of the standard library and installed packages)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    libraries = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    return os.path.dirname(os.path.realpath(torch.__file__)), tuple(os.path.join(p, "") for p in libraries)
+
+
+@functools.lru_cache(maxsize=4096)
+def _origin(path):
+    """Whose code a frame of the program's stack runs: "torch", "library" (the standard
+    library, installed packages) or None (the program's own)."""
+    if not path:
+        return None
+    if path.startswith("<frozen "):  # (stdlib modules frozen into the interpreter, 3.11+)
+        return "library"
+    torch_dir, libraries = _LIBRARY_DIRS
+    real = os.path.realpath(path)
+    if real.startswith(os.path.join(torch_dir, "")):
+        return "torch"
+    return "library" if real.startswith(libraries) else None
+
+
+_LIBRARY_DIRS = _library_dirs()
 
 
 def _source_line(path, line):
