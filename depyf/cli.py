@@ -106,7 +106,7 @@ def _parser():
         description="Write DUMP_DIR/index.html: one static page (no server, no network) showing every "
                     "function torch.compile compiled in the dump that depyf.prepare_debug wrote into "
                     "DUMP_DIR, its cache entries, guards, graph breaks, recompilations, graphs and "
-                    "kernels. Exit status 2 when DUMP_DIR is not a directory.")
+                    "kernels. Exit status 2 when DUMP_DIR is not a directory or holds no dump.")
     rep.add_argument("file", metavar="DUMP_DIR", help="a directory written by depyf.prepare_debug")
     rep.set_defaults(run=_report)
     return parser

@@ -100,6 +100,26 @@ def test_cli_writes_the_report_and_rejects_a_missing_directory(tmp_path):
     assert missing.stderr.strip() == "depyf: %s: not a directory" % (tmp_path / "nowhere")
 
 
+@pytest.mark.parametrize("layout", ["empty", "other files", "empty rank directories"])
+def test_cli_refuses_a_folder_with_no_dump_and_writes_nothing(tmp_path, layout):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    if layout == "other files":
+        (folder / "notes.py").write_text("x = 1\n")
+        (folder / "index.html").write_text("<p>the user's own page</p>")
+    elif layout == "empty rank directories":
+        (folder / "rank_0").mkdir()
+        (folder / "rank_1").mkdir()
+    before = sorted((p.relative_to(folder), p.stat().st_mtime_ns) for p in folder.rglob("*"))
+    env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-m", "depyf", "report", str(folder)], capture_output=True, text=True, env=env)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("depyf: %s: not a depyf dump (no depyf_manifest.json" % folder), line
+    assert sorted((p.relative_to(folder), p.stat().st_mtime_ns) for p in folder.rglob("*")) == before, "nothing written"
+
+
 def test_file_texts_cannot_break_out_of_the_page(tmp_path, browser):
     """Dumped code is data: `</script>` or HTML in a file shows as text."""
     dump = tmp_path / "dump"
@@ -121,7 +141,7 @@ def test_report_files_are_the_package_data(tmp_path):
     assets = os.path.join(os.path.dirname(os.path.abspath(depyf.__file__)), "report", "assets")
     assert sorted(os.listdir(assets)) == ["highlight.js", "report.css", "report.html", "report.js"]
     dump = tmp_path / "dump"
-    os.makedirs(dump)
+    report_synthetic.make_dump(str(dump), functions=1, entries=1)
     html = open(write_report(str(dump)), encoding="utf-8").read()
     for name in ("highlight.js", "report.css", "report.js"):
         with open(os.path.join(assets, name), encoding="utf-8") as f:
