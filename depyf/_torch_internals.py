@@ -118,8 +118,8 @@ def compiling_globals(code):
 
 def callers_outside_torch():
     """Inside the bytecode hook: the frames of the program that led to the compile, outermost
-    first, as (file, line, name): every frame above Dynamo's frame conversion (outside
-    torch.compile's machinery), torch's own frames there included (`nn.Module.__call__`,
+    first, as (file, line, name): every frame outside torch.compile's machinery (above
+    Dynamo's frame conversion), torch's own frames there included (`nn.Module.__call__`,
     torch.compile's wrapper), as in Dynamo's graph-break traceback.  (Torch's structured
     trace has such a stack too, but on Python 3.13 with torch 2.13 it drops the caller of a
     compiled frame called from a list comprehension.)"""

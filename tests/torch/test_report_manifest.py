@@ -125,6 +125,14 @@ def test_graph_break_tracebacks_end_with_the_users_frame(module_manifest):
         assert code.strip() == brk["code"] and all(set(line.strip()) <= set("^~") for line in carets), lines[last:]
 
 
+def test_guards_name_where_torch_made_them_never_depyf(manifest):
+    """A guard with no user line (global state, the default device) is named after the frame
+    that added it: torch's, not the wrapper depyf puts around GuardsSet.add."""
+    comments = [g["comment"] for fn in manifest["functions"] for e in fn["entries"] for g in e["guards"]]
+    assert any(re.search(r"\.py:\d+ in \w+$", c) for c in comments)
+    assert not [c for c in comments if re.search(r"\bdepyf/\w+\.py:\d+ in ", c)], "depyf's own frames"
+
+
 def test_recompilations_carry_their_reasons(manifest):
     after_item = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_%d" % wl.ITEM_LINE)
     assert len(after_item) >= 2, "the .item() value differs between calls"
