@@ -91,6 +91,36 @@ def register_bytecode_hook(hook):
     return handle.remove
 
 
+def register_raw_bytecode_hook(hook):
+    """Register hook(original_code, transformed_code) as torch calls it: what it returns
+    and raises reach Dynamo unchanged (the original depyf's wrapper class, and the code
+    built on it, rely on that).  Returns the function that removes the hook."""
+    register = _require(torch._dynamo.convert_frame, "register_bytecode_hook", "torch._dynamo.convert_frame")
+    return register(hook).remove
+
+
+def compiling_frame_locals(code):
+    """Inside the bytecode hook: the locals (arguments) of the frame Dynamo is compiling
+    into `code`'s transformed code, or None when not found.
+
+    Dynamo's convert_frame passes that frame down as a local of its own frames below the
+    hook (`frame` in torch 2.2-2.13's `_compile`); it is found by what it is, an object
+    whose class has `f_code` and `f_locals` and whose code is `code`, not by names."""
+    frame = sys._getframe(1)
+    try:
+        for _ in range(64):
+            if frame is None:
+                return None
+            for value in frame.f_locals.values():
+                kind = type(value)
+                if hasattr(kind, "f_code") and hasattr(kind, "f_locals") and value.f_code is code:
+                    return value.f_locals
+            frame = frame.f_back
+    finally:
+        del frame  # no reference cycle through the stack
+    return None
+
+
 def compiling_globals(code):
     """Inside the bytecode hook: the globals of the frame Dynamo compiled into `code`.
 
