@@ -106,19 +106,12 @@ def compiling_frame_locals(code):
     Dynamo's convert_frame passes that frame down as a local of its own frames below the
     hook (`frame` in torch 2.2-2.13's `_compile`); it is found by what it is, an object
     whose class has `f_code` and `f_locals` and whose code is `code`, not by names."""
-    frame = sys._getframe(1)
-    try:
-        for _ in range(64):
-            if frame is None:
-                return None
-            for value in frame.f_locals.values():
-                kind = type(value)
-                if hasattr(kind, "f_code") and hasattr(kind, "f_locals") and value.f_code is code:
-                    return value.f_locals
-            frame = frame.f_back
-    finally:
-        del frame  # no reference cycle through the stack
-    return None
+    def is_the_frame(value):
+        kind = type(value)
+        return hasattr(kind, "f_code") and hasattr(kind, "f_locals") and value.f_code is code
+
+    frame = _local_below_hook(is_the_frame)
+    return None if frame is None else frame.f_locals
 
 
 def compiling_globals(code):
@@ -131,13 +124,19 @@ def compiling_globals(code):
     wanted = [n for n in code.co_names if n.startswith(("__compiled_fn", "__resume_at"))]
     if not wanted:
         return None
-    frame = sys._getframe(1)
+    return _local_below_hook(lambda value: type(value) is dict and all(n in value for n in wanted))
+
+
+def _local_below_hook(wanted, depth=64):
+    """The first local variable of the frames below the caller's caller (at most `depth`
+    of them, innermost first) for which wanted(value) holds, or None."""
+    frame = sys._getframe(2)
     try:
-        for _ in range(64):
+        for _ in range(depth):
             if frame is None:
                 return None
             for value in frame.f_locals.values():
-                if type(value) is dict and all(n in value for n in wanted):
+                if wanted(value):
                     return value
             frame = frame.f_back
     finally:
