@@ -7,6 +7,7 @@ import importlib.metadata
 import inspect
 import os
 import re
+import subprocess
 import sys
 import threading
 import types
@@ -329,3 +330,9 @@ def test_version_is_0_1_0_everywhere():
     except importlib.metadata.PackageNotFoundError:
         pytest.skip("depyf is not installed (a developer build)")
     assert installed == "0.1.0"
+
+
+def test_the_torch_free_modules_do_not_import_torch():
+    check = "import sys, depyf.utils, depyf.decompiler; print('torch' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", check], cwd=REPO, capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
