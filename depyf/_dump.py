@@ -150,9 +150,10 @@ _READ_ONLY = _header("For reading: this graph's forward could not be pointed at 
 class Session:
     """Hooks into torch.compile while active; writes the dump; restores everything on exit."""
 
-    def __init__(self, dd, summary=True):
+    def __init__(self, dd, summary=True, log_bytecode=False):
         self.dd = dd
         self.summary = summary
+        self.log_bytecode = log_bytecode  # prepare_debug(log_bytecode=True): dump the code objects too
         self.failures = []  # (what, file) that could not be decompiled
         self.graphs = []  # compiled fns captured in this session
         self.recompilations = 0

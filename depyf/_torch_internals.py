@@ -91,6 +91,29 @@ def register_bytecode_hook(hook):
     return handle.remove
 
 
+def register_raw_bytecode_hook(hook):
+    """Register hook(original_code, transformed_code) as torch calls it: what it returns
+    and raises reach Dynamo unchanged (the original depyf's wrapper class, and the code
+    built on it, rely on that).  Returns the function that removes the hook."""
+    register = _require(torch._dynamo.convert_frame, "register_bytecode_hook", "torch._dynamo.convert_frame")
+    return register(hook).remove
+
+
+def compiling_frame_locals(code):
+    """Inside the bytecode hook: the locals (arguments) of the frame Dynamo is compiling
+    into `code`'s transformed code, or None when not found.
+
+    Dynamo's convert_frame passes that frame down as a local of its own frames below the
+    hook (`frame` in torch 2.2-2.13's `_compile`); it is found by what it is, an object
+    whose class has `f_code` and `f_locals` and whose code is `code`, not by names."""
+    def is_the_frame(value):
+        kind = type(value)
+        return hasattr(kind, "f_code") and hasattr(kind, "f_locals") and value.f_code is code
+
+    frame = _local_below_hook(is_the_frame)
+    return None if frame is None else frame.f_locals
+
+
 def compiling_globals(code):
     """Inside the bytecode hook: the globals of the frame Dynamo compiled into `code`.
 
@@ -101,13 +124,19 @@ def compiling_globals(code):
     wanted = [n for n in code.co_names if n.startswith(("__compiled_fn", "__resume_at"))]
     if not wanted:
         return None
-    frame = sys._getframe(1)
+    return _local_below_hook(lambda value: type(value) is dict and all(n in value for n in wanted))
+
+
+def _local_below_hook(wanted, depth=64):
+    """The first local variable of the frames below the caller's caller (at most `depth`
+    of them, innermost first) for which wanted(value) holds, or None."""
+    frame = sys._getframe(2)
     try:
-        for _ in range(64):
+        for _ in range(depth):
             if frame is None:
                 return None
             for value in frame.f_locals.values():
-                if type(value) is dict and all(n in value for n in wanted):
+                if wanted(value):
                     return value
             frame = frame.f_back
     finally:
