@@ -105,7 +105,10 @@ def decompile_one(task, indent):
 
 def _serve(conn, indent):
     """A worker: decompiles the tasks it is sent until it is sent None."""
+    from . import _inputs
+
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent stops the batch on ^C
+    _inputs.quiet_compiler_warnings()
     while True:
         try:
             task = conn.recv()

@@ -2,6 +2,8 @@
 file of any CPython 3.8-3.13, read safely (depyf/_files.py) with the .pyc header
 checked before the rest of the file is read."""
 
+import warnings
+
 from . import _core
 from ._files import RegularFile, UnreadableFile
 
@@ -13,6 +15,14 @@ _GOOD_HEADER_PROBE = b"\xa7\r\r\n" + bytes(12) + b"N"
 
 class InputError(Exception):
     """The file cannot be used; the message is the reason."""
+
+
+def quiet_compiler_warnings():
+    """The compiler's warnings about the code being compiled (`is` with a literal, invalid
+    escapes) say nothing about depyf's work, and would break the one-line-per-failure
+    stderr: off, for the .py files read and for translation validation's compiles."""
+    warnings.simplefilter("ignore", SyntaxWarning)
+    warnings.simplefilter("ignore", DeprecationWarning)
 
 
 def is_source(path):

@@ -160,6 +160,7 @@ def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
     args.status = 0
+    _inputs.quiet_compiler_warnings()
     if args.command == "decompile":
         args.file = args.paths[0]
     try:
