@@ -30,6 +30,7 @@ _LAZY = {
     "install": ("depyf.logging_hook", "install"),
     "uninstall": ("depyf.logging_hook", "uninstall"),
     "explain": ("depyf.explain", None),
+    "show": ("depyf._notebook", "show"),
 }
 
 # The lazy names stay out of __all__ so that `from depyf import *` does not import torch.
