@@ -5,7 +5,11 @@
 #     clean venv (a build from source); every venv below but .venv-asan
 #     installs the wheel, so the tests test what users install
 #  1. .venv (Python 3.11) with the wheel and its `test` extra (pytest, torch
-#     2.13.0, debugpy, selenium), and Debian's chromium for the report tests
+#     2.13.0, debugpy, selenium), and Debian's chromium for the report tests.
+#     torch==2.13.0 is the CPU build only on this project's machines, whose
+#     pip finds torch-2.13.0+cpu in a local folder; elsewhere PyPI gives the
+#     CUDA build unless PIP_EXTRA_INDEX_URL names PyTorch's CPU wheel index
+#     (README, Set up)
 #  2. make ctest: the C unit tests; a 20 s fuzz run per harness (clang's
 #     libFuzzer); the C unit tests under valgrind
 #  3. pytest over tests/
