@@ -276,7 +276,8 @@ def decompile_tree(paths, outdir, jobs=None, indent=4, timeout=None, stderr=None
     for failure in failures:
         on_result(failure)
     try:
-        run(tasks, jobs, indent, timeout, on_result)
+        if tasks:
+            run(tasks, jobs, indent, timeout, on_result)
     finally:
         progress.clear()
     totals["seconds"] = time.monotonic() - start

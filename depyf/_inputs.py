@@ -2,6 +2,7 @@
 file of any CPython 3.8-3.13, read safely (depyf/_files.py) with the .pyc header
 checked before the rest of the file is read."""
 
+import functools
 import warnings
 
 from . import _core
@@ -29,6 +30,7 @@ def is_source(path):
     return str(path).endswith((".py", ".pyw"))
 
 
+@functools.lru_cache(maxsize=None)
 def _header_fine_reason():
     try:
         _core.disasm_pyc(_GOOD_HEADER_PROBE)

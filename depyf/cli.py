@@ -41,6 +41,8 @@ def _decompile(args):
         return _decompile_tree(args)
     if len(args.paths) != 1:
         raise argparse.ArgumentTypeError("give -o OUTDIR to decompile several files")
+    if args.jobs is not None or args.timeout is not None:
+        raise argparse.ArgumentTypeError("--jobs and --timeout go with -o OUTDIR")
     if os.path.isdir(args.file):
         raise _inputs.InputError("a directory (give -o OUTDIR to decompile every file in it)")
     return _inputs.decompile(args.file, indent=args.indent)
@@ -108,7 +110,7 @@ def _parser():
                      help="with -o: processes decompiling at once (default: one per core)")
     dec.add_argument("--timeout", type=_number(0.001, 1e6, float), default=None, metavar="SECONDS",
                      help="with -o: a file taking longer fails (default: no limit)")
-    dec.set_defaults(run=_decompile)
+    dec.set_defaults(run=_decompile, parser=dec)
     dis = commands.add_parser("disasm", help="print the disassembly of FILE",
                               description="Print the disassembly of FILE and of every code object in it.",
                               epilog=EPILOG, formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -157,8 +159,7 @@ def _fail(path, reason, status):
 
 def main(argv=None):
     """Runs the command line; returns the exit status."""
-    parser = _parser()
-    args = parser.parse_args(argv)
+    args = _parser().parse_args(argv)
     args.status = 0
     _inputs.quiet_compiler_warnings()
     if args.command == "decompile":
@@ -167,7 +168,7 @@ def main(argv=None):
         text = args.run(args)
         _write(text)
     except argparse.ArgumentTypeError as e:
-        parser.error(str(e))
+        args.parser.error(str(e))
     except _inputs.InputError as e:
         return _fail(args.file, e, 2)
     except OutputError as e:

@@ -45,6 +45,9 @@ def make_tree(root):
         shutil.copy(pyc, cache)
         good.append(cache / os.path.basename(pyc))
     (tree / "pkg" / "greet.py").write_text(GOOD_SOURCE)
+    # (the compiler's warning about this line must not reach stderr)
+    (tree / "pkg" / "warns.py").write_text("def f(x):\n    return x is 1\n")
+    good.append(tree / "pkg" / "warns.py")
     (tree / "pkg" / "deeper" / "and_deeper").mkdir(parents=True)
     (tree / "pkg" / "deeper" / "and_deeper" / "leaf.py").write_text("X = [i * i for i in range(3)]\n")
     good += [tree / "pkg" / "greet.py", tree / "pkg" / "deeper" / "and_deeper" / "leaf.py"]
@@ -192,3 +195,10 @@ def test_a_worker_that_dies_or_hangs_fails_its_file_and_the_batch_goes_on(tmp_pa
     assert errors.pop("hangs.py") == "took longer than 5 s (--timeout)"
     assert set(errors.values()) == {None}
     assert sorted(p.name for p in (tmp_path / "out").iterdir()) == sorted("ok%d.py" % i for i in range(6))
+
+
+def test_jobs_and_timeout_need_outdir(tmp_path):
+    (tmp_path / "m.py").write_text("x = 1\n")
+    result = depyf("decompile", tmp_path / "m.py", "--jobs", "2")
+    assert result.returncode == 2 and "usage: depyf decompile" in result.stderr
+    assert "--jobs and --timeout go with -o OUTDIR" in result.stderr
