@@ -13,20 +13,9 @@ import sys
 import pytest
 
 from depyf import _batch
+from test_cli import SOURCE as GOOD_SOURCE, depyf
 
 PYC_FIXTURES = os.path.join(os.path.dirname(__file__), "data", "pyc")
-
-GOOD_SOURCE = '''\
-def greet(name, punctuation="!"):
-    if not name:
-        return "hello" + punctuation
-    return "hello " + name + punctuation
-'''
-
-
-def depyf(*args):
-    return subprocess.run([sys.executable, "-m", "depyf", *map(str, args)],
-                          capture_output=True, text=True, timeout=600)
 
 
 def python_of(minor):
