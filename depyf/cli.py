@@ -77,6 +77,13 @@ def _report(args):
     return "depyf: report written to %s (open it in a browser)" % path
 
 
+class _Parser(argparse.ArgumentParser):
+    """Usage errors too are one line: what is wrong, and where the help is."""
+
+    def error(self, message):
+        self.exit(2, "%s: error: %s (see %s --help)\n" % (self.prog, " ".join(message.split()), self.prog))
+
+
 def _number(low, high, kind=int):
     def parse(text):
         try:
@@ -91,7 +98,7 @@ def _number(low, high, kind=int):
 
 def _parser():
     """One subcommand per action; each sets `run`, a function of the parsed args returning the text to print."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="depyf", description=DESCRIPTION, epilog=EPILOG,
         formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--version", action="version", version="depyf " + __version__)
