@@ -130,7 +130,10 @@ class _Worker:
 
     def give(self, task):
         self.task, self.since = task, time.monotonic()
-        self.conn.send(task)
+        try:
+            self.conn.send(task)
+        except OSError:  # the worker died meanwhile: the main loop sees it and fails the task
+            pass
 
     def stop(self, kill=False):
         if kill:
@@ -161,7 +164,7 @@ def _death(process):
     return "the decompiling process ended (exit status %s)" % code
 
 
-def run(tasks, jobs, indent, timeout=None, on_result=None):
+def run(tasks, jobs, indent, on_result, timeout=None):
     """Decompiles `tasks` on `jobs` worker processes; calls on_result(Result) as each ends."""
     context = _context()
     pending = collections.deque(tasks)
@@ -277,7 +280,7 @@ def decompile_tree(paths, outdir, jobs=None, indent=4, timeout=None, stderr=None
         on_result(failure)
     try:
         if tasks:
-            run(tasks, jobs, indent, timeout, on_result)
+            run(tasks, jobs, indent, on_result, timeout)
     finally:
         progress.clear()
     totals["seconds"] = time.monotonic() - start

@@ -177,7 +177,7 @@ def test_a_worker_that_dies_or_hangs_fails_its_file_and_the_batch_goes_on(tmp_pa
     monkeypatch.setattr(_batch, "decompile_one", decompile_one)
     tasks, failures = _batch.collect([tmp_path], str(tmp_path / "out"))
     results = []
-    _batch.run(tasks, jobs=2, indent=4, timeout=5, on_result=results.append)
+    _batch.run(tasks, jobs=2, indent=4, on_result=results.append, timeout=5)
     errors = {os.path.basename(r.source): r.error for r in results}
     assert sorted(errors) == sorted(names) and not failures
     assert errors.pop("dies.py") == "the decompiling process was killed by SIGKILL"
