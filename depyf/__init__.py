@@ -5,8 +5,8 @@
 """
 
 import importlib
-
 import sys
+import warnings
 
 try:
     from ._core import DecompilationError
@@ -19,6 +19,12 @@ except ModuleNotFoundError as _e:
     if sys.argv[:1] == ["-m"]:  # `python -m depyf`: one line, no traceback
         raise SystemExit(_MISSING_CORE) from None
     raise ImportError(_MISSING_CORE, name="depyf._core") from None
+
+# Translation validation compiles the decompiled text as "<depyf validation>".  What the
+# compiler warns about there (`x is 1`, an escape sequence) is the decompiled program's
+# own, already warned about when it was first compiled: not a warning for depyf's user.
+warnings.filterwarnings("ignore", module="<depyf validation>$")
+
 from .decompiler import Decompiler, decompile
 
 __version__ = "0.1.0"

@@ -456,6 +456,28 @@ def test_import_depyf_does_not_import_torch():
     assert out.stdout.strip() == "False"
 
 
+WARNS_WHEN_COMPILED = """
+import warnings
+warnings.simplefilter("error")  # (-W error: before depyf, as a program's own filters are)
+import depyf
+from depyf import _core
+source = "def f(x):\\n    return x is 1\\n"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    f = compile(source, "m.py", "exec").co_consts[0]
+before = _core.validation_stats()["validated"]
+print(depyf.decompile(f).strip().splitlines()[-1], _core.validation_stats()["validated"] - before)
+"""
+
+
+def test_what_the_compiler_warns_about_in_the_checked_text_is_not_raised_or_printed():
+    """`x is 1` makes compile() warn (an error under -W error); validation compiles the
+    decompiled text, which says the same: depyf must neither print the warning nor fail."""
+    out = subprocess.run([sys.executable, "-c", WARNS_WHEN_COMPILED], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(depyf.__file__)), check=True)
+    assert out.stdout.split() == ["return", "x", "is", "1", "1"] and out.stderr == "", out
+
+
 def test_unknown_attribute_is_an_attribute_error():
     with pytest.raises(AttributeError, match="no attribute 'nonexistent'"):
         depyf.nonexistent  # noqa: B018
