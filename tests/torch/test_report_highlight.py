@@ -25,11 +25,12 @@ VERSIONS = ["3.8", "3.9", "3.10", "3.11", "3.12", "3.13"]
 PEP701_SOURCE = '''\
 import re
 
-@dataclass(frozen=True)
-class Row[T]:
-    type Alias = list[T]
+type Alias[T] = list[T]
 
-    def show(self, d: dict, x, w=8, *, sep="\\t") -> str:
+
+@dataclass(frozen=True)
+class Row:
+    def show[T](self, d: dict[str, T], x, w=8, *, sep="\\t") -> str:
         a = f"{d["key"]} {x!r:>{w}} {d['a']["b"]=} {{literal}} \\N{EM DASH}"
         b = f'{'\\n'.join(x)} {f"{f'{x}'}"} {sep!s}'
         c = f"{x:{"<" if w else ">"}10}" + f"{'it''s'}" + f"{"\\""}" + f"{'{'}{{}}"
