@@ -299,3 +299,60 @@ def test_a_function_made_with_a_closure_other_than_its_cells():
             "    " + line + "\n" for line in source.splitlines()) + "    return maker\n", "<decompiled>", "exec"),
              scope)
         assert outcome(scope["make"]()) == expected, (options, source)
+
+
+def called_where_made(fn, name):
+    """`fn`'s code where the function it stores in local `name` and then calls is called right
+    where it is made (torch <= 2.6 calls a resume function so): the store and the load of
+    `name` go, the NULL of the call moves below the function (3.11/3.12: PUSH_NULL and
+    SWAP 2; 3.13 pushes it after the callable), and the local is renamed."""
+    code = fn.__code__
+    ins = list(dis.get_instructions(code))
+    store = next(i for i in ins if i.opname == "STORE_FAST" and i.argval == name)
+    load = next(i for i in ins if i.opname == "LOAD_FAST" and i.argval == name)
+    raw = bytearray(code.co_code)
+
+    def put(at, opname, arg=0):
+        raw[at:at + 2] = bytes([dis.opmap[opname], arg])
+    if sys.version_info >= (3, 13):
+        put(store.offset, "NOP")
+    else:
+        null = ins[ins.index(load) - 1]
+        assert null.opname == "PUSH_NULL", ins
+        put(store.offset, "PUSH_NULL")
+        put(null.offset, "SWAP", 2)
+    put(load.offset, "NOP")
+    # (the slot stays, renamed: as in Dynamo's code, no local has the function's name)
+    varnames = tuple(v + "_slot" if v == name else v for v in code.co_varnames)
+    return code.replace(co_code=bytes(raw), co_varnames=varnames)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11+: the function type takes the name from the code")
+def test_a_function_called_where_it_is_made():
+    """No `def` makes a function that is used without being bound to a name: it is made by
+    calling the function type on the same code object (a def would compile another one,
+    and bind a local the code does not have)."""
+    def make():
+        offset, scale = 10, 20
+
+        def maker():
+            def resume(y):
+                return y * scale + offset
+            unused = 2
+            return resume(1)
+        return maker
+
+    maker = make()
+    code = called_where_made(maker, "resume")
+    original = types.FunctionType(code, {"__name__": "m"}, closure=maker.__closure__)
+    assert original() == 30
+    for options in ({"validate": False}, {}, {"force_fallback": True}):
+        source, _lines, named = _core.decompile(code, named=True, linemap=True, **options)
+        assert ".__class__(" in source and "def resume" not in source, (options, source)
+        scope = {"__name__": "m"}
+        scope.update(("_depyf_const_%d" % k, obj) for k, obj in enumerate(named))
+        exec(compile("def make():\n    offset, scale = 10, 20\n" + "".join(
+            "    " + line + "\n" for line in source.splitlines()) + "    return maker\n", "<decompiled>", "exec"),
+             scope)
+        assert scope["make"]()() == 30, (options, source)
+        assert "resume" not in scope["make"]().__code__.co_varnames, source  # no local of its name

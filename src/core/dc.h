@@ -13,7 +13,7 @@ enum {
     X_NULL = DP_NODE_KIND_COUNT + 1, /* NULL half of a callable pair */
     X_SLOT,       /* unpack/for target slot: a = holder tuple, op = index */
     X_FUNC,       /* made function: cst = code, a = defaults, b = kwdefaults,
-                     c = annotations */
+                     c = annotations, l1 = {the closure tuple} when it has one */
     X_IMPORT,     /* IMPORT_NAME result: s = module, op = level, cst = fromlist,
                      a = the S_IMPORTFROM statement once one was emitted */
     X_ITER,       /* a loop's iterator (GET_ITER result): a = iterable */

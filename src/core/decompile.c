@@ -387,29 +387,34 @@ static int valid_tree(const dp_node *n, int depth) {
     return valid_tree(n->a, depth + 1) && valid_tree(n->b, depth + 1) && valid_tree(n->c, depth + 1);
 }
 
-/* 3.13 sets a function's defaults after MAKE_FUNCTION, so a lambda stays an
- * X_FUNC on the stack; once the structure is built, those still in it are
- * complete: each becomes its `lambda` expression (in place, as the node may
- * be shared). */
-static int finish_lambdas(dc *d, dp_node *n, int depth) {
+/* Functions made and not stored by a def, once the structure is built
+ * (in place, as the node may be shared): a lambda still an X_FUNC (3.13
+ * sets a function's defaults after MAKE_FUNCTION) is complete and becomes
+ * its `lambda`; any other is a function used as a value, which only
+ * Dynamo's code makes (torch <= 2.6 calls a resume function right where
+ * it makes it): no def says that, so it becomes the call that makes the
+ * same function from the same code object (dc_function_by_value). */
+static int finish_made_functions(dc *d, dp_node *n, int depth) {
     if (n == NULL)
         return 0;
     if (depth > 2000)
         return dc_fail(d, -1, "expression nested too deeply");
-    if (n->kind == X_FUNC && n->cst && n->cst->code && strcmp(n->cst->code->name, "<lambda>") == 0) {
-        dp_node *lam = dc_lambda(d, n, -1);
-        if (lam == NULL)
+    if (n->kind == X_FUNC && n->cst && n->cst->code) {
+        dp_node *closure = n->l1.n > 0 ? n->l1.v[0] : NULL;
+        dp_node *made = strcmp(n->cst->code->name, "<lambda>") == 0 ? dc_lambda(d, n, -1)
+                                                                   : dc_function_by_value(d, n, closure, -1);
+        if (made == NULL)
             return -1;
-        *n = *lam;
+        *n = *made;
     }
     dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
     for (int l = 0; l < 4; l++)
         for (int k = 0; k < ls[l]->n; k++)
-            if (finish_lambdas(d, ls[l]->v[k], depth + 1) < 0)
+            if (finish_made_functions(d, ls[l]->v[k], depth + 1) < 0)
                 return -1;
-    if (finish_lambdas(d, n->a, depth + 1) < 0 || finish_lambdas(d, n->b, depth + 1) < 0)
+    if (finish_made_functions(d, n->a, depth + 1) < 0 || finish_made_functions(d, n->b, depth + 1) < 0)
         return -1;
-    return finish_lambdas(d, n->c, depth + 1);
+    return finish_made_functions(d, n->c, depth + 1);
 }
 
 /* An item of an unpacked value used as a value rather than stored (Dynamo's
@@ -484,8 +489,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     int r = forced ? dc_fail(d, -1, "the state machine was asked for") : dc_block(d, 0, d->n, &st, body);
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
-    for (int k = 0; r >= 0 && !d->sh->err->set && code->py_minor >= 13 && k < body->n; k++)
-        r = finish_lambdas(d, body->v[k], 0);
+    for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
+        r = finish_made_functions(d, body->v[k], 0);
     for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
         r = fill_slots(d, body->v[k], 0);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)

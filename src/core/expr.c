@@ -460,17 +460,19 @@ int dc_closure_is_cells(const dc *d, const dp_code *code, const dp_node *closure
 }
 
 /* A function made with another closure (Dynamo's code passes the closure
- * of a resume function through lists) has no def or lambda form; it is the
- * call that makes the same function: `(lambda: 0).__class__` is the
+ * of a resume function through lists), or used as a value rather than
+ * stored by a def, has no def or lambda form; it is the call that makes the
+ * same function from the same code object: `(lambda: 0).__class__` is the
  * function type and `(lambda: 0).__globals__` the globals MAKE_FUNCTION
- * uses, both read without looking up a name.  The name and (3.11+) the
- * qualified name come from the code object as with MAKE_FUNCTION; before
- * 3.11 MAKE_FUNCTION takes the qualified name from the stack, and keyword
- * defaults or annotations would need statements: those fail. */
+ * uses, both read without looking up a name.  `closure` may be NULL (none).
+ * The name and (3.11+) the qualified name come from the code object as with
+ * MAKE_FUNCTION; before 3.11 MAKE_FUNCTION takes the qualified name from
+ * the stack, and keyword defaults or annotations would need statements:
+ * those fail. */
 dp_node *dc_function_by_value(dc *d, dp_node *fn, dp_node *closure, int at) {
     static const dp_const none = {.kind = DP_CONST_NONE}, zero = {.kind = DP_CONST_INT, .text = "0", .len = 1};
     if (d->code->py_minor < 11 || fn->b != NULL || fn->c != NULL)
-        return dc_fail(d, at, "a function made with a closure other than its free variables' cells"), NULL;
+        return dc_fail(d, at, "a function made as a value (no def or lambda makes it)"), NULL;
     dp_node *call = dc_node(d, E_CALL), *type = dc_node(d, E_ATTR), *globals = dc_node(d, E_ATTR);
     dp_node *lam1 = dc_node(d, E_LAMBDA), *lam2 = dc_node(d, E_LAMBDA);
     if (call == NULL || type == NULL || globals == NULL || lam1 == NULL || lam2 == NULL ||
@@ -482,7 +484,7 @@ dp_node *dc_function_by_value(dc *d, dp_node *fn, dp_node *closure, int at) {
     globals->s = "__globals__";
     call->a = type;
     dp_node *args[5] = {dc_const(d, fn->cst), globals, dc_const(d, &none), fn->a ? fn->a : dc_const(d, &none),
-                        closure};
+                        closure ? closure : dc_const(d, &none)};
     for (int k = 0; k < 5; k++)
         if (args[k] == NULL || dc_add(d, &call->l1, args[k]) < 0)
             return NULL;
@@ -509,6 +511,8 @@ static dp_node *make_function(dc *d, dc_stack *st, int flags, int at) {
         return NULL;
     if (closure && !dc_closure_is_cells(d, code->cst->code, closure))
         return dc_function_by_value(d, fn, closure, at);
+    if (closure && dc_add(d, &fn->l1, closure) < 0)
+        return NULL;
     if (strcmp(fn->cst->code->name, "<lambda>") == 0 && d->code->py_minor < 13)
         return dc_lambda(d, fn, at);
     return fn;
@@ -850,6 +854,8 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         else if (ins->arg == DP_FN_ANNOTATIONS) a->c = b;
         else if (ins->arg == DP_FN_CLOSURE && !dc_closure_is_cells(d, a->cst->code, b))
             a = dc_function_by_value(d, a, b, i);
+        else if (ins->arg == DP_FN_CLOSURE && dc_add(d, &a->l1, b) < 0)
+            return -1;
         return dc_push(d, st, a) < 0 ? -1 : 1;
     case IR_BUILD_TUPLE:
         /* a tuple of closure cells feeds MAKE_FUNCTION; any tuple works */

@@ -422,6 +422,12 @@ static dp_node *lower(fb *F, dp_node *e, int depth) {
     }
     case X_ASSERTION:
         return builtin(F, "AssertionError");
+    case X_FUNC: /* made and used as a value, never bound by a def (Dynamo's code, 3.11+) */
+        if (F->d->code->py_minor >= 11 && e->cst && e->cst->code && strcmp(e->cst->code->name, "<lambda>") != 0) {
+            dp_node *made = dc_function_by_value(F->d, e, e->l1.n > 0 ? e->l1.v[0] : NULL, F->at);
+            return made ? lower(F, made, depth + 1) : NULL;
+        }
+        break;
     case E_BINOP:
         if (e->op2) { /* an in-place operator whose result is not stored back */
             static const char *const names[DP_BIN_COUNT] = {"iadd", "iand", "ifloordiv", "ilshift", "imatmul", "imul",
@@ -718,12 +724,26 @@ static dp_node *pop(fb *F) { return dc_pop(F->d, &F->st, F->at); }
 
 static dp_node *top(fb *F, int k) { return dc_top(F->d, &F->st, k, F->at); }
 
+/* Does the code bind or read `name` anywhere (so that a def may bind it)? */
+static int code_has_name(const dp_code *c, const char *name) {
+    const dp_strs *lists[4] = {&c->varnames, &c->cellvars, &c->freevars, &c->names};
+    for (int l = 0; l < 4; l++)
+        for (size_t k = 0; k < lists[l]->n; k++)
+            if (strcmp(lists[l]->v[k], name) == 0)
+                return 1;
+    return 0;
+}
+
 /* Evaluates v into an atom now. */
 static dp_node *spill(fb *F, dp_node *v) {
     if (is_atom(v))
         return v;
     const char *name = def_name(v);
     dp_node *t = temp(F);
+    /* a function the code never names (Dynamo's resume functions, 3.11+): a def
+     * would add a local; it is made from its own code object instead (lower) */
+    if (name && v->kind == X_FUNC && F->d->code->py_minor >= 11 && !code_has_name(F->d->code, name))
+        name = NULL;
     if (name) { /* a function or class value: its def statement binds its name */
         if (emit_def(F, v, name) < 0 || emit_assign(F, t, dc_name(F->d, name)) < 0)
             return NULL;
@@ -1248,6 +1268,8 @@ static int make_function(fb *F, const dp_instr *ins) {
     }
     if (closure && !closure_is_cells(fn->cst->code, closure) &&
         (fn = dc_function_by_value(F->d, fn, closure, F->at)) == NULL)
+        return -1;
+    if (closure && fn->kind == X_FUNC && dc_add(F->d, &fn->l1, closure) < 0)
         return -1;
     return push(F, fn, depth + 1);
 }

@@ -290,6 +290,9 @@ static int step(gen *g, int i, dp_node **result) {
     case IR_LOAD_FAST: case IR_LOAD_DEREF: case IR_LOAD_CLOSURE:
         if (in->name[0] != '.')
             break;
+        /* the cell itself (a closure's; 3.13 loads it with LOAD_FAST), not its value */
+        if (in->op == IR_LOAD_CLOSURE || (in->op == IR_LOAD_FAST && dc_fast_load_is_cell(d, in->name)))
+            return dc_push(d, &g->st, dc_cell(d, in->name));
         if ((v = hidden(g, in->name)) == NULL)
             return dc_fail(d, i, "%s read before it is bound", in->name);
         return dc_push(d, &g->st, v);
