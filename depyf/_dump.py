@@ -31,7 +31,6 @@ import re
 import sys
 import tempfile
 import threading
-import weakref
 
 from depyf import _decompiled, _linetable, _recompile
 from depyf import _torch_internals as _ti
@@ -88,7 +87,6 @@ class DumpDir:
         self.graph_texts = {}  # graph file name -> (title, body, gm.code) it holds now
         self.graph_by_code = {}  # FX code -> the graph file holding it
         self.graph_inputs = {}  # "__compiled_fn_<n>_<uuid>" -> its captured graph's input names
-        self.bound_graphs = weakref.WeakKeyDictionary()  # GraphModule -> graph file it runs from
         self.recorder = _record.Recorder(self)  # depyf_manifest.json, read by `depyf report`
 
     def number(self, key):
@@ -100,6 +98,11 @@ class DumpDir:
         path = os.path.join(self.path, filename)
         write_atomic(path, text)
         return path
+
+    def runs_here(self, gm):
+        """The name of the file of this directory gm's forward runs from, else None."""
+        path = _ti.graph_file(gm)
+        return os.path.basename(path) if path and os.path.dirname(path) == self.path else None
 
 
 def dump_dir(path):
@@ -173,9 +176,8 @@ class Session:
             ("Dynamo's transformed code as it is made (it is dumped at the end; breakpoints in it are not hit)",
              lambda: stack.callback(_ti.register_bytecode_hook(self.on_bytecode))),
             ("graphs", lambda: stack.callback(_ti.patch_graph_logging(self.on_graph))),
-            ("graphs' forward code", lambda: stack.callback(_ti.patch_graph_recompile(self.on_recompile))),
             ("breakpoints in graphs the backend interprets (torch <= 2.9's aot_eager)", lambda: stack.callback(
-                _ti.run_interpreted_graphs_as_code(lambda gm: gm in self.dd.bound_graphs))),
+                _ti.run_interpreted_graphs_as_code(self.dd.runs_here))),
             ("Inductor's kernels", lambda: stack.callback(_ti.patch_output_code_loading(self.on_output_code))),
             ("the report's compile events", lambda: stack.callback(
                 _ti.subscribe_compile_events(self.dd.recorder.on_compile_event))),
@@ -353,21 +355,22 @@ class Session:
         title, body, _code = self.dd.graph_texts[filename]
         path = os.path.join(self.dd.path, filename)
         if _ti.run_graph_from_file(gm, path, title + _RUNS_HERE + body):
-            self.dd.bound_graphs[gm] = filename
+            _ti.watch_recompile(gm, _on_recompile)
             return True
         return False
 
     def on_recompile(self, gm):
-        """Keep graphs running from their files when torch regenerates their forward.
+        """Keep a graph running from its file when torch regenerates its forward or copies it.
 
         AOTAutograd compiles a deep copy of a logged graph (same code: it runs from
-        the same file), and aot_eager then regenerates it with boxed arguments (a
-        new calling convention for the same graph: the file is rewritten to it).
+        the same file), and aot_eager then regenerates it to take its arguments as
+        one list (boxed calling convention: new code for the same graph, the file
+        is rewritten to it).
         """
         with _lock:
             dd = self.dd
+            filename = dd.runs_here(gm)
             code = _ti.graph_code(gm)
-            filename = dd.bound_graphs.get(gm)
             if filename is not None and _ti.is_boxed_codegen(gm) and dd.graph_texts[filename][2] != code:
                 fn = filename.split(".", 1)[0]
                 title = dd.graph_texts[filename][0] + _header(
@@ -473,6 +476,13 @@ class _SessionNames(explain.OnDemandNames):
             return "# %s: a graph compiled before depyf started dumping (no graph files).\n" % name
         return "# %s: the graph this code calls; its stages are in\n%s" % (
             name, "".join("#   %s\n" % f for f in files))
+
+
+def _on_recompile(gm):
+    """A graph module depyf runs from a file was recompiled (see Session.on_recompile)."""
+    session = _active[0]
+    if session is not None:
+        session.on_recompile(gm)
 
 
 def _first_def_line(source):

@@ -52,12 +52,43 @@ def _callback_failed(what, exc):
                     "(later failures of this hook are not logged)", what, type(exc).__name__, exc)
 
 
+# ---------------------------------------------------------------- keeping Dynamo out
+
+# Torch calls depyf's hooks from its own code, and that code may run while Dynamo's
+# frame evaluation is on: a backward that runs inside a compiled function compiles
+# its graph right then (AOTAutograd compiles backward lazily), logging and the
+# structured trace run, graph modules are recompiled.  Dynamo would then compile the
+# hooks' frames as user code (more frames, graph breaks, resume functions in depyf).
+# So every function torch may call is marked as one Dynamo skips (`outside_dynamo`),
+# and depyf's own work runs with frame evaluation off (`_call_safely`), while torch's
+# original function still runs as it would without depyf.
+_eval_frame = getattr(torch._C._dynamo, "eval_frame", None)
+# torch 2.6-2.15: torch._C._dynamo.eval_frame.set_eval_frame(callback) -> the previous one
+_set_eval_frame = getattr(_eval_frame, "set_eval_frame", None)
+# torch >= 2.6 (FrameExecStrategy): torch._dynamo.eval_frame.skip_code; older ones had it in C
+_skip_code = (getattr(torch._dynamo.eval_frame, "skip_code", None)
+              or getattr(_eval_frame, "skip_code", None))
+
+
+def outside_dynamo(fn):
+    """Mark fn's code so that Dynamo never compiles a frame of it; returns fn."""
+    if _skip_code is not None:
+        _skip_code(fn.__code__)
+    return fn
+
+
+@outside_dynamo
 def _call_safely(what, callback, *args):
+    """callback(*args) with Dynamo's frame evaluation off; None (and a warning) if it raised."""
+    prior = _set_eval_frame(None) if _set_eval_frame is not None else None
     try:
         return callback(*args)
     except Exception as exc:  # a depyf bug must never reach the user's program
         _callback_failed(what, exc)
         return None
+    finally:
+        if _set_eval_frame is not None:
+            _set_eval_frame(prior)
 
 
 def _set_attr(obj, name, value):
@@ -82,6 +113,7 @@ def register_bytecode_hook(hook):
     The hook may return a replacement code object (or None to keep Dynamo's).
     Returns the function that removes the hook.
     """
+    @outside_dynamo
     def safe_hook(code, new_code):
         replacement = _call_safely("bytecode", hook, code, new_code)
         return replacement if isinstance(replacement, type(new_code)) else None
@@ -236,6 +268,7 @@ def record_guard_sources():
         if getattr(guard, "user_stack", False) is None:
             guard.user_stack = extract()
 
+    @outside_dynamo
     def add(self, guard, *args, **kwargs):
         _call_safely("guard sources", record, guard)
         return original(self, guard, *args, **kwargs)
@@ -316,6 +349,7 @@ def patch_graph_logging(callback):
 
     original = _require(torch.fx._utils, "lazy_format_graph_code", "torch.fx._utils")
 
+    @outside_dynamo
     def logged(name, gm, maybe_id=None, **kwargs):
         _call_safely("graph logging", callback, name, gm, maybe_id)
         return original(name, gm, maybe_id, **kwargs)
@@ -334,16 +368,32 @@ def _rebind_everywhere(name, old, new):
                 setattr(module, name, new)
 
 
-def patch_graph_recompile(callback):
-    """Call callback(gm) after every GraphModule.recompile() (new forward source)."""
-    original = torch.fx.GraphModule.recompile
+def watch_recompile(gm, callback):
+    """Call callback(gm) after each gm.recompile() (torch regenerating gm's forward), and
+    callback(copy) for each deep copy of gm (AOTAutograd compiles a copy of its backward).
 
+    Only gm changes: GraphModule gives every instance its own class, and the hook
+    goes on that class (never on GraphModule itself, whose recompile user code may
+    call inside a compiled function, where Dynamo must see torch's own method)."""
+    cls = type(gm)
+    if not cls.__qualname__.endswith("GraphModuleImpl") or "recompile" in vars(cls):
+        return
+
+    @outside_dynamo
     def recompile(self, *args, **kwargs):
-        result = original(self, *args, **kwargs)
+        result = super(cls, self).recompile(*args, **kwargs)
         _call_safely("FX recompile", callback, self)
         return result
 
-    return _set_attr(torch.fx.GraphModule, "recompile", recompile)
+    @outside_dynamo
+    def copied(copy):
+        _call_safely("FX deep copy", callback, copy)
+
+    cls.recompile = recompile
+    copied.depyf = True
+    hooks = getattr(gm, "_deepcopy_hooks", None)  # (torch 2.6-2.15: GraphModule._register_deepcopy_hook)
+    if isinstance(hooks, list) and not any(getattr(h, "depyf", False) for h in hooks):
+        hooks.append(copied)  # (copies inherit the list: copies of copies are seen too)
 
 
 def graph_code(gm):
@@ -375,9 +425,14 @@ def run_interpreted_graphs_as_code(runs_from_file):
     runs_from_file(gm).  Torch <= 2.9's aot_eager interprets its forward and backward
     graphs node by node (`boxed_nop`), so no line of their files would run; gm's forward
     runs the same operations in the same order.  Returns the restore."""
+    import torch.fx.graph
+
+    if getattr(torch.fx.graph, "_BoxedCodeGen", None) is not None:
+        return lambda: None  # (torch >= 2.10 runs aot_eager's graphs as code: nothing to do)
     interpreter = torch.fx.Interpreter
     original = _require(interpreter, "boxed_run", "torch.fx.Interpreter")
 
+    @outside_dynamo
     def boxed_run(self, args_list):
         if type(self) is interpreter and _call_safely("interpreted graphs", runs_from_file, self.module):
             args = list(args_list)
@@ -407,7 +462,13 @@ def run_graph_from_file(gm, path, text):
     if forward is None or reference is None or not same_instructions(forward.__code__, reference.__code__):
         return False
     cls.forward = forward
+    cls._depyf_graph_file = path  # (on gm's own class: no weak reference whose callback would run code)
     return True
+
+
+def graph_file(gm):
+    """The file gm's forward runs from (see run_graph_from_file), or None."""
+    return vars(type(gm)).get("_depyf_graph_file")
 
 
 def _defined_forward(text, path, fx_globals):
@@ -462,6 +523,7 @@ def patch_output_code_loading(callback):
         raise Unavailable("torch %s has no classmethod PyCodeCache.load_by_key_path" % torch.__version__)
     original = loader.__func__
 
+    @outside_dynamo
     def load_by_key_path(cls, key, path, linemap=None, attrs=None, **kwargs):
         if linemap is not None:  # only wrapper modules of a compiled graph carry a line map
             redirect = _call_safely("Inductor code loading", _redirect, callback, path, linemap)
@@ -553,6 +615,7 @@ def subscribe_compile_events(callback):
     original = _require(logging_internal, "trace_structured", "torch._logging._internal")
 
     class Handler(logging.Handler):
+        @outside_dynamo
         def emit(self, record):
             _call_safely("structured trace", _forward_trace_record, callback, record)
 
@@ -571,6 +634,7 @@ def subscribe_compile_events(callback):
         metadata = metadata_fn()
         return isinstance(metadata, dict) and metadata.get("name") in _TRACE_ARTIFACTS
 
+    @outside_dynamo
     def selective(name, metadata_fn=dict, **kwargs):
         if trace_log.handlers != [handler] or _call_safely("structured trace", wanted, name, metadata_fn):
             return original(name, metadata_fn, **kwargs)

@@ -147,22 +147,26 @@ def test_graph_logging_reports_every_stage_and_is_restored():
         assert bound is None or bound is original, name
 
 
-def test_graph_recompile_hook_and_boxed_codegen():
+def test_recompile_watch_is_on_that_graph_module_only_and_boxed_codegen():
     recompiled = []
-    restore = ti.patch_graph_recompile(recompiled.append)
-    try:
-        gm = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
-        gm.recompile()
-    finally:
-        restore()
-    assert "recompile" not in vars(type(gm)) and recompiled[-1] is gm
+    gm = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
+    other = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
+    ti.watch_recompile(gm, recompiled.append)
+    gm.recompile()
+    other.recompile()
+    assert recompiled == [gm]
+    copy = __import__("copy").deepcopy(gm)
+    assert recompiled[-1] is copy, "a deep copy (AOTAutograd compiles one) is seen too"
+    del recompiled[1:]
+    assert "recompile" not in vars(torch.fx.GraphModule) or \
+        torch.fx.GraphModule.recompile.__module__ == "torch.fx.graph_module"
     assert not ti.is_boxed_codegen(gm)
     boxed = getattr(torch.fx.graph, "_BoxedCodeGen", None)
     if boxed is None:  # (torch <= 2.9: AOTAutograd boxes a graph by a wrapper, not by its codegen)
         return
     gm.graph.set_codegen(boxed())
     gm.recompile()
-    assert ti.is_boxed_codegen(gm) and len(recompiled) == 2
+    assert ti.is_boxed_codegen(gm) and recompiled == [gm, gm]
 
 
 def test_run_graph_from_file_runs_the_same_instructions_from_that_file(tmp_path):
