@@ -368,16 +368,36 @@ def _rebind_everywhere(name, old, new):
                 setattr(module, name, new)
 
 
-def watch_recompile(gm, callback):
-    """Call callback(gm) after each gm.recompile() (torch regenerating gm's forward), and
-    callback(copy) for each deep copy of gm (AOTAutograd compiles a copy of its backward).
+_GRAPH_FILE = "_depyf_graph_file"  # set on a graph module's own class: the file it runs from
 
-    Only gm changes: GraphModule gives every instance its own class, and the hook
-    goes on that class (never on GraphModule itself, whose recompile user code may
-    call inside a compiled function, where Dynamo must see torch's own method)."""
+
+def graph_file(gm):
+    """The file gm's forward runs from, or is to run from once generated (see watch_graph)."""
+    return vars(type(gm)).get(_GRAPH_FILE)
+
+
+def needs_codegen(gm):
+    """Whether gm is a lazy graph module whose forward is not generated yet (torch 2.6-2.15's
+    _LazyGraphModule generates it on first call, or when its code is read)."""
+    pending = getattr(gm, "_needs_recompile", None)
+    return bool(pending is not None and pending())
+
+
+def watch_graph(gm, path, callback):
+    """Note that gm's forward is to run from `path`; call callback(gm) whenever torch
+    generates gm's forward (recompile, a lazy graph module's first code), and callback(copy)
+    for each deep copy (AOTAutograd compiles one of its backward), which inherits `path`.
+
+    Only gm changes: GraphModule gives every instance its own class, and the hooks
+    go on that class (never on GraphModule itself, whose recompile user code may
+    call inside a compiled function, where Dynamo must see torch's own method).
+    Returns False for a graph module without a class of its own."""
     cls = type(gm)
-    if not cls.__qualname__.endswith("GraphModuleImpl") or "recompile" in vars(cls):
-        return
+    if not cls.__qualname__.endswith("GraphModuleImpl"):
+        return False
+    setattr(cls, _GRAPH_FILE, path)
+    if "recompile" in vars(cls):
+        return True
 
     @outside_dynamo
     def recompile(self, *args, **kwargs):
@@ -386,14 +406,27 @@ def watch_recompile(gm, callback):
         return result
 
     @outside_dynamo
+    def real_recompile(self, *args, **kwargs):
+        result = super(cls, self)._real_recompile(*args, **kwargs)
+        _call_safely("FX recompile", callback, self)
+        return result
+
+    def watch_copy(copy):
+        if watch_graph(copy, vars(cls).get(_GRAPH_FILE), callback):
+            callback(copy)
+
+    @outside_dynamo
     def copied(copy):
-        _call_safely("FX deep copy", callback, copy)
+        _call_safely("FX deep copy", watch_copy, copy)
 
     cls.recompile = recompile
+    if hasattr(cls, "_real_recompile"):  # (a lazy graph module generates its code through it)
+        cls._real_recompile = real_recompile
     copied.depyf = True
     hooks = getattr(gm, "_deepcopy_hooks", None)  # (torch 2.6-2.15: GraphModule._register_deepcopy_hook)
     if isinstance(hooks, list) and not any(getattr(h, "depyf", False) for h in hooks):
         hooks.append(copied)  # (copies inherit the list: copies of copies are seen too)
+    return True
 
 
 def graph_code(gm):
@@ -454,21 +487,14 @@ def run_graph_from_file(gm, path, text):
     Returns whether gm now runs from `path`.
     """
     cls = type(gm)
-    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls):
+    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls) or needs_codegen(gm):
         return False
-    fx_globals = vars(cls)["forward"].__globals__
-    reference = _defined_forward(gm.code, "<fx>", fx_globals)
-    forward = _defined_forward(text, path, fx_globals)
-    if forward is None or reference is None or not same_instructions(forward.__code__, reference.__code__):
+    reference = vars(cls)["forward"]  # what FX compiled from gm.code: what runs without depyf
+    forward = _defined_forward(text, path, reference.__globals__)
+    if forward is None or not same_instructions(forward.__code__, reference.__code__):
         return False
     cls.forward = forward
-    cls._depyf_graph_file = path  # (on gm's own class: no weak reference whose callback would run code)
     return True
-
-
-def graph_file(gm):
-    """The file gm's forward runs from (see run_graph_from_file), or None."""
-    return vars(type(gm)).get("_depyf_graph_file")
 
 
 def _defined_forward(text, path, fx_globals):
