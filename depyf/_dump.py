@@ -39,7 +39,7 @@ try:
 except ImportError:  # (not on Windows: no lock, the processes of a run still number apart)
     fcntl = None
 
-from depyf import _decompiled, _linetable, _recompile
+from depyf import _core, _decompiled, _linetable, _recompile
 from depyf import _torch_internals as _ti
 from depyf import explain
 from depyf.report import record as _record
@@ -315,9 +315,10 @@ _READ_ONLY = _header("For reading: this graph's forward could not be pointed at 
 class Session:
     """Hooks into torch.compile while active; writes the dump; restores everything on exit."""
 
-    def __init__(self, dd, summary=True):
+    def __init__(self, dd, summary=True, log_bytecode=False):
         self.dd = dd
         self.summary = summary
+        self.log_bytecode = log_bytecode  # also write the three disassemblies of each transformed code
         self.failures = []  # (what, file) that could not be decompiled
         self.graphs = []  # compiled fns captured in this session
         self.recompilations = 0
@@ -396,6 +397,31 @@ class Session:
             return record.code if record.bridged else None
 
     def dump_transformed(self, original, code, bridge, scope=None):
+        record = self._dump_transformed(original, code, bridge, scope)
+        if self.log_bytecode:
+            self._write_bytecode(record)
+        return record
+
+    def _write_bytecode(self, record):
+        """`<transformed file>.original_bytecode`, `.transformed_bytecode` (Dynamo's) and
+        `.decompiled_and_compiled_back_bytecode` (the file's def compiled): disassemblies."""
+        name = os.path.basename(record.path)
+        back = record.code if record.code is not record.dynamo else None  # (compiled from the file, runs)
+        if back is None:
+            try:
+                with open(record.path, encoding="utf-8") as f:
+                    module = compile(f.read(), record.path, "exec", dont_inherit=True)
+                back = _recompile.find_code(module, os.path.splitext(name)[0])
+            except (OSError, SyntaxError, ValueError) as err:
+                back = "%s: %s" % (type(err).__name__, err)
+            if not hasattr(back, "co_code"):
+                back = "# %s does not compile back to a function (%s)\n" % (name, back)
+        for suffix, code in (("original", record.original), ("transformed", record.dynamo),
+                             ("decompiled_and_compiled_back", back)):
+            text = code if isinstance(code, str) else _core.disasm(code)
+            self.dd.write("%s.%s_bytecode" % (name, suffix), text)
+
+    def _dump_transformed(self, original, code, bridge, scope=None):
         """Write `__transformed_code_<n>_for_<fn>.py`; with `bridge`, decide what runs.
 
         The file starts with the `def` (line 1 is the function's first line) and
