@@ -275,7 +275,7 @@ def dump_dir(path):
     real = os.path.realpath(path)
     with _lock:
         key = (os.getpid(), real)  # (a forked child starts its own)
-        if key not in _dirs:
+        if key not in _dirs or not os.path.isdir(_dirs[key].run.folder):  # (or the directory was emptied)
             _dirs[key] = DumpDir(real)
         return _dirs[key]
 
