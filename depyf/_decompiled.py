@@ -109,8 +109,6 @@ def simplify_transformed(code, source, scope=None, graph_inputs=None):
         target = getattr(scope.get(name), "__code__", None) if scope else None
         return target.co_varnames[:target.co_argcount] if target is not None else None
 
-    if not structured(source):
-        return None
     try:
         return _simplify.simplify_mapped(source, code.co_varnames, local_names(code), graph_outputs=True,
                                   resume_params=resume_params, graph_params=graph_inputs)

@@ -344,6 +344,8 @@ class Session:
             ("Inductor's kernels", lambda: stack.callback(_ti.patch_output_code_loading(self.on_output_code))),
             ("the report's compile events", lambda: stack.callback(
                 _ti.subscribe_compile_events(self.dd.recorder.on_compile_event))),
+            ("debugger evaluations while stopped in compiled code (Dynamo compiled the debugger's frames)",
+             lambda: stack.callback(_ti.skip_debugger_frames())),
         )
         try:
             for what, install in hooks:

@@ -593,6 +593,51 @@ def compile_caches_disabled():
         yield
 
 
+# Debuggers' own packages: what runs while a debugger stops in compiled code.
+_DEBUGGER_PACKAGES = ("debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "_pydevd_frame_eval", "pydevd_plugins")
+
+
+def skip_debugger_frames():
+    """Keep Dynamo out of a debugger's own frames while depyf is active; returns restore().
+
+    Stopped at a breakpoint in compiled code (a dumped transformed-code or graph
+    file), a debugger runs its own Python in that thread, where Dynamo's frame
+    callback is still set: Dynamo compiles the debugger's functions.  Torch 2.6
+    fails on debugpy's (`NameError: name 'long'` from pydevd_xml), so its
+    `evaluate` never answers; later releases trace them and fall back.  pdb,
+    in the stdlib, is skipped already.  Only the debuggers' directories are
+    added to Dynamo's skip list (trace_rules.SKIP_DIRS, torch 2.1 to 2.15):
+    nothing of the user's program is compiled differently.
+    """
+    import importlib.util
+
+    import torch._dynamo.trace_rules as trace_rules
+
+    skip_dirs = _require(trace_rules, "SKIP_DIRS", "torch._dynamo.trace_rules")
+    recompile = _require(trace_rules, "_recompile_re", "torch._dynamo.trace_rules")
+    added = []
+    for name in _DEBUGGER_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            path = location.replace(os.sep, "/").rstrip("/") + "/"
+            if path not in skip_dirs:
+                skip_dirs.append(path)
+                added.append(path)
+    if added:
+        recompile()
+
+    def restore():
+        for path in added:
+            with contextlib.suppress(ValueError):
+                skip_dirs.remove(path)
+        if added:
+            recompile()
+    return restore
+
+
 # ---------------------------------------------------------------- distributed
 
 def process_rank():
