@@ -121,6 +121,7 @@ def main(argv=None):
     parser.add_argument("--original-python", help="an interpreter with depyf 0.20.0 and torch")
     parser.add_argument("--skip-original", action="store_true")
     args = parser.parse_args(argv)
+    sys.stdout.reconfigure(line_buffering=True)  # (each configuration's lines as soon as they are measured)
 
     pythons = {"plain": sys.executable, "ours": sys.executable}
     if not args.skip_original:
