@@ -14,7 +14,7 @@ import os
 import tokenize
 import warnings
 
-__all__ = ["compile_like", "same_layout", "decompile_and_compile_like"]
+__all__ = ["compile_like", "find_code", "same_layout", "decompile_and_compile_like"]
 
 # co_flags that change how a frame is set up or what calling it returns
 _KIND_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # *args, **kw, generator, coroutine, ...
@@ -59,19 +59,20 @@ def compile_like(code, text, filename, name):
         module = compile(tree, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    found = _find_code(module, name)
+    found = find_code(module, name)
     if found is None or not same_layout(code, found):
         return None
     return found
 
 
-def _find_code(code, name, depth=0):
+def find_code(code, name, depth=0):
+    """The code object of function `name` defined in `code` (or nested two deep), else None."""
     for const in code.co_consts:
         if hasattr(const, "co_code"):
             if const.co_name == name:
                 return const
             if depth < 2:
-                found = _find_code(const, name, depth + 1)
+                found = find_code(const, name, depth + 1)
                 if found is not None:
                     return found
     return None

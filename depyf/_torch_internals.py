@@ -53,12 +53,43 @@ def _callback_failed(what, exc):
                     "(later failures of this hook are not logged)", what, type(exc).__name__, exc)
 
 
+# ---------------------------------------------------------------- keeping Dynamo out
+
+# Torch calls depyf's hooks from its own code, and that code may run while Dynamo's
+# frame evaluation is on: a backward that runs inside a compiled function compiles
+# its graph right then (AOTAutograd compiles backward lazily), logging and the
+# structured trace run, graph modules are recompiled.  Dynamo would then compile the
+# hooks' frames as user code (more frames, graph breaks, resume functions in depyf).
+# So every function torch may call is marked as one Dynamo skips (`outside_dynamo`),
+# and depyf's own work runs with frame evaluation off (`_call_safely`), while torch's
+# original function still runs as it would without depyf.
+_eval_frame = getattr(torch._C._dynamo, "eval_frame", None)
+# torch 2.6-2.15: torch._C._dynamo.eval_frame.set_eval_frame(callback) -> the previous one
+_set_eval_frame = getattr(_eval_frame, "set_eval_frame", None)
+# torch >= 2.6 (FrameExecStrategy): torch._dynamo.eval_frame.skip_code; older ones had it in C
+_skip_code = (getattr(torch._dynamo.eval_frame, "skip_code", None)
+              or getattr(_eval_frame, "skip_code", None))
+
+
+def outside_dynamo(fn):
+    """Mark fn's code so that Dynamo never compiles a frame of it; returns fn."""
+    if _skip_code is not None:
+        _skip_code(fn.__code__)
+    return fn
+
+
+@outside_dynamo
 def _call_safely(what, callback, *args):
+    """callback(*args) with Dynamo's frame evaluation off; None (and a warning) if it raised."""
+    prior = _set_eval_frame(None) if _set_eval_frame is not None else None
     try:
         return callback(*args)
     except Exception as exc:  # a depyf bug must never reach the user's program
         _callback_failed(what, exc)
         return None
+    finally:
+        if _set_eval_frame is not None:
+            _set_eval_frame(prior)
 
 
 def _set_attr(obj, name, value):
@@ -83,6 +114,7 @@ def register_bytecode_hook(hook):
     The hook may return a replacement code object (or None to keep Dynamo's).
     Returns the function that removes the hook.
     """
+    @outside_dynamo
     def safe_hook(code, new_code):
         replacement = _call_safely("bytecode", hook, code, new_code)
         return replacement if isinstance(replacement, type(new_code)) else None
@@ -281,6 +313,7 @@ def record_guard_sources():
     except (TypeError, ValueError):
         takes_skip = False
 
+    @outside_dynamo
     def add(self, guard, *args, **kwargs):
         _call_safely("guard sources", record, guard)
         if takes_skip:
@@ -363,6 +396,7 @@ def patch_graph_logging(callback):
 
     original = _require(torch.fx._utils, "lazy_format_graph_code", "torch.fx._utils")
 
+    @outside_dynamo
     def logged(name, gm, maybe_id=None, **kwargs):
         _call_safely("graph logging", callback, name, gm, maybe_id)
         return original(name, gm, maybe_id, **kwargs)
@@ -381,16 +415,65 @@ def _rebind_everywhere(name, old, new):
                 setattr(module, name, new)
 
 
-def patch_graph_recompile(callback):
-    """Call callback(gm) after every GraphModule.recompile() (new forward source)."""
-    original = torch.fx.GraphModule.recompile
+_GRAPH_FILE = "_depyf_graph_file"  # set on a graph module's own class: the file it runs from
 
+
+def graph_file(gm):
+    """The file gm's forward runs from, or is to run from once generated (see watch_graph)."""
+    return vars(type(gm)).get(_GRAPH_FILE)
+
+
+def needs_codegen(gm):
+    """Whether gm is a lazy graph module whose forward is not generated yet (torch 2.6-2.15's
+    _LazyGraphModule generates it on first call, or when its code is read)."""
+    pending = getattr(gm, "_needs_recompile", None)
+    return bool(pending is not None and pending())
+
+
+def watch_graph(gm, path, callback):
+    """Note that gm's forward is to run from `path`; call callback(gm) whenever torch
+    generates gm's forward (recompile, a lazy graph module's first code), and callback(copy)
+    for each deep copy (AOTAutograd compiles one of its backward), which inherits `path`.
+
+    Only gm changes: GraphModule gives every instance its own class, and the hooks
+    go on that class (never on GraphModule itself, whose recompile user code may
+    call inside a compiled function, where Dynamo must see torch's own method).
+    Returns False for a graph module without a class of its own."""
+    cls = type(gm)
+    if not cls.__qualname__.endswith("GraphModuleImpl"):
+        return False
+    setattr(cls, _GRAPH_FILE, path)
+    if "recompile" in vars(cls):
+        return True
+
+    @outside_dynamo
     def recompile(self, *args, **kwargs):
-        result = original(self, *args, **kwargs)
+        result = super(cls, self).recompile(*args, **kwargs)
         _call_safely("FX recompile", callback, self)
         return result
 
-    return _set_attr(torch.fx.GraphModule, "recompile", recompile)
+    @outside_dynamo
+    def real_recompile(self, *args, **kwargs):
+        result = super(cls, self)._real_recompile(*args, **kwargs)
+        _call_safely("FX recompile", callback, self)
+        return result
+
+    def watch_copy(copy):
+        if watch_graph(copy, vars(cls).get(_GRAPH_FILE), callback):
+            callback(copy)
+
+    @outside_dynamo
+    def copied(copy):
+        _call_safely("FX deep copy", watch_copy, copy)
+
+    cls.recompile = recompile
+    if hasattr(cls, "_real_recompile"):  # (a lazy graph module generates its code through it)
+        cls._real_recompile = real_recompile
+    copied.depyf = True
+    hooks = getattr(gm, "_deepcopy_hooks", None)  # (torch 2.6-2.15: GraphModule._register_deepcopy_hook)
+    if isinstance(hooks, list) and not any(getattr(h, "depyf", False) for h in hooks):
+        hooks.append(copied)  # (copies inherit the list: copies of copies are seen too)
+    return True
 
 
 def graph_code(gm):
@@ -422,9 +505,14 @@ def run_interpreted_graphs_as_code(runs_from_file):
     runs_from_file(gm).  Torch <= 2.9's aot_eager interprets its forward and backward
     graphs node by node (`boxed_nop`), so no line of their files would run; gm's forward
     runs the same operations in the same order.  Returns the restore."""
+    import torch.fx.graph
+
+    if getattr(torch.fx.graph, "_BoxedCodeGen", None) is not None:
+        return lambda: None  # (torch >= 2.10 runs aot_eager's graphs as code: nothing to do)
     interpreter = torch.fx.Interpreter
     original = _require(interpreter, "boxed_run", "torch.fx.Interpreter")
 
+    @outside_dynamo
     def boxed_run(self, args_list):
         if type(self) is interpreter and _call_safely("interpreted graphs", runs_from_file, self.module):
             args = list(args_list)
@@ -446,12 +534,11 @@ def run_graph_from_file(gm, path, text):
     Returns whether gm now runs from `path`.
     """
     cls = type(gm)
-    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls):
+    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls) or needs_codegen(gm):
         return False
-    fx_globals = vars(cls)["forward"].__globals__
-    reference = _defined_forward(gm.code, "<fx>", fx_globals)
-    forward = _defined_forward(text, path, fx_globals)
-    if forward is None or reference is None or not same_instructions(forward.__code__, reference.__code__):
+    reference = vars(cls)["forward"]  # what FX compiled from gm.code: what runs without depyf
+    forward = _defined_forward(text, path, reference.__globals__)
+    if forward is None or not same_instructions(forward.__code__, reference.__code__):
         return False
     cls.forward = forward
     return True
@@ -509,6 +596,7 @@ def patch_output_code_loading(callback):
         raise Unavailable("torch %s has no classmethod PyCodeCache.load_by_key_path" % torch.__version__)
     original = loader.__func__
 
+    @outside_dynamo
     def load_by_key_path(cls, key, path, linemap=None, attrs=None, **kwargs):
         if linemap is not None:  # only wrapper modules of a compiled graph carry a line map
             redirect = _call_safely("Inductor code loading", _redirect, callback, path, linemap)
@@ -645,6 +733,7 @@ def subscribe_compile_events(callback):
     original = _require(logging_internal, "trace_structured", "torch._logging._internal")
 
     class Handler(logging.Handler):
+        @outside_dynamo
         def emit(self, record):
             _call_safely("structured trace", _forward_trace_record, callback, record)
 
@@ -663,6 +752,7 @@ def subscribe_compile_events(callback):
         metadata = metadata_fn()
         return isinstance(metadata, dict) and metadata.get("name") in _TRACE_ARTIFACTS
 
+    @outside_dynamo
     def selective(name, metadata_fn=dict, **kwargs):
         if trace_log.handlers != [handler] or _call_safely("structured trace", wanted, name, metadata_fn):
             return original(name, metadata_fn, **kwargs)

@@ -21,7 +21,12 @@ def prepare_debug(dump_src_dir, clean_wild_fx_code=True, log_bytecode=False, *, 
     `__transformed_code_<n>_for_<fn>.py`, and `__compiled_fn_<n>.<Stage>.<k>.py`
     / `__compiled_fn_<n>.kernel_<k>.py` for every graph stage that ran.
     Functions compiled before the block are dumped too.  Under torchrun each
-    rank writes into `rank_<r>/`.  At the end, `dump_src_dir/index.html` shows
+    rank writes into `rank_<r>/`.  Processes that dump into one directory at
+    once (or the children of one multiprocessing parent) number their files
+    apart, as the original depyf does: none overwrites another's, and the
+    manifest (`depyf_manifest.json`, what the report reads) covers them all.  A
+    run into a used directory, when no process of the last run is alive, first
+    removes the files that run wrote (listed in `.depyf/`), never another file.  At the end, `dump_src_dir/index.html` shows
     it all in a browser (see `depyf report`); `report=False` skips it.  The
     older form `prepare_debug(fn, dir)` is accepted.  The program computes
     what it would without depyf: Dynamo's transformed code runs either as

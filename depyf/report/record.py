@@ -165,13 +165,58 @@ class Recorder:
             "python": platform.python_version(), "torch": torch.__version__,
             "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
             "compilations": list(self.compilations.values()),
-            "graphs": graphs, "functions": self.functions,
+            "graphs": graphs, "functions": self.functions, "files": sorted(self.dd.written),
         }
 
     def save(self):
+        """Save this process's manifest, then the directory's: every process of the run in one."""
         with self._lock:
             self._saved_at = time.monotonic()
-            self.dd.write(MANIFEST, json.dumps(self.manifest(), indent=1))
+            run = self.dd.run
+            run.save_manifest_part(json.dumps(self.manifest(), indent=1))
+            with run.locked():
+                self.dd.write(MANIFEST, json.dumps(merge(run.manifest_parts()), indent=1))
+
+
+_PROCESS_KEYS = ("pid", "rank", "python", "torch", "updated")
+
+
+def merge(parts):
+    """One manifest for the processes that dumped into one directory (one part each).
+
+    With one process it is that process's manifest.  With several, each record says
+    its process ("pid"), and compile ids and code keys are prefixed with
+    "[pid <pid>] " (each process numbers its compilations from 0/0).  "processes"
+    lists them; "files" holds every file the run wrote (a rerun removes those only).
+    """
+    parts = sorted(parts, key=lambda p: (p.get("rank") is None, p.get("rank") or 0, p.get("pid") or 0))
+    processes = [{k: p.get(k) for k in _PROCESS_KEYS} for p in parts]
+    if len(parts) == 1:
+        return dict(parts[0], processes=processes)
+    merged = dict(parts[0], pid=", ".join(str(p.get("pid")) for p in parts), rank=None,
+                  updated=max(str(p.get("updated")) for p in parts), processes=processes,
+                  compilations=[], graphs=[], functions=[], files=[])
+    for part in parts:
+        tag = "[pid %s] " % part.get("pid")
+
+        def tagged(where):
+            key = where.get("code") or "%s:%s:%s" % (where.get("file"), where.get("line"), where.get("name"))
+            return dict(where, code=tag + key)
+
+        def compile_id(cid):
+            return None if cid is None else tag + str(cid)
+
+        for c in part.get("compilations") or []:
+            merged["compilations"].append(dict(c, pid=part.get("pid"), compile_id=compile_id(c.get("compile_id")),
+                                               function=tagged(c["function"]) if c.get("function") else None))
+        for g in part.get("graphs") or []:
+            merged["graphs"].append(dict(g, pid=part.get("pid"), compile_id=compile_id(g.get("compile_id"))))
+        for fn in part.get("functions") or []:
+            entries = [dict(e, compile_id=compile_id(e.get("compile_id")),
+                            resumes=[tagged(r) for r in e.get("resumes") or []]) for e in fn.get("entries") or []]
+            merged["functions"].append(dict(tagged(fn), pid=part.get("pid"), entries=entries))
+        merged["files"] += [f for f in part.get("files") or [] if f not in merged["files"]]
+    return merged
 
 
 def _fn_number(name):

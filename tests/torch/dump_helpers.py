@@ -52,8 +52,8 @@ REPORT_FILES = ("index.html", "depyf_manifest.json")  # depyf report's page and 
 
 
 def files(dump_dir):
-    """The dumped files (the report's own files left out)."""
-    return sorted(n for n in os.listdir(dump_dir) if n not in REPORT_FILES)
+    """The dumped files (the report's own files and depyf's `.depyf/` bookkeeping left out)."""
+    return sorted(n for n in os.listdir(dump_dir) if n not in REPORT_FILES and not n.startswith("."))
 
 
 def read(dump_dir, name):
