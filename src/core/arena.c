@@ -28,7 +28,7 @@ void dp_arena_free(dp_arena *a) {
 void *dp_alloc(dp_arena *a, size_t size) {
     size_t limit = a->limit ? a->limit : DP_ARENA_DEFAULT_LIMIT;
     if (size > limit)
-        goto refuse;
+        goto over;
     size = (size + 15) & ~(size_t)15;
     if (size == 0)
         size = 16;
@@ -36,7 +36,7 @@ void *dp_alloc(dp_arena *a, size_t size) {
     if (b == NULL || b->size - b->used < size) {
         size_t want = size > MIN_BLOCK ? size : MIN_BLOCK;
         if (a->used_total + want > limit)
-            goto refuse;
+            goto over;
         b = malloc(BLOCK_HEADER + want);
         if (b == NULL)
             goto refuse;
@@ -50,6 +50,8 @@ void *dp_alloc(dp_arena *a, size_t size) {
     b->used += size;
     memset(p, 0, size);
     return p;
+over:
+    a->over_limit = 1;
 refuse:
     a->failed = 1;
     return NULL;

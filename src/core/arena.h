@@ -13,6 +13,7 @@ typedef struct dp_arena {
     size_t used_total;   /* bytes handed out so far */
     size_t limit;        /* 0 = DP_ARENA_DEFAULT_LIMIT */
     int failed;          /* set once an allocation was refused */
+    int over_limit;      /* ... because it would pass `limit` (else malloc failed) */
     size_t nodes;        /* AST nodes made so far (their creation order) */
 } dp_arena;
 

@@ -324,12 +324,8 @@ dp_node *dc_generic(dc *outer, dp_node *fn, const dp_nodes *args, int at) {
         dc_fail(outer, at, "malformed call of %s", code->name);
         return NULL;
     }
-    if (sh->limit_hit || ++sh->depth > DP_MAX_NESTING) {
-        sh->depth -= !sh->limit_hit;
-        sh->limit_hit = 1;
-        dp_fail(sh->err, -1, "code objects nested too deeply");
+    if (dc_nest(sh, DP_MAX_NESTING, "code objects and blocks") < 0)
         return NULL;
-    }
     dp_node *result = NULL;
     dc sub;
     gen g = {.d = &sub};

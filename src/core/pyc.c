@@ -26,7 +26,7 @@ int dp_read_pyc(dp_arena *a, const uint8_t *data, size_t len, dp_code **out, dp_
                        ".pyc header flags 0x%x have unknown bits (PEP 552 defines 0x1 and 0x2)",
                        (unsigned)flags);
     dp_const *top;
-    if (dp_marshal_load(a, data + PYC_HEADER_SIZE, len - PYC_HEADER_SIZE, minor, &top, err) < 0) {
+    if (dp_marshal_load_at(a, data + PYC_HEADER_SIZE, len - PYC_HEADER_SIZE, PYC_HEADER_SIZE, minor, &top, err) < 0) {
         dp_error_where(err, "the marshal data after the 16-byte .pyc header");
         return -1;
     }
