@@ -1,6 +1,7 @@
 #include "arena.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -73,3 +74,14 @@ char *dp_strndup(dp_arena *a, const char *s, size_t n) {
 }
 
 char *dp_strdup(dp_arena *a, const char *s) { return dp_strndup(a, s, strlen(s)); }
+
+void dp_arena_why(const dp_arena *a, const char *what, char *buf, size_t cap) {
+    size_t limit = a->limit ? a->limit : DP_ARENA_DEFAULT_LIMIT;
+    if (!a->over_limit)
+        snprintf(buf, cap, "out of memory: the system refused an allocation %s (%zu MiB in use)", what,
+                 a->used_total >> 20);
+    else if (limit >= (size_t)1 << 20)
+        snprintf(buf, cap, "out of memory: %s needs more than its memory limit of %zu MiB", what, limit >> 20);
+    else
+        snprintf(buf, cap, "out of memory: %s needs more than its memory limit of %zu KiB", what, limit >> 10);
+}

@@ -27,5 +27,8 @@ void *dp_alloc(dp_arena *a, size_t size);
 void *dp_alloc_array(dp_arena *a, size_t n, size_t size);
 char *dp_strndup(dp_arena *a, const char *s, size_t n);
 char *dp_strdup(dp_arena *a, const char *s);
+/* Why the last allocation failed, as a message: past the limit (naming
+ * it, in MiB or KiB), or refused by the system.  `what` names the work. */
+void dp_arena_why(const dp_arena *a, const char *what, char *buf, size_t cap);
 
 #endif

@@ -1094,13 +1094,10 @@ static int set_budgets(dc_shared *sh, const dp_code *code, const dp_options *opt
 
 /* Why an allocation failed, as reported: the memory budget names itself. */
 static void memory_error(dp_error *err, const dp_arena *ar) {
-    size_t limit = ar->limit ? ar->limit : DP_ARENA_DEFAULT_LIMIT;
+    char why[200];
+    dp_arena_why(ar, "the decompilation", why, sizeof why);
     dp_error_init(err);
-    if (ar->over_limit)
-        dp_fail(err, -1, "out of memory: the decompilation needs more than its memory limit of %zu MiB", limit >> 20);
-    else
-        dp_fail(err, -1, "out of memory: the system refused an allocation (used so far: %zu MiB)",
-                ar->used_total >> 20);
+    dp_fail(err, -1, "%s", why);
 }
 
 int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_error *err) {

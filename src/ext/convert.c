@@ -19,9 +19,10 @@ typedef struct conv {
                        be reused while it is a key) */
 } conv;
 
-static int no_memory(void) {
-    PyErr_SetString(PyExc_MemoryError,
-                    "out of memory converting the code object (its memory limit is that of the decompilation)");
+static int no_memory(const conv *cv) {
+    char why[200];
+    dp_arena_why(cv->a, "converting the code object", why, sizeof why);
+    PyErr_SetString(PyExc_MemoryError, why);
     return -1;
 }
 
@@ -31,7 +32,7 @@ static int remember(conv *cv, PyObject *o, uintptr_t tag, void *value) {
         return -1;
     if (PyList_Append(cv->keep, o) < 0)
         return -1;
-    return dp_ptrmap_put(cv->a, &cv->done, (uintptr_t)o, tag, 0, value) < 0 ? no_memory() : 0;
+    return dp_ptrmap_put(cv->a, &cv->done, (uintptr_t)o, tag, 0, value) < 0 ? no_memory(cv) : 0;
 }
 
 static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out);
@@ -39,7 +40,7 @@ static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out);
 static int copy_bytes(conv *cv, const char *s, Py_ssize_t n, const char **text, size_t *len) {
     char *p = dp_strndup(cv->a, s, (size_t)n);
     if (p == NULL)
-        return no_memory();
+        return no_memory(cv);
     *text = p;
     if (len != NULL)
         *len = (size_t)n;
@@ -69,7 +70,7 @@ static int copy_once(conv *cv, PyObject *o, int utf8, const char **text, size_t 
     /* (the length, then the pointer) */
     size_t *entry = dp_alloc(cv->a, sizeof(size_t) + sizeof *text);
     if (entry == NULL)
-        return no_memory();
+        return no_memory(cv);
     entry[0] = n;
     memcpy(entry + 1, text, sizeof *text);
     return remember(cv, o, 1 + (uintptr_t)utf8, entry);
@@ -145,7 +146,7 @@ static int strs_attr(conv *cv, PyObject *co, const char *attr, dp_strs *out) {
     Py_ssize_t n = PyTuple_GET_SIZE(t);
     out->v = dp_alloc_array(cv->a, (size_t)n + 1, sizeof *out->v);
     if (out->v == NULL) {
-        no_memory();
+        no_memory(cv);
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
@@ -202,7 +203,7 @@ static int conv_items(conv *cv, PyObject *items, int depth, dp_const *c) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
     c->items = dp_alloc_array(cv->a, (size_t)n + 1, sizeof *c->items);
     if (c->items == NULL)
-        return no_memory();
+        return no_memory(cv);
     for (Py_ssize_t i = 0; i < n; i++)
         if (conv_const(cv, PySequence_Fast_GET_ITEM(items, i), depth + 1, &c->items[i]) < 0)
             return -1;
@@ -251,7 +252,7 @@ static int conv_const(conv *cv, PyObject *o, int depth, dp_const **out) {
     dp_const_kind kind = kind_of(cv, o);
     dp_const *c = dp_const_new(cv->a, kind);
     if (c == NULL)
-        return no_memory();
+        return no_memory(cv);
     if (remember(cv, o, 0, c) < 0)
         return -1;
     c->origin = o;
@@ -305,7 +306,7 @@ static int conv_consts(conv *cv, PyObject *co, int depth, dp_code *c) {
     Py_ssize_t n = PyTuple_GET_SIZE(t);
     c->consts = dp_alloc_array(cv->a, (size_t)n + 1, sizeof *c->consts);
     if (c->consts == NULL) {
-        no_memory();
+        no_memory(cv);
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
@@ -354,7 +355,7 @@ static int conv_fields(conv *cv, PyObject *co, int depth, dp_code *c) {
 static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out) {
     dp_code *c = dp_code_new(cv->a);
     if (c == NULL)
-        return no_memory();
+        return no_memory(cv);
     c->py_minor = PY_MINOR_VERSION;
     if (name_attr(cv, co, "co_name", &c->name) < 0)
         return -1;

@@ -109,14 +109,10 @@ static int out_of_memory(const call *c) {
 
 /* MemoryError with a message that says which memory ran out. */
 static PyObject *raise_memory_error(const call *c) {
-    size_t limit = c->arena.limit ? c->arena.limit : DP_ARENA_DEFAULT_LIMIT;
-    if (c->err.msg[0] != '\0' && strcmp(c->err.msg, "out of memory") != 0)
-        PyErr_SetString(PyExc_MemoryError, c->err.msg);
-    else if (c->arena.over_limit)
-        PyErr_Format(PyExc_MemoryError, "out of memory: the input needs more than its memory limit of %zu MiB",
-                     limit >> 20);
-    else
-        PyErr_SetString(PyExc_MemoryError, "out of memory: the system refused an allocation");
+    char why[200];
+    dp_arena_why(&c->arena, "reading the input", why, sizeof why);
+    PyErr_SetString(PyExc_MemoryError, c->err.msg[0] != '\0' && strcmp(c->err.msg, "out of memory") != 0 &&
+                                           !c->arena.failed ? c->err.msg : why);
     return NULL;
 }
 
