@@ -1088,7 +1088,8 @@ static int set_budgets(dc_shared *sh, const dp_code *code, const dp_options *opt
         (opt && opt->kwdefaults && dp_size_const(sh->ar, &seen, opt->kwdefaults, &sh->use.input) < 0))
         return dp_fail(sh->err, -1, "out of memory");
     sh->work_limit = budget(sh->use.input.bytecode, DP_WORK_FACTOR, DP_WORK_FLOOR);
-    sh->output_limit = sh->validation_limit = budget(sh->use.input.bytes, DP_OUTPUT_FACTOR, DP_OUTPUT_FLOOR);
+    sh->output_limit = budget(sh->use.input.bytes, DP_OUTPUT_FACTOR, DP_OUTPUT_FLOOR);
+    sh->validation_limit = budget(sh->use.input.bytes, DP_VALIDATION_FACTOR, DP_VALIDATION_FLOOR);
     return 0;
 }
 

@@ -547,7 +547,7 @@ static void test_validation_stops_at_its_limit(void) {
         dp_error err;
         int rc = decompile_with(co, &opt, &use, &out, &err);
         CHECK(rc == 0);
-        CHECK(use.validation <= DP_OUTPUT_FACTOR * use.input.bytes + DP_OUTPUT_FLOOR);
+        CHECK(use.validation <= DP_VALIDATION_FACTOR * use.input.bytes + DP_VALIDATION_FLOOR);
         CHECK(stats.fallback == compiled && stats.fallback > 0 && stats.unchecked > 0);
         CHECK(rc < 0 || count(out.data, "qqqq\'") == 64); /* each use of the leaf printed */
         dp_buf_free(&out);
