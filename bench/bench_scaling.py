@@ -76,20 +76,6 @@ def assemble(ops):
     return bytes(out), starts
 
 
-def _varint(value, first):
-    groups = []
-    while True:
-        groups.append(value & 63)
-        value >>= 6
-        if not value:
-            break
-    out = [g | 64 for g in reversed(groups)]
-    out[-1] &= ~64
-    if first:
-        out[0] |= 128
-    return bytes(out)
-
-
 def _two_locals():
     def f(x):
         y = x
@@ -116,8 +102,9 @@ def _exc_overlap(target):
                   ("PUSH_EXC_INFO", 0), ("POP_TOP", 0), ("POP_EXCEPT", 0), ("LOAD_CONST", 0), ("RETURN_VALUE", 0)]
     code, starts = assemble(ops)
     end, handler = starts[len(body)], starts[len(body) + 2]
-    table = b"".join(_varint(starts[k], True) + _varint(end - starts[k], False) + _varint(handler, False) +
-                     _varint(0, False) for k in range(1, len(body), 2))
+    sys.path.insert(0, os.path.join(REPO, "tests"))
+    import exception_table
+    table = b"".join(exception_table.entry(starts[k], end - starts[k], handler, 0) for k in range(1, len(body), 2))
     return _two_locals().replace(co_code=code, co_exceptiontable=table, co_consts=(None,),
                                  co_stacksize=2, co_linetable=b""), {}
 

@@ -228,3 +228,13 @@ def test_damaged_pycs_raise_only_documented_exceptions():
                 assert str(e)
             except MemoryError as e:
                 assert str(e)
+
+
+def test_a_pyc_header_is_checked_alone():
+    # (the command line refuses a file from its first 16 bytes, before reading the rest)
+    data = pyc_of(f.__code__)
+    assert _core.check_pyc_header(data[:16]) == sys.version_info[1]
+    with pytest.raises(ValueError, match="not a .pyc file: 15 bytes"):
+        _core.check_pyc_header(data[:15])
+    with pytest.raises(ValueError, match="magic number"):
+        _core.check_pyc_header(b"\0" * (1 << 20))

@@ -132,6 +132,10 @@ int dp_disasm(const dp_code *code, dp_buf *out, dp_error *err);
  * model allocated in `a`.  Errors name what was wrong (bad magic with the
  * number found and the supported versions, truncation, bad marshal data). */
 int dp_read_pyc(dp_arena *a, const uint8_t *data, size_t len, dp_code **out, dp_error *err);
+/* Only the 16-byte header of a .pyc file (the first `len` bytes of it, at
+ * least 16): the same checks and messages as dp_read_pyc, so that a caller
+ * can refuse a file before reading the rest.  Sets *minor to 3.<minor>. */
+int dp_check_pyc_header(const uint8_t *data, size_t len, int *minor, dp_error *err);
 
 /* Reads one marshalled object written by CPython 3.<py_minor>.  Positions
  * in messages (and dp_const.at) count from `data`; with _at, from the start

@@ -485,6 +485,28 @@ static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *
     return result;
 }
 
+PyDoc_STRVAR(check_pyc_header_doc,
+"check_pyc_header(header)\n--\n\n"
+"The Python minor version (8 to 13) of a .pyc file whose first 16 bytes (or more) are\n"
+"`header`: the checks decompile_pyc makes on them, so that a caller can refuse a file\n"
+"(a sparse file, a device) before reading the rest.  Raises ValueError as decompile_pyc\n"
+"does for a bad header.");
+
+static PyObject *core_check_pyc_header(PyObject *module, PyObject *arg) {
+    (void)module;
+    Py_buffer data;
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
+        return NULL;
+    dp_error err;
+    dp_error_init(&err);
+    int minor = 0;
+    int rc = dp_check_pyc_header(data.buf, (size_t)data.len, &minor, &err);
+    PyBuffer_Release(&data);
+    if (rc < 0)
+        return PyErr_Format(PyExc_ValueError, "%s", err.msg);
+    return PyLong_FromLong(minor);
+}
+
 PyDoc_STRVAR(disasm_pyc_doc,
 "disasm_pyc(data)\n--\n\n"
 "Disassembly of the contents of a .pyc file written by CPython 3.8-3.13.\n"
@@ -582,6 +604,7 @@ static PyMethodDef core_methods[] = {
     {"decompile_pyc", (PyCFunction)(void (*)(void))core_decompile_pyc, METH_VARARGS | METH_KEYWORDS,
      decompile_pyc_doc},
     {"disasm_pyc", core_disasm_pyc, METH_O, disasm_pyc_doc},
+    {"check_pyc_header", core_check_pyc_header, METH_O, check_pyc_header_doc},
     {NULL, NULL, 0, NULL},
 };
 
