@@ -150,9 +150,10 @@ _READ_ONLY = _header("For reading: this graph's forward could not be pointed at 
 class Session:
     """Hooks into torch.compile while active; writes the dump; restores everything on exit."""
 
-    def __init__(self, dd, summary=True):
+    def __init__(self, dd, summary=True, log_bytecode=False):
         self.dd = dd
         self.summary = summary
+        self.log_bytecode = log_bytecode  # prepare_debug(log_bytecode=True): dump the code objects too
         self.failures = []  # (what, file) that could not be decompiled
         self.graphs = []  # compiled fns captured in this session
         self.recompilations = 0
@@ -179,6 +180,8 @@ class Session:
             ("Inductor's kernels", lambda: stack.callback(_ti.patch_output_code_loading(self.on_output_code))),
             ("the report's compile events", lambda: stack.callback(
                 _ti.subscribe_compile_events(self.dd.recorder.on_compile_event))),
+            ("debugger evaluations while stopped in compiled code (Dynamo compiled the debugger's frames)",
+             lambda: stack.callback(_ti.skip_debugger_frames())),
         )
         try:
             for what, install in hooks:

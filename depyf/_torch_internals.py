@@ -91,6 +91,29 @@ def register_bytecode_hook(hook):
     return handle.remove
 
 
+def register_raw_bytecode_hook(hook):
+    """Register hook(original_code, transformed_code) as torch calls it: what it returns
+    and raises reach Dynamo unchanged (the original depyf's wrapper class, and the code
+    built on it, rely on that).  Returns the function that removes the hook."""
+    register = _require(torch._dynamo.convert_frame, "register_bytecode_hook", "torch._dynamo.convert_frame")
+    return register(hook).remove
+
+
+def compiling_frame_locals(code):
+    """Inside the bytecode hook: the locals (arguments) of the frame Dynamo is compiling
+    into `code`'s transformed code, or None when not found.
+
+    Dynamo's convert_frame passes that frame down as a local of its own frames below the
+    hook (`frame` in torch 2.2-2.13's `_compile`); it is found by what it is, an object
+    whose class has `f_code` and `f_locals` and whose code is `code`, not by names."""
+    def is_the_frame(value):
+        kind = type(value)
+        return hasattr(kind, "f_code") and hasattr(kind, "f_locals") and value.f_code is code
+
+    frame = _local_below_hook(is_the_frame)
+    return None if frame is None else frame.f_locals
+
+
 def compiling_globals(code):
     """Inside the bytecode hook: the globals of the frame Dynamo compiled into `code`.
 
@@ -101,13 +124,19 @@ def compiling_globals(code):
     wanted = [n for n in code.co_names if n.startswith(("__compiled_fn", "__resume_at"))]
     if not wanted:
         return None
-    frame = sys._getframe(1)
+    return _local_below_hook(lambda value: type(value) is dict and all(n in value for n in wanted))
+
+
+def _local_below_hook(wanted, depth=64):
+    """The first local variable of the frames below the caller's caller (at most `depth`
+    of them, innermost first) for which wanted(value) holds, or None."""
+    frame = sys._getframe(2)
     try:
-        for _ in range(64):
+        for _ in range(depth):
             if frame is None:
                 return None
             for value in frame.f_locals.values():
-                if type(value) is dict and all(n in value for n in wanted):
+                if wanted(value):
                     return value
             frame = frame.f_back
     finally:
@@ -503,6 +532,51 @@ def compile_caches_disabled():
             if hasattr(config, key):  # (a torch without that cache has nothing to turn off)
                 stack.enter_context(config.patch(**{key: False}))
         yield
+
+
+# Debuggers' own packages: what runs while a debugger stops in compiled code.
+_DEBUGGER_PACKAGES = ("debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "_pydevd_frame_eval", "pydevd_plugins")
+
+
+def skip_debugger_frames():
+    """Keep Dynamo out of a debugger's own frames while depyf is active; returns restore().
+
+    Stopped at a breakpoint in compiled code (a dumped transformed-code or graph
+    file), a debugger runs its own Python in that thread, where Dynamo's frame
+    callback is still set: Dynamo compiles the debugger's functions.  Torch 2.6
+    fails on debugpy's (`NameError: name 'long'` from pydevd_xml), so its
+    `evaluate` never answers; later releases trace them and fall back.  pdb,
+    in the stdlib, is skipped already.  Only the debuggers' directories are
+    added to Dynamo's skip list (trace_rules.SKIP_DIRS, torch 2.1 to 2.15):
+    nothing of the user's program is compiled differently.
+    """
+    import importlib.util
+
+    import torch._dynamo.trace_rules as trace_rules
+
+    skip_dirs = _require(trace_rules, "SKIP_DIRS", "torch._dynamo.trace_rules")
+    recompile = _require(trace_rules, "_recompile_re", "torch._dynamo.trace_rules")
+    added = []
+    for name in _DEBUGGER_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            path = location.replace(os.sep, "/").rstrip("/") + "/"
+            if path not in skip_dirs:
+                skip_dirs.append(path)
+                added.append(path)
+    if added:
+        recompile()
+
+    def restore():
+        for path in added:
+            with contextlib.suppress(ValueError):
+                skip_dirs.remove(path)
+        if added:
+            recompile()
+    return restore
 
 
 # ---------------------------------------------------------------- distributed

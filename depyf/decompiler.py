@@ -5,6 +5,11 @@ import functools
 import types
 
 from . import _core
+from ._core import DecompilationError
+
+__all__ = ["DecompilationError", "Decompiler", "code_of", "decompile", "decompile_pyc", "disasm", "disasm_pyc"]
+
+TEMP_PREFIX = "__temp_"  # how the core names the temporaries it invents: __temp_<n>
 
 # Longest chain of wrappers (`__wrapped__`, partials, methods) followed to
 # reach a code object; a longer one is almost certainly a cycle.
@@ -15,6 +20,18 @@ def _no_bytecode(obj, why):
     return TypeError(f"cannot decompile {type(obj).__qualname__} object: {why}")
 
 
+def unwrap_once(obj):
+    """What `obj` wraps (`__wrapped__`, a partial's function, a method's function), or None."""
+    wrapped = getattr(obj, "__wrapped__", None)
+    if wrapped is not None:
+        return wrapped
+    if isinstance(obj, (functools.partial, functools.partialmethod)):
+        return obj.func
+    if isinstance(obj, (types.MethodType, classmethod, staticmethod)):
+        return obj.__func__
+    return None
+
+
 def _unwrap(obj):
     """(code object behind `obj`, the function holding it or None); see `code_of`."""
     current = obj
@@ -22,15 +39,9 @@ def _unwrap(obj):
     for _ in range(MAX_UNWRAP):
         if isinstance(current, types.CodeType):
             return current, None
-        wrapped = getattr(current, "__wrapped__", None)
-        if wrapped is not None:
-            current = wrapped
-            continue
-        if isinstance(current, (functools.partial, functools.partialmethod)):
-            current = current.func
-            continue
-        if isinstance(current, (types.MethodType, classmethod, staticmethod)):
-            current = current.__func__
+        inner = unwrap_once(current)
+        if inner is not None:
+            current = inner
             continue
         code = getattr(current, "__code__", None)
         if isinstance(code, types.CodeType):
@@ -239,7 +250,12 @@ def disasm_pyc(path):
 
 
 class Decompiler:
-    """Decompiles one code object (see `code_of`), or the module of one .pyc file."""
+    """Decompiles one code object (see `code_of`), or the module of one .pyc file.
+
+    Also takes the original depyf's calls: `decompile(indentation=...,
+    temp_prefix=..., overwite_fn_name=...)`, `Decompiler.supported_opnames()` and
+    `Decompiler.decompile_and_compile_like(...)`.
+    """
 
     def __init__(self, obj, indent=4):
         self.code, self._function = _unwrap(obj)
@@ -255,13 +271,65 @@ class Decompiler:
         self._pyc = _read(path)
         return self
 
-    def decompile(self):
-        """The source text, decompiled anew on every call."""
+    def decompile(self, indentation=None, temp_prefix=TEMP_PREFIX, overwite_fn_name=None,
+                  *, overwrite_fn_name=None):
+        """The source text, decompiled anew on every call.
+
+        `indentation`: spaces per level (default: this Decompiler's `indent`);
+        `temp_prefix`: the temporaries the decompiler invents are named
+        `<temp_prefix><n>`; `overwrite_fn_name` (or `overwite_fn_name`, the
+        original depyf's spelling): the name of the printed `def`, which is then a
+        `def` even for a lambda.
+        """
+        indent = self.indent if indentation is None else indentation
+        if overwite_fn_name is not None and overwrite_fn_name is not None and overwite_fn_name != overwrite_fn_name:
+            raise TypeError("overwite_fn_name and overwrite_fn_name name the same thing; give one")
+        name = overwrite_fn_name if overwrite_fn_name is not None else overwite_fn_name
         if self._pyc is not None:
-            return _core.decompile_pyc(self._pyc, indent=self.indent)
-        return _core.decompile(self.code, indent=self.indent, **_defaults_of(self._function))
+            if name is not None:
+                raise TypeError("a .pyc file holds a module, which has no function name to overwrite")
+            source = _core.decompile_pyc(self._pyc, indent=indent)
+        else:
+            options = _defaults_of(self._function)
+            if name is not None:
+                options["def_name"] = name
+            source = _core.decompile(self.code, indent=indent, **options)
+        if temp_prefix == TEMP_PREFIX:
+            return source
+        from . import _decompiled  # (not at import: `import depyf` stays light)
+
+        return _decompiled.rename_temps(source, temp_prefix, self.code)
 
     @functools.cached_property
     def source(self):
         """The source text, decompiled on first access."""
         return self.decompile()
+
+    @staticmethod
+    def supported_opnames():
+        """The running Python's opcode names that the decompiler translates: every
+        instruction a code object's `co_code` can hold, in opcode order.  (Not CACHE,
+        the inline cache entries after an instruction, read as part of it; not the
+        INSTRUMENTED_* forms nor the interpreter's own ops, which only ever appear in
+        its runtime copy of the code.)"""
+        import dis
+
+        return [name for name in dis.opname
+                if not name.startswith(("<", "INSTRUMENTED_")) and name not in _NOT_INSTRUCTIONS]
+
+    @staticmethod
+    def decompile_and_compile_like(code_to_decompile, reference_code, indentation=4,
+                                   temp_prefix=TEMP_PREFIX, filepath_template=None):
+        """`code_to_decompile` decompiled, written to a file and compiled back, laid out
+        like `reference_code` (same arguments, cell and free variables), so that it can
+        run in place of code of that layout (Dynamo's transformed code in place of the
+        function it came from).  See depyf._recompile.decompile_and_compile_like."""
+        from . import _recompile
+
+        return _recompile.decompile_and_compile_like(code_to_decompile, reference_code, indentation,
+                                                     temp_prefix, filepath_template)
+
+
+# Opcode names that are no instruction of a code object: inline cache entries (3.11+), and
+# ops only the interpreter puts into its runtime copy of the code (3.12+).
+_NOT_INSTRUCTIONS = frozenset({"CACHE", "ENTER_EXECUTOR", "EXIT_INIT_CHECK", "INTERPRETER_EXIT", "RESERVED"})

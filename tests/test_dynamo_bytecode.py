@@ -242,3 +242,60 @@ def test_a_value_stored_twice_and_used_again_is_evaluated_once():
         Module.reads = 0
         results.append((fn(Module(), lambda d, key: d[key]), Module.reads))
     assert results[0] == results[1] == ((1, {"tok": 1}, {"tok": 1}), 1), (results, source)
+
+
+def with_closure_from_argument(fn, argument):
+    """`fn`'s code where the closure of the function it makes is the local `argument` instead
+    of the tuple of its cells (3.11+: the loads of the n cells and BUILD_TUPLE n before the
+    code constant become LOAD_FAST `argument` and NOPs)."""
+    code = fn.__code__
+    ins = list(dis.get_instructions(code))
+    at = next(k for k, i in enumerate(ins) if i.opname == "LOAD_CONST" and isinstance(i.argval, types.CodeType))
+    build = ins[at - 1]
+    cells = ins[at - 1 - build.arg:at - 1]
+    assert build.opname == "BUILD_TUPLE" and all(i.opname in ("LOAD_CLOSURE", "LOAD_FAST") for i in cells), ins
+    raw = bytearray(code.co_code)
+    for k, i in enumerate(cells + [build]):
+        raw[i.offset:i.offset + 2] = bytes([dis.opmap["LOAD_FAST"], code.co_varnames.index(argument)] if k == 0
+                                           else [dis.opmap["NOP"], 0])
+    return code.replace(co_code=bytes(raw))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11+: the function type takes the name from the code")
+def test_a_function_made_with_a_closure_other_than_its_cells():
+    """torch 2.7-2.11 make a resume function with MAKE_FUNCTION from a closure tuple it
+    passed through lists: no `def` or `lambda` says that, so the function is made by
+    calling the function type with the same code object, globals and closure."""
+    def make():
+        offset, scale = 10, 20
+
+        def maker(cells):
+            def resume(y):
+                """Doc of the resume function."""
+                return y * scale + offset
+            return resume, resume(1)
+        return maker
+
+    maker = make()
+    code = with_closure_from_argument(maker, "cells")
+    free = code.co_consts[[isinstance(c, types.CodeType) for c in code.co_consts].index(True)].co_freevars
+    cells = tuple(types.CellType(v) for v in (3, 100))  # resume's free variables, in order
+    value = dict(zip(free, (3, 100)))
+    original = types.FunctionType(code, {"__name__": "m"}, closure=maker.__closure__)
+
+    def outcome(fn):
+        made, first = fn(cells)
+        return (first, made(2), made.__name__, made.__qualname__, made.__doc__, made.__module__,
+                [c.cell_contents for c in made.__closure__])
+
+    expected = outcome(original)
+    assert expected[:2] == (value["scale"] + value["offset"], 2 * value["scale"] + value["offset"]), expected
+    for options in ({}, {"force_fallback": True}):
+        source, _lines, named = _core.decompile(code, named=True, linemap=True, **options)
+        assert ".__class__(" in source, source
+        scope = {"__name__": "m"}
+        scope.update(("_depyf_const_%d" % k, obj) for k, obj in enumerate(named))
+        exec(compile("def make():\n    offset = scale = None\n" + "".join(
+            "    " + line + "\n" for line in source.splitlines()) + "    return maker\n", "<decompiled>", "exec"),
+             scope)
+        assert outcome(scope["make"]()) == expected, (options, source)

@@ -171,6 +171,12 @@ dp_node *dc_const(dc *d, const dp_const *c);
 dp_node *dc_none(dc *d);
 dp_node *dc_cell(dc *d, const char *name);
 int dc_is_cell(const dp_node *e);
+/* Is `closure` (MAKE_FUNCTION's) the cells of `code`'s free variables, in
+ * order, so that a def or lambda prints it? */
+int dc_closure_is_cells(const dc *d, const dp_code *code, const dp_node *closure);
+/* The call that makes function `fn` (X_FUNC) with `closure` where no def
+ * or lambda can, or NULL after dc_fail. */
+dp_node *dc_function_by_value(dc *d, dp_node *fn, dp_node *closure, int at);
 int dc_is_cell_var(const dp_code *code, const char *name);
 int dc_fast_load_is_cell(dc *d, const char *name);
 dp_node *dc_not(dc *d, dp_node *e);

@@ -343,7 +343,9 @@ static int keep_generator_kind(dc *d, dp_nodes *body) {
 /* A free variable the bytecode never touches (Dynamo's resume functions
  * keep every cell of the function they resume) would be missing from the
  * recompiled code, and Dynamo fills frames by position: `if False: name`
- * makes it free again and compiles to nothing. */
+ * makes it free again and compiles to nothing.  Only reachable code counts:
+ * torch <= 2.11 leaves the whole original function, dead, after the jump
+ * of its resume functions. */
 static int keep_free_variables(dc *d, dp_nodes *body) {
     static const dp_const false_const = {.kind = DP_CONST_FALSE};
     for (size_t k = 0; k < d->code->freevars.n; k++) {
@@ -351,7 +353,7 @@ static int keep_free_variables(dc *d, dp_nodes *body) {
         int used = strcmp(name, "__class__") == 0; /* zero-argument super() reads it without a name */
         for (int j = 0; j < d->n && !used; j++) {
             int op = d->in[j].op;
-            used = (op == IR_LOAD_DEREF || op == IR_STORE_DEREF || op == IR_DELETE_DEREF || op == IR_LOAD_CLOSURE ||
+            used = d->reach[j] && (op == IR_LOAD_DEREF || op == IR_STORE_DEREF || op == IR_DELETE_DEREF || op == IR_LOAD_CLOSURE ||
                     op == IR_LOAD_CLASSDEREF || op == IR_LOAD_FAST) &&
                    d->in[j].name && strcmp(d->in[j].name, name) == 0;
         }

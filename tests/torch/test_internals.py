@@ -230,6 +230,28 @@ def test_compile_caches_disabled_restores_the_config():
     assert (fconfig.enable_autograd_cache, iconfig.fx_graph_cache) == before
 
 
+def test_debugger_frames_are_skipped_by_dynamo_only_while_depyf_is_active(tmp_path):
+    """A debugger stopped in compiled code runs its own functions in that thread; Dynamo
+    must not compile them (torch 2.6 failed on debugpy's and never answered `evaluate`)."""
+    import importlib.util
+
+    import torch._dynamo.trace_rules as trace_rules
+
+    debugpy = importlib.util.find_spec("debugpy")
+    if debugpy is None:
+        pytest.skip("debugpy is not installed")
+    debugger_file = debugpy.submodule_search_locations[0] + "/server/cli.py"
+    user_file = str(tmp_path / "model.py")
+    assert not trace_rules.check_file(debugger_file).skipped
+    restore = ti.skip_debugger_frames()
+    try:
+        assert trace_rules.check_file(debugger_file).skipped
+        assert not trace_rules.check_file(user_file).skipped  # the program itself is compiled as before
+    finally:
+        restore()
+    assert not trace_rules.check_file(debugger_file).skipped
+
+
 def test_process_rank_follows_torchrun(monkeypatch):
     monkeypatch.delenv("RANK", raising=False)
     monkeypatch.delenv("WORLD_SIZE", raising=False)

@@ -10,6 +10,7 @@ way Dynamo does before running a cache entry.
 import inspect
 import re
 import textwrap
+import types
 
 from depyf import _decompiled, _fold_uses
 from depyf import _torch_internals as _ti
@@ -22,12 +23,17 @@ RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"  # the co_name Dynamo gives a res
 _TYPE_SUFFIX = re.compile(r",\s*(type=<class '[^']*'>)$")
 
 
-def dump_src(fn):
+def dump_src(fn, module=None):
     """The explained source (guards, transformed code, resume functions) of a compiled function.
 
     `fn` is what torch.compile returned (function or module) or the original
-    function; it must have run at least once so that Dynamo compiled it.
+    function; it must have run at least once so that Dynamo compiled it.  The
+    original depyf's form, `dump_src(code, module)`, takes the code object Dynamo
+    compiled and the globals it ran with (a dict or a module).
     """
+    if isinstance(fn, types.CodeType):
+        scope = vars(module) if isinstance(module, types.ModuleType) else module
+        return explain_code(fn, scope, OnDemandNames())
     func = _ti.unwrap_compiled(fn)
     return explain_code(func.__code__, func.__globals__, OnDemandNames())
 
