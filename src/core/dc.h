@@ -304,6 +304,11 @@ dp_node *dc_generic_stmt(dc *d, dp_node *g, const char *name, int at);
 /* ---- nested code (decompile.c) ---- */
 /* Prepares `d` to walk `code` (lifted, reachability and handlers known). */
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer);
+/* The path (dc.path) of the use `site` of `code` in `outer` walked as a
+ * scope of its own (a PEP 695 type parameter scope): the same each time that
+ * use is walked again, so that what is nested in it is decompiled once.
+ * -1 when out of memory (error set). */
+int dc_scope_path(dc *outer, int site, const dp_code *code);
 /* Builds the statement for a function definition from X_FUNC `fn`, stored
  * under `name` (decorators applied by the caller). */
 dp_node *dc_funcdef(dc *d, dp_node *fn, const char *name, int at);

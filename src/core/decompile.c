@@ -675,6 +675,22 @@ typedef struct dc_memo {
     dp_error err;   /* when not ok */
 } dc_memo;
 
+/* The kinds of use in the memo's keys: a body kind, or a scope's path. */
+enum { USE_SCOPE = 7 };
+
+int dc_scope_path(dc *outer, int site, const dp_code *code) {
+    dc_shared *sh = outer->sh;
+    uintptr_t use = (uintptr_t)(unsigned)site << 3 | USE_SCOPE;
+    int *path = dp_ptrmap_get(&sh->memo, (uintptr_t)outer->path, use, (uintptr_t)code);
+    if (path == NULL) {
+        if ((path = dp_alloc(sh->ar, sizeof *path)) == NULL ||
+            dp_ptrmap_put(sh->ar, &sh->memo, (uintptr_t)outer->path, use, (uintptr_t)code, path) < 0)
+            return dp_fail(sh->err, -1, "out of memory");
+        *path = ++sh->npaths;
+    }
+    return *path;
+}
+
 /* code_body_validated for the use `site` (the index of its MAKE_FUNCTION,
  * X_FUNC's op) of `code` in `outer` (NULL: the top level), once per use:
  * tried again, the use gives the same statements (or error) without work.

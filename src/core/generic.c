@@ -336,7 +336,7 @@ dp_node *dc_generic(dc *outer, dp_node *fn, const dp_nodes *args, int at) {
     }
     memcpy(g.name, code->name + sizeof PREFIX - 1, len);
     g.name[len] = '\0';
-    if (dc_setup(&sub, sh, code, outer) < 0)
+    if (dc_setup(&sub, sh, code, outer) < 0 || (sub.path = dc_scope_path(outer, fn->op, code)) < 0)
         goto out;
     /* the arguments bind the hidden parameters .defaults and .kwdefaults */
     if (code->argcount != args->n || code->kwonlyargcount || (code->flags & (DP_CO_VARARGS | DP_CO_VARKEYWORDS)) ||
