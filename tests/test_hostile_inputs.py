@@ -172,12 +172,17 @@ def test_long_flat_boolean_chains_decompile(op):
 
 
 def test_nesting_past_the_region_limit_names_that_limit():
+    # (up to 3.11 each arm of `a if c else b if c else ...` is a value region
+    # in the one before; 3.12 compiles the chain so that it is not nested)
     limit = 4 * _core.MAX_NESTING
     deep = " if c else ".join(f"a{k}" for k in range(limit + 1))
     code = function_code(f"def f(c):\n    return {deep}\n")
-    with pytest.raises(depyf.DecompilationError) as info:
+    try:
         _core.decompile(code)
-    assert info.value.reason == f"blocks and expressions nested more than {limit} deep"
+    except depyf.DecompilationError as e:
+        assert e.reason == f"blocks and expressions nested more than {limit} deep"
+    else:
+        assert sys.version_info >= (3, 12), "the chain should have passed the region limit"
 
 
 def bytes_keyword_name():
