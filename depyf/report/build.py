@@ -14,6 +14,8 @@ import re
 import tempfile
 import time
 
+from .._files import RegularFile, read_regular
+
 MANIFEST = "depyf_manifest.json"
 INDEX = "index.html"
 MAX_EMBEDDED = 4 * 1024 * 1024  # bytes of one file shown in the page; larger ones are cut
@@ -112,8 +114,7 @@ def _run_dirs(dump_dir):
 
 def _load_manifest(path):
     try:
-        with open(os.path.join(path, MANIFEST), encoding="utf-8") as f:
-            manifest = json.load(f)
+        manifest = json.loads(read_regular(os.path.join(path, MANIFEST), follow_symlinks=False).decode("utf-8"))
     except (OSError, ValueError):
         return None
     return manifest if isinstance(manifest, dict) and manifest.get("format") == "depyf-manifest" else None
@@ -160,9 +161,8 @@ def _files(path, bodies):
         if name.startswith(".") or name in (INDEX, MANIFEST) or not os.path.isfile(full):
             continue
         try:
-            with open(full, "rb") as f:
-                raw = f.read(MAX_EMBEDDED + 1)
-            size = os.path.getsize(full)
+            with RegularFile(full, limit=None, follow_symlinks=False) as f:
+                raw, size = f.read(MAX_EMBEDDED + 1), f.size
         except OSError:
             continue
         text = raw[:MAX_EMBEDDED].decode("utf-8", "replace")
