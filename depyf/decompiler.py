@@ -5,6 +5,7 @@ import functools
 import types
 
 from . import _core
+from ._files import RegularFile, UnreadableFile
 from ._core import DecompilationError
 
 __all__ = ["DecompilationError", "Decompiler", "code_of", "decompile", "decompile_pyc", "disasm", "disasm_pyc"]
@@ -227,16 +228,25 @@ def disasm(obj):
 
 
 def _read(path):
-    with open(path, "rb") as f:
-        return f.read()
+    """The bytes of the .pyc file at `path`, read as depyf reads hostile files: a
+    regular file (a FIFO would block, /dev/zero never end) of at most
+    _files.MAX_INPUT_SIZE bytes, its 16-byte header checked before the rest is read.
+    OSError as open() raises it (FileNotFoundError ...), ValueError for a bad header."""
+    try:
+        with RegularFile(path) as f:
+            header = f.read(16)
+            _core.check_pyc_header(header)
+            return header + f.read()
+    except UnreadableFile as e:
+        raise OSError(e.errno, e.strerror, str(path)) from None
 
 
 def decompile_pyc(path, indent=4):
     """Module source of the .pyc file at `path` (CPython 3.8-3.13).
 
-    Raises OSError when the file cannot be read, ValueError when it is not a
-    valid .pyc file (the message names the byte of the file), otherwise as
-    `decompile`.
+    Raises OSError when the file cannot be read (not a regular file: a FIFO,
+    a device; larger than 256 MiB), ValueError when it is not a valid .pyc
+    file (the message names the byte of the file), otherwise as `decompile`.
     """
     return _core.decompile_pyc(_read(path), indent=indent)
 
@@ -244,7 +254,8 @@ def decompile_pyc(path, indent=4):
 def disasm_pyc(path):
     """Disassembly of the .pyc file at `path` (CPython 3.8-3.13).
 
-    Raises ValueError when the file is not a valid .pyc file.
+    Raises OSError when the file cannot be read (not a regular file, too
+    large), ValueError when it is not a valid .pyc file.
     """
     return _core.disasm_pyc(_read(path))
 

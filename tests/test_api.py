@@ -2,6 +2,7 @@
 with, the errors it raises, the extension's conversion limits, threads."""
 
 import functools
+import importlib.util
 import opcode
 import os
 import re
@@ -255,9 +256,10 @@ def test_decompiler_from_pyc_hands_the_file_bytes_to_the_core(tmp_path, monkeypa
     seen = []
     monkeypatch.setattr(decompiler._core, "decompile_pyc", lambda data, indent=4: seen.append((data, indent)) or "m")
     path = tmp_path / "m.pyc"
-    path.write_bytes(b"some bytes")
+    data = importlib.util.MAGIC_NUMBER + bytes(12) + b"some bytes"  # (its header is checked first)
+    path.write_bytes(data)
     assert depyf.Decompiler.from_pyc(path, indent=3).source == "m"
-    assert seen == [(b"some bytes", 3)]
+    assert seen == [(data, 3)]
 
 
 def test_decompile_pyc_of_a_missing_file_is_an_os_error(tmp_path):

@@ -243,3 +243,23 @@ def test_a_pyc_header_is_checked_alone():
         _core.check_pyc_header(data[:15])
     with pytest.raises(ValueError, match="magic number"):
         _core.check_pyc_header(b"\0" * (1 << 20))
+
+
+def test_the_pyc_api_reads_only_regular_files(tmp_path):
+    import os
+
+    fifo = tmp_path / "fifo.pyc"
+    os.mkfifo(fifo)  # (open() would block until a writer came)
+    with pytest.raises(OSError, match="a FIFO"):
+        depyf.decompiler.decompile_pyc(str(fifo))
+    with pytest.raises(OSError, match="a character device"):
+        depyf.decompiler.disasm_pyc("/dev/zero")
+    sparse = tmp_path / "sparse.pyc"
+    with open(sparse, "wb") as fh:
+        fh.truncate(1 << 31)  # 2 GiB of nothing, refused on its size before a byte is read
+    with pytest.raises(OSError, match="too large"):
+        depyf.decompiler.decompile_pyc(str(sparse))
+    bad = tmp_path / "bad.pyc"
+    bad.write_bytes(b"\0" * 64)
+    with pytest.raises(ValueError, match="not a .pyc file"):
+        depyf.Decompiler.from_pyc(str(bad))
