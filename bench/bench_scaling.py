@@ -12,6 +12,18 @@ then; Linux only).  The
 per-instruction columns should stay about flat from one size to the next:
 that is what "linear" means here.  Run with the extension built for the
 interpreter (tools/dev_build.sh).
+
+Hostile shapes (issue 17), built as code objects no compiler writes, the
+instructions counted being those of the input (each shared object once):
+- shared: 40 levels of functions, each making the one below it twice (one
+  code object per level, as marshal references share them): 2**40 uses;
+  it must end at the work limit, in time in proportion to the input;
+- exc_overlap (3.11+): exception-table entries that all overlap (each from
+  a later instruction to the end);
+- deep_stack: a stack as deep as half the function, then stores, printed as
+  the state machine of the fallback.
+The last two are known to be quadratic (docs/limits.md) until the pipeline's
+CFG rework lands: their rows are figures, not a verdict.
 """
 import argparse
 import dis
@@ -41,6 +53,89 @@ SHAPES = {
     "if_try": ("    if x > {i}:\n        y = 1\n"
                "    try:\n        y = y // x\n    except ZeroDivisionError:\n        y = {i}\n"),
 }
+
+
+def _cache_entries(op):
+    caches = getattr(__import__("opcode"), "_inline_cache_entries", None)
+    if caches is None:
+        return 0  # before 3.11
+    return caches.get(dis.opname[op], 0) if isinstance(caches, dict) else caches[op]
+
+
+def assemble(ops):
+    """Wordcode of (opname, arg) pairs for the running Python (EXTENDED_ARGs and
+    3.11+ CACHE entries included), and the code unit each instruction starts at."""
+    out, starts = bytearray(), []
+    for name, arg in ops:
+        op = dis.opmap[name]
+        starts.append(len(out) // 2)
+        for shift in (24, 16, 8):
+            if arg >> shift:
+                out += bytes([dis.opmap["EXTENDED_ARG"], (arg >> shift) & 0xFF])
+        out += bytes([op, arg & 0xFF]) + b"\0\0" * _cache_entries(op)
+    return bytes(out), starts
+
+
+def _two_locals():
+    def f(x):
+        y = x
+        return y
+    return f.__code__
+
+
+def _shared(target):
+    levels = 40
+    pad = "".join("    y = x\n" for _ in range(max(1, target // levels // 2)))
+    maker = _compile("def f(x):\n" + pad + "    def g(x):\n        pass\n    def h(x):\n        pass\n    return y\n")
+    code = _compile("def f(x):\n" + pad + "    return y\n")
+    for _ in range(levels):
+        code = maker.replace(co_consts=tuple(code if hasattr(c, "co_code") else c for c in maker.co_consts))
+    return code, {}
+
+
+def _exc_overlap(target):
+    if sys.version_info < (3, 11):
+        return None, {}
+    pairs = max(1, target // 2)
+    body = [("RESUME", 0)] + [op for _ in range(pairs) for op in (("LOAD_FAST", 0), ("STORE_FAST", 1))]
+    ops = body + [("LOAD_CONST", 0), ("RETURN_VALUE", 0),
+                  ("PUSH_EXC_INFO", 0), ("POP_TOP", 0), ("POP_EXCEPT", 0), ("LOAD_CONST", 0), ("RETURN_VALUE", 0)]
+    code, starts = assemble(ops)
+    end, handler = starts[len(body)], starts[len(body) + 2]
+    sys.path.insert(0, os.path.join(REPO, "tests"))
+    import exception_table
+    table = b"".join(exception_table.entry(starts[k], end - starts[k], handler, 0) for k in range(1, len(body), 2))
+    return _two_locals().replace(co_code=code, co_exceptiontable=table, co_consts=(None,),
+                                 co_stacksize=2, co_linetable=b""), {}
+
+
+def _deep_stack(target):
+    depth = max(1, target // 4)
+    ops = ([("LOAD_FAST", 0)] * depth + [op for _ in range(depth) for op in (("LOAD_FAST", 0), ("STORE_FAST", 1))]
+           + [("POP_TOP", 0)] * depth + [("LOAD_CONST", 0), ("RETURN_VALUE", 0)])
+    if sys.version_info >= (3, 11):
+        ops.insert(0, ("RESUME", 0))
+    code, _ = assemble(ops)
+    return _two_locals().replace(co_code=code, co_consts=(None,), co_stacksize=depth + 1,
+                                 co_linetable=b"", **({"co_exceptiontable": b""} if sys.version_info >= (3, 11) else {})
+                                 ), {"force_fallback": True}
+
+
+# Shape -> builder of (code object, options of _core.decompile) for about
+# `target` instructions, or (None, ...) where the shape has no meaning.
+CODE_SHAPES = {"shared": _shared, "exc_overlap": _exc_overlap, "deep_stack": _deep_stack}
+
+
+def unique_instructions(code):
+    seen, todo, n = set(), [code], 0
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        n += count_instructions(c)
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_code"))
+    return n
 
 
 def source(shape, copies):
@@ -88,7 +183,7 @@ def start_peak_window():
     return status_kib("VmRSS")
 
 
-def child(path, n):
+def child(path, n, options):
     """Runs in a fresh process: decompiles the marshalled code object at
     `path` (loading it costs far less memory than compiling it, so the
     high-water mark that follows is the decompiler's), prints a JSON line."""
@@ -96,14 +191,16 @@ def child(path, n):
     import time
     sys.path.insert(0, REPO)
     import depyf
+    from depyf import _core
     with open(path, "rb") as f:
         code = marshal.load(f)
+    options = json.loads(options)
     before = start_peak_window()
     t0 = time.perf_counter()
     try:
-        out = depyf.decompile(code)
+        out = _core.decompile(code, **options) if options else depyf.decompile(code)
         status = "ok"
-    except depyf.DecompilationError as e:
+    except (depyf.DecompilationError, MemoryError) as e:
         out, status = "", "error: %s" % str(e)[:60]
     elapsed = time.perf_counter() - t0
     peak = status_kib("VmHWM") - before
@@ -114,12 +211,12 @@ def child(path, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--shapes", default=",".join(SHAPES))
+    ap.add_argument("--shapes", default=",".join([*SHAPES, *CODE_SHAPES]))
     ap.add_argument("--timeout", type=float, default=600)
-    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child[0], int(args.child[1]))
+        child(args.child[0], int(args.child[1]), args.child[2])
         return
     import marshal
     import tempfile
@@ -128,12 +225,21 @@ def main():
                                              "B/instr", "status"))
     for shape in args.shapes.split(","):
         for size in [int(s) for s in args.sizes.split(",")]:
-            src, n = build(shape, size)
+            if shape in CODE_SHAPES:
+                code, options = CODE_SHAPES[shape](size)
+                if code is None:
+                    print("%-9s (not for Python %d.%d)" % ((shape,) + sys.version_info[:2]))
+                    break
+                n = unique_instructions(code)
+            else:
+                src, n = build(shape, size)
+                code, options = _compile(src), {}
             with tempfile.NamedTemporaryFile(suffix=".marshal") as f:
-                f.write(marshal.dumps(_compile(src)))
+                f.write(marshal.dumps(code))
                 f.flush()
                 try:
-                    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", f.name, str(n)],
+                    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", f.name, str(n),
+                                          json.dumps(options)],
                                          stdout=subprocess.PIPE, universal_newlines=True, timeout=args.timeout)
                 except subprocess.TimeoutExpired:
                     print("%-9s %8d  timed out after %.0f s" % (shape, n, args.timeout))

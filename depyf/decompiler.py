@@ -5,6 +5,7 @@ import functools
 import types
 
 from . import _core
+from ._files import RegularFile, UnreadableFile
 from ._core import DecompilationError
 
 __all__ = ["DecompilationError", "Decompiler", "code_of", "decompile", "decompile_pyc", "disasm", "disasm_pyc"]
@@ -87,29 +88,85 @@ _LITERAL_TYPES = (int, float, complex, str, bytes, bool, type(None), type(Ellips
 _NONE = object()  # "no expression" (None is a literal)
 
 
-def _as_expression(value, namespaces):
-    """`value`, or something that prints as an expression for it, or _NONE.
+# Most items a default may print as (a tuple or list holding one tuple
+# twice, n levels deep, prints 2**n items): past it the default is not shown.
+MAX_DEFAULT_ITEMS = 100_000
 
-    Literals print as themselves; another object as a name it is bound to in
-    `namespaces`, else as its repr when that parses as an expression.
-    """
-    if type(value) in _LITERAL_TYPES:
-        return value
-    if type(value) is tuple:
-        items = tuple(_as_expression(v, namespaces) for v in value)
-        return _NONE if any(i is _NONE for i in items) else items
-    if type(value) is frozenset and all(type(v) in _LITERAL_TYPES for v in value):
-        return value
-    for namespace in namespaces:
-        for name, bound in namespace.items():
-            if bound is value and name.isidentifier():
-                return _Expression(name)
-    try:
-        text = repr(value)
-        compile(text, "<default>", "eval")
-    except Exception:
-        return _NONE
-    return _Expression(text)
+
+def _small_enough_for_repr(value):
+    """Whether `value`'s repr visits at most MAX_DEFAULT_ITEMS items of builtin containers."""
+    todo, seen = [value], 0
+    while todo:
+        v = todo.pop()
+        if type(v) in (list, tuple, set, frozenset):
+            items = v
+        elif type(v) is dict:
+            items = [*v.keys(), *v.values()]
+        else:
+            continue
+        seen += len(items)
+        if seen > MAX_DEFAULT_ITEMS:
+            return False
+        todo.extend(items)
+    return True
+
+
+class _Defaults:
+    """Turns default values into what decompile() prints for them (see `shown`)."""
+
+    def __init__(self, namespaces):
+        self.namespaces = namespaces
+        self.names = None  # id -> (the first name bound to it, it): made when first needed
+        self.memo = {}  # id -> (value, shown, items printed): a tuple met twice is looked at once
+
+    def shown(self, value, depth=1):
+        """`value`, or something that prints as an expression for it, or _NONE.
+
+        Literals print as themselves; another object as a name it is bound to in
+        the namespaces, else as its repr when that parses as an expression.  A
+        tuple nested deeper than the decompiler takes (MAX_NESTING) has none.
+        """
+        return self._shown(value, depth)[0]
+
+    def _shown(self, value, depth):
+        """(shown, the number of items it prints as)"""
+        if type(value) in _LITERAL_TYPES:
+            return value, 1
+        known = self.memo.get(id(value))
+        if known is not None and known[0] is value:
+            return known[1:]
+        size = 1
+        if type(value) is tuple:
+            # (the items of a tuple at depth MAX_NESTING would be too deep for the decompiler)
+            parts = [(_NONE, 1)] if value and depth >= _core.MAX_NESTING else [self._shown(v, depth + 1) for v in value]
+            size += sum(n for _, n in parts)
+            items = tuple(i for i, _ in parts)
+            shown = _NONE if size > MAX_DEFAULT_ITEMS or any(i is _NONE for i in items) else items
+        elif type(value) is frozenset and all(type(v) in _LITERAL_TYPES for v in value):
+            shown, size = value, 1 + len(value)
+        else:
+            shown = self._named_or_repr(value)
+        self.memo[id(value)] = (value, shown, size)
+        return shown, size
+
+    def _named_or_repr(self, value):
+        if self.names is None:  # (an index: a default may hold many objects)
+            self.names = {}
+            for namespace in self.namespaces:
+                for name, bound in namespace.items():
+                    if isinstance(name, str) and name.isidentifier():
+                        self.names.setdefault(id(bound), (name, bound))
+        bound = self.names.get(id(value))
+        if bound is not None and bound[1] is value:
+            return _Expression(bound[0])
+        if not _small_enough_for_repr(value):
+            return _NONE
+        try:
+            text = repr(value)
+            compile(text, "<default>", "eval")
+        except Exception:  # (a repr too deep to compile raises RecursionError or MemoryError)
+            return _NONE
+        return _Expression(text)
 
 
 def _defaults_of(function):
@@ -120,14 +177,15 @@ def _defaults_of(function):
     """
     if function is None:
         return {}
-    namespaces = (function.__globals__, vars(builtins))
+    defaults = _Defaults((function.__globals__, vars(builtins)))
     options = {}
     if function.__defaults__:
-        defaults = _as_expression(function.__defaults__, namespaces)
-        if defaults is not _NONE:
-            options["defaults"] = defaults
+        shown = defaults.shown(function.__defaults__)
+        if shown is not _NONE:
+            options["defaults"] = shown
     if function.__kwdefaults__:
-        shown = {name: _as_expression(v, namespaces) for name, v in function.__kwdefaults__.items()}
+        # (each value sits in a (name, value) pair of a tuple: two levels down)
+        shown = {name: defaults.shown(v, 3) for name, v in function.__kwdefaults__.items()}
         options["kwdefaults"] = {name: v for name, v in shown.items() if v is not _NONE}
     return options
 
@@ -136,8 +194,14 @@ def decompile(obj, indent=4, simplify=False):
     """Source of `obj` (see `code_of`): a `def` statement, or module source for a module's code.
 
     For a live function the `def` shows its defaults, as literals, as names
-    they are bound to, or as their repr (see `_defaults_of`).  Raises
-    DecompilationError when the bytecode cannot be decompiled.
+    they are bound to, or as their repr (see `_defaults_of`).
+
+    Raises, and nothing else (docs/limits.md): TypeError when `obj` has no
+    bytecode or an argument has the wrong type; ValueError for an argument
+    out of range (`indent` is 1 to 16); DecompilationError when the bytecode
+    cannot be decompiled or the input passes a limit (nesting, or the work or
+    output in proportion to its size), its message naming the limit or the
+    bytecode offset; MemoryError, naming the memory limit, past it.
 
     `simplify=True` folds the temporaries the decompiler had to invent
     (values kept on the stack, lists built and taken apart) where that is
@@ -164,14 +228,25 @@ def disasm(obj):
 
 
 def _read(path):
-    with open(path, "rb") as f:
-        return f.read()
+    """The bytes of the .pyc file at `path`, read as depyf reads hostile files: a
+    regular file (a FIFO would block, /dev/zero never end) of at most
+    _files.MAX_INPUT_SIZE bytes, its 16-byte header checked before the rest is read.
+    OSError as open() raises it (FileNotFoundError ...), ValueError for a bad header."""
+    try:
+        with RegularFile(path) as f:
+            header = f.read(16)
+            _core.check_pyc_header(header)
+            return header + f.read()
+    except UnreadableFile as e:
+        raise OSError(e.errno, e.strerror, str(path)) from None
 
 
 def decompile_pyc(path, indent=4):
     """Module source of the .pyc file at `path` (CPython 3.8-3.13).
 
-    Raises ValueError when the file is not a valid .pyc file.
+    Raises OSError when the file cannot be read (not a regular file: a FIFO,
+    a device; larger than 256 MiB), ValueError when it is not a valid .pyc
+    file (the message names the byte of the file), otherwise as `decompile`.
     """
     return _core.decompile_pyc(_read(path), indent=indent)
 
@@ -179,7 +254,8 @@ def decompile_pyc(path, indent=4):
 def disasm_pyc(path):
     """Disassembly of the .pyc file at `path` (CPython 3.8-3.13).
 
-    Raises ValueError when the file is not a valid .pyc file.
+    Raises OSError when the file cannot be read (not a regular file, too
+    large), ValueError when it is not a valid .pyc file.
     """
     return _core.disasm_pyc(_read(path))
 

@@ -2,6 +2,7 @@
 with, the errors it raises, the extension's conversion limits, threads."""
 
 import functools
+import importlib.util
 import opcode
 import os
 import re
@@ -255,9 +256,10 @@ def test_decompiler_from_pyc_hands_the_file_bytes_to_the_core(tmp_path, monkeypa
     seen = []
     monkeypatch.setattr(decompiler._core, "decompile_pyc", lambda data, indent=4: seen.append((data, indent)) or "m")
     path = tmp_path / "m.pyc"
-    path.write_bytes(b"some bytes")
+    data = importlib.util.MAGIC_NUMBER + bytes(12) + b"some bytes"  # (its header is checked first)
+    path.write_bytes(data)
     assert depyf.Decompiler.from_pyc(path, indent=3).source == "m"
-    assert seen == [(b"some bytes", 3)]
+    assert seen == [(data, 3)]
 
 
 def test_decompile_pyc_of_a_missing_file_is_an_os_error(tmp_path):
@@ -337,7 +339,9 @@ def test_code_objects_nested_too_deep_are_refused():
     code = plain.__code__
     for _ in range(_core.MAX_NESTING):
         code = with_const(plain.__code__, code)
-    with pytest.raises(depyf.DecompilationError, match="nested deeper than"):
+    # (plain's own constants are shared by every level: converted once, they
+    # are within the limit; the 101 code objects are not)
+    with pytest.raises(depyf.DecompilationError, match=f"nested more than {_core.MAX_NESTING} deep"):
         _core.disasm(code)
 
 

@@ -394,6 +394,16 @@ static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
     int nargs = ins->arg;
     if (nargs < nkw || nargs > st->n)
         return dc_fail(d, at, "bad call argument count"), NULL;
+    /* (the names are printed as they are: bytes would not be text) */
+    for (int k = 0; k < nkw; k++) {
+        const dp_const *name = ins->cst->items[k];
+        if (name->kind == DP_CONST_STR && dc_is_identifier(name->text))
+            continue;
+        if (name->at)
+            return dc_fail(d, at, "keyword argument name %d of the call (the constant at byte %zu of the file) is "
+                                  "not an identifier", k, name->at - 1), NULL;
+        return dc_fail(d, at, "keyword argument name %d of the call is not an identifier", k), NULL;
+    }
     int base = st->n - nargs;
     dp_node **vals = st->v ? st->v + base : NULL; /* NULL + 0 is undefined */
     st->n = base;
@@ -501,6 +511,7 @@ static dp_node *make_function(dc *d, dc_stack *st, int flags, int at) {
     if (fn == NULL)
         return NULL;
     fn->cst = code->cst;
+    fn->op = at;
     if (flags & DP_FN_CLOSURE && (closure = dc_pop(d, st, at)) == NULL)
         return NULL;
     if (flags & DP_FN_ANNOTATIONS && (fn->c = dc_pop(d, st, at)) == NULL)

@@ -1252,6 +1252,7 @@ static int make_function(fb *F, const dp_instr *ins) {
     if (fn == NULL)
         return -1;
     fn->cst = code->cst;
+    fn->op = F->at;
     int depth = 0;
     dp_node *closure = NULL;
     dp_node **parts[4] = {&closure, &fn->c, &fn->b, &fn->a};
@@ -2990,11 +2991,8 @@ static int unflatten(fb *F, const dp_nodes *body, dp_nodes *out) {
  *     [except BaseException as __esc<level>: <route the re-raise>] */
 static int machine(fb *F, int level, dp_nodes *out) {
     dc *d = F->d;
-    if (d->sh->limit_hit || ++d->sh->depth > DP_MAX_NESTING * 4) {
-        d->sh->depth -= !d->sh->limit_hit;
-        d->sh->limit_hit = 1;
-        return fail(F, -1, "exception handlers nested too deeply");
-    }
+    if (dc_nest(d->sh, DP_MAX_NESTING * 4, "exception handlers and blocks") < 0)
+        return -1;
     int *raisers = dp_alloc_array(d->sh->ar, (size_t)F->nb + 1, sizeof(int));
     if (raisers == NULL)
         return oom(F);

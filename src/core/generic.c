@@ -327,12 +327,8 @@ dp_node *dc_generic(dc *outer, dp_node *fn, const dp_nodes *args, int at) {
         dc_fail(outer, at, "malformed call of %s", code->name);
         return NULL;
     }
-    if (sh->limit_hit || ++sh->depth > DP_MAX_NESTING) {
-        sh->depth -= !sh->limit_hit;
-        sh->limit_hit = 1;
-        dp_fail(sh->err, -1, "code objects nested too deeply");
+    if (dc_nest(sh, DP_MAX_NESTING, "code objects and blocks") < 0)
         return NULL;
-    }
     dp_node *result = NULL;
     dc sub;
     gen g = {.d = &sub};
@@ -343,7 +339,7 @@ dp_node *dc_generic(dc *outer, dp_node *fn, const dp_nodes *args, int at) {
     }
     memcpy(g.name, code->name + sizeof PREFIX - 1, len);
     g.name[len] = '\0';
-    if (dc_setup(&sub, sh, code, outer) < 0)
+    if (dc_setup(&sub, sh, code, outer) < 0 || (sub.path = dc_scope_path(outer, fn->op, code)) < 0)
         goto out;
     /* the arguments bind the hidden parameters .defaults and .kwdefaults */
     if (code->argcount != args->n || code->kwonlyargcount || (code->flags & (DP_CO_VARARGS | DP_CO_VARKEYWORDS)) ||
