@@ -325,8 +325,9 @@ class Decompiler:
         its runtime copy of the code.)"""
         import dis
 
-        return [name for name in dis.opname
-                if not name.startswith(("<", "INSTRUMENTED_")) and name not in _NOT_INSTRUCTIONS]
+        return [name for code, name in enumerate(dis.opname)
+                if code < 256  # (3.12+ lists the compiler's pseudo-instructions past 255)
+                and not name.startswith(("<", "INSTRUMENTED_")) and name not in _NOT_INSTRUCTIONS]
 
     @staticmethod
     def decompile_and_compile_like(code_to_decompile, reference_code, indentation=4,
