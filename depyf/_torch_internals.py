@@ -476,6 +476,25 @@ def watch_graph(gm, path, callback):
     return True
 
 
+def watch_every_recompile(callback):
+    """Call callback(gm) after every GraphModule.recompile(), of any graph module (the
+    program's own torch.fx graphs included); returns the function that undoes it.
+
+    Only prepare_debug(clean_wild_fx_code=False) asks for this, as the original depyf
+    did: it patches GraphModule itself, which watch_graph avoids.  The wrapper is one
+    Dynamo skips, so a compiled function that calls recompile() breaks its graph
+    there as it does on torch's own method."""
+    original = torch.fx.GraphModule.recompile
+
+    @outside_dynamo
+    def recompile(self, *args, **kwargs):
+        result = original(self, *args, **kwargs)
+        _call_safely("FX recompile", callback, self)
+        return result
+
+    return _set_attr(torch.fx.GraphModule, "recompile", recompile)
+
+
 def graph_code(gm):
     """The Python source of gm.forward as FX generated it (what runs)."""
     return gm.code

@@ -10,6 +10,7 @@ they are written only when asked for, and only the wild ones.
 
 import contextlib
 import hashlib
+import weakref
 
 from depyf import _torch_internals as _ti
 
@@ -21,13 +22,21 @@ _HEADER = ("# FX code torch generated inside prepare_debug that is no stage of a
 def kept(dd):
     """While active, note the code of every FX graph torch (re)generates; at exit write
     into dump directory `dd` those that are no stage of a compiled function."""
-    seen = {}
-    restore = _ti.patch_graph_recompile(lambda gm: seen.setdefault(_ti.graph_code(gm), None))
+    seen = {}  # FX code -> weak references to the graph modules that had it
+    restore = _ti.watch_every_recompile(lambda gm: _note(seen, gm))
     try:
         yield
     finally:
         restore()
-        for code in seen:
-            if code not in dd.graph_by_code:
+        in_files = [body for _title, _note_text, body in dd.graph_texts.values()]
+        for code, refs in seen.items():
+            owned = any(gm is not None and dd.runs_here(gm) for gm in (r() for r in refs))
+            if not owned and not any(code in body for body in in_files):
                 digest = hashlib.md5(code.encode("utf-8")).hexdigest()
                 dd.write("fx_graph_code_%s_0.py" % digest, _HEADER + code)
+
+
+def _note(seen, gm):
+    refs = seen.setdefault(_ti.graph_code(gm), [])
+    if not any(r() is gm for r in refs):
+        refs.append(weakref.ref(gm))
