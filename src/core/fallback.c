@@ -743,9 +743,10 @@ static dp_node *spill(fb *F, dp_node *v) {
     /* In Dynamo's code (stable globals), a function the code never names (its
      * resume functions, 3.11+) is made from its own code object (lower): a def
      * would add a local and compile another code object, where Dynamo keys its
-     * caches on the code object.  Elsewhere the def shows the function's source. */
-    if (name && v->kind == X_FUNC && F->d->code->py_minor >= 11 && F->d->sh->opt->stable_globals &&
-        !code_has_name(F->d->code, name))
+     * caches on the code object.  Elsewhere the def shows the function's source,
+     * unless no def can bind its name (a generator expression's `<genexpr>`). */
+    if (name && v->kind == X_FUNC && F->d->code->py_minor >= 11 &&
+        (!dc_is_identifier(name) || (F->d->sh->opt->stable_globals && !code_has_name(F->d->code, name))))
         name = NULL;
     if (name) { /* a function or class value: its def statement binds its name */
         if (emit_def(F, v, name) < 0 || emit_assign(F, t, dc_name(F->d, name)) < 0)
