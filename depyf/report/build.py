@@ -180,7 +180,8 @@ _PROCESS_KEYS = ("pid", "rank", "python", "torch", "updated")
 def _process_parts(manifest):
     """[the manifest of each process] of a manifest several processes wrote (see
     depyf.report.record.merge), with compile ids as Dynamo's logs in that process give
-    them; [] for one process's manifest, or one this depyf cannot split."""
+    them (and code keys as that process's manifest gives them); [] for one process's
+    manifest, or one this depyf cannot split."""
     processes = manifest.get("processes")
     if not isinstance(processes, list) or len(processes) < 2:
         return []
@@ -192,15 +193,22 @@ def _process_parts(manifest):
             def mine(key):
                 return [r for r in manifest.get(key) or [] if r.get("pid") == pid]
 
-            def own_id(record):
-                cid = record.get("compile_id")
-                return dict(record, compile_id=cid[len(tag):] if str(cid).startswith(tag) else cid)
+            def own(record, key):
+                value = record.get(key)
+                return dict(record, **{key: value[len(tag):]}) if str(value).startswith(tag) else record
+
+            def own_function(c):
+                return dict(own(c, "compile_id"), function=c["function"] and own(c["function"], "code"))
+
+            def own_entry(e):
+                return dict(own(e, "compile_id"), resumes=[own(r, "code") for r in e.get("resumes") or []])
 
             parts.append(dict(
                 manifest, processes=[process], **{k: process.get(k) for k in _PROCESS_KEYS},
-                compilations=[own_id(c) for c in mine("compilations")],
-                graphs=[own_id(g) for g in mine("graphs")],
-                functions=[dict(fn, entries=[own_id(e) for e in fn.get("entries") or []]) for fn in mine("functions")],
+                compilations=[own_function(c) for c in mine("compilations")],
+                graphs=[own(g, "compile_id") for g in mine("graphs")],
+                functions=[dict(own(fn, "code"), entries=[own_entry(e) for e in fn.get("entries") or []])
+                           for fn in mine("functions")],
                 files=process.get("files", manifest.get("files"))))
         return parts
     except (KeyError, TypeError, AttributeError):  # written by another depyf version
@@ -353,16 +361,36 @@ def _is_recompile(compile_id):
     return bool(match) and int(match.group(2)) > 0
 
 
-def _key(where):
-    return where.get("code") or "%s:%s:%s" % (where.get("file"), where.get("line"), where.get("name"))
+def _place(where):
+    return "%s:%s:%s" % (where.get("file"), where.get("line"), where.get("name"))
+
+
+def _function_keys(manifest):
+    """key(where): what tells the function at `where` apart: its code object ("code"), or,
+    for a compile that failed before Dynamo made code (no code object named), the one code
+    object known at its place, if only one is (Dynamo names resume functions after a line)."""
+    wheres = [c["function"] for c in manifest.get("compilations") or [] if c.get("function")]
+    for fn in manifest.get("functions") or []:
+        wheres += [fn] + [r for e in fn.get("entries") or [] for r in e.get("resumes") or []]
+    codes = {}
+    for where in wheres:
+        if where.get("code") not in (None, _place(where)):
+            codes.setdefault(_place(where), set()).add(where["code"])
+    known = {place: found.pop() for place, found in codes.items() if len(found) == 1}
+
+    def key(where):
+        place = _place(where)
+        return known.get(place, place) if where.get("code") in (None, place) else where["code"]
+    return key
 
 
 def _functions(manifest, text_of):
     """Functions with their compilations (in order), merging the live cache entries at exit."""
     functions, order = {}, []
+    key_of = _function_keys(manifest)
 
     def function(where):
-        key = _key(where)
+        key = key_of(where)
         if key not in functions:
             functions[key] = {"id": "f%d" % len(order), "name": where.get("name"), "file": where.get("file"),
                               "line": where.get("line"), "resume": str(where.get("name", "")).startswith(

@@ -141,3 +141,7 @@ def test_summary_names_a_resume_function_without_cache_entries(tmp_path):
     _results, printed = dh.under_prepare_debug(workload, "eager", tmp_path / "dump")
     resume = "torch_dynamo_resume_in_breaks_then_stops_at_%d" % (breaks_then_stops.__code__.co_firstlineno + 2)
     assert "functions: 1 (breaks_then_stops), resume functions: 1 (%s)" % resume in printed, printed
+    (run,) = dh.report_data(tmp_path / "dump")["runs"]
+    (shown,) = [fn for fn in run["functions"] if fn["name"] == resume]  # (its failed compile, and where it is called)
+    assert [c["fail"] is not None for c in shown["compilations"]] == [True], shown
+    assert run["counts"]["resume_functions"] == 1

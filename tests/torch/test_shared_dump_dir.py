@@ -40,12 +40,6 @@ def manifest(dump_dir):
         return json.load(f)
 
 
-def report_data(dump_dir):
-    """What the report page of the dump shows (the JSON the page renders)."""
-    page = build.render(str(dump_dir))
-    return json.loads(re.search(r'<script type="application/json" id="depyf-data">(.*?)</script>', page, re.S).group(1))
-
-
 @pytest.fixture(scope="module")
 def three_at_once(tmp_path_factory):
     """Three processes that compiled the same program into one directory at the same time."""
@@ -74,7 +68,7 @@ def assert_every_process_kept_its_work(dump_dir, processes):
     files_of = [set(c["transformed"] for c in data["compilations"] if c["pid"] == pid) for pid in pids]
     assert not set.intersection(*files_of), "no file is any two processes'"
     assert [fn["pid"] for fn in data["functions"] if fn["name"] == "graph_breaks"] == pids
-    runs = report_data(dump_dir)["runs"]
+    runs = dh.report_data(dump_dir)["runs"]
     assert [run["label"] for run in runs] == ["process %s" % pid for pid in pids], "the report shows each process's work"
     for pid, run in zip(pids, runs):
         own = {f for g in data["graphs"] if g["pid"] == pid for f in g["files"]}
@@ -137,7 +131,7 @@ def test_a_rerun_removes_the_last_runs_files_and_no_other(tmp_path):
         assert (dump / name).read_text() == text, "a file depyf did not write is kept as it was"
     assert "__transformed_code_1_for_toy_example.py" in names, "numbered past the file that was there"
     assert not [c for c in manifest(dump)["compilations"] if (c["function"] or {}).get("name") == "graph_breaks"]
-    (run,) = report_data(dump)["runs"]
+    (run,) = dh.report_data(dump)["runs"]
     assert [fn["name"] for fn in run["functions"] if not fn["resume"]] == ["toy_example"], "this run only"
     assert sorted(f["name"] for f in run["files"]) == sorted(set(manifest(dump)["files"]) - {build.MANIFEST})
     assert run["counts"]["files"] == len(run["files"])
