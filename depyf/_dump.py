@@ -608,9 +608,9 @@ class Session:
             if id(code) in covered:
                 continue
             try:
-                seen = set()
+                seen = {}
                 text = explain.explain_code(code, None, names, seen)
-                covered |= seen
+                covered.update(seen)
             except Exception as err:  # one function's explanation must not stop the others
                 log.warning("depyf: could not explain %s (%s: %s)", code.co_name, type(err).__name__, err)
                 continue
@@ -622,7 +622,7 @@ class Session:
             self.dd.write(filename, header + "\n" + text)
             report["functions"].append(code.co_name)
             report["resume"] += len(seen) - 1
-            report["resume_names"] += [c.co_name for c in ordered if id(c) in seen and c is not code]
+            report["resume_names"] += [c.co_name for c in seen.values() if c is not code]  # (also those never run)
             report["files"].append(filename)
         return report
 

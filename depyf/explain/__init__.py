@@ -99,10 +99,10 @@ def explain_code(code, scope, names, seen=None):
     """The explanation of `code` (compiled by Dynamo) and of its resume functions.
 
     `scope` is the function's globals when known (cache entries carry them too);
-    `seen` collects the ids of every code object explained.
+    `seen` collects every code object explained ({id: code}).
     """
     out, graph_notes = [], set()
-    seen = set() if seen is None else seen
+    seen = {} if seen is None else seen
     # (a lambda's code is `<lambda>`: the defs below need a valid name; a resume function that
     # Dynamo compiled as a frame of its own is code Dynamo generated)
     generated = code.co_name.startswith(RESUME_CODE_PREFIX)
@@ -113,7 +113,7 @@ def explain_code(code, scope, names, seen=None):
 def _explain_one(code, call_name, generated, scope, names, out, seen, graph_notes):
     if id(code) in seen:
         return
-    seen.add(id(code))
+    seen[id(code)] = code
     label = label_of(code.co_name)
     entries = _ti.cache_entries(code)
     params, call = _decompiled.signature_of(code)

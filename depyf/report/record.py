@@ -187,10 +187,11 @@ def merge(parts):
     With one process it is that process's manifest.  With several, each record says
     its process ("pid"), and compile ids and code keys are prefixed with
     "[pid <pid>] " (each process numbers its compilations from 0/0).  "processes"
-    lists them; "files" holds every file the run wrote (a rerun removes those only).
+    lists them, each with the files it wrote; "files" holds every file the run wrote
+    (a rerun removes those only).
     """
     parts = sorted(parts, key=lambda p: (p.get("rank") is None, p.get("rank") or 0, p.get("pid") or 0))
-    processes = [{k: p.get(k) for k in _PROCESS_KEYS} for p in parts]
+    processes = [dict({k: p.get(k) for k in _PROCESS_KEYS}, files=p.get("files") or []) for p in parts]
     if len(parts) == 1:
         return dict(parts[0], processes=processes)
     merged = dict(parts[0], pid=", ".join(str(p.get("pid")) for p in parts), rank=None,

@@ -131,3 +131,29 @@ def test_transformed_code_files_hold_decompiled_source(dumped):
             text = dh.read(dump_dir, name)
             assert "could not decompile" not in text, text[:400]
             assert re.search(r"^def __transformed_code_\d+_for_\w+\(", text, re.M), name
+
+
+def _stops(y):
+    raise ValueError("depyf test: the code after the graph break stops here")
+
+
+def breaks_then_stops(x):
+    y = x + 1
+    print("depyf test: a print breaks the graph")
+    _stops(y)  # (the resume function Dynamo made for this line gets no cache entry)
+    return y * 2
+
+
+def test_summary_names_a_resume_function_without_cache_entries(tmp_path):
+    def workload(compile_fn):
+        with pytest.raises(ValueError, match="the code after the graph break stops here"):
+            compile_fn(breaks_then_stops)(torch.ones(3))
+        return []
+
+    _results, printed = dh.under_prepare_debug(workload, "eager", tmp_path / "dump")
+    resume = "torch_dynamo_resume_in_breaks_then_stops_at_%d" % (breaks_then_stops.__code__.co_firstlineno + 2)
+    assert "functions: 1 (breaks_then_stops), resume functions: 1 (%s)" % resume in printed, printed
+    (run,) = dh.report_data(tmp_path / "dump")["runs"]
+    (shown,) = [fn for fn in run["functions"] if fn["name"] == resume]  # (its failed compile, and where it is called)
+    assert [c["fail"] is not None for c in shown["compilations"]] == [True], shown
+    assert run["counts"]["resume_functions"] == 1

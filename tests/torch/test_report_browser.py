@@ -32,12 +32,6 @@ def dump(tmp_path_factory):
     return path, err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with rb.chromium() as driver:
-        yield driver
-
-
 def _count(driver, name):
     return int(rb.wait_for(driver, "#count-%s .num" % name).text)
 

@@ -25,7 +25,11 @@
     run.fnById = {};
     run.functions.forEach(function (fn) { run.fnById[fn.id] = fn; });
     run.graphByName = {};
-    run.graphs.forEach(function (g) { run.graphByName[g.name] = g; });
+    run.graphOfFile = {};
+    run.graphs.forEach(function (g) {
+      run.graphByName[g.name] = g;
+      g.stages.forEach(function (s) { run.graphOfFile[s.file] = g; });
+    });
     run.resumeByGlobal = {};
     run.callerOfGraph = {};
     run.fnOfFile = {};
@@ -192,11 +196,16 @@
   }
 
   // ------------------------------------------------------------ views
-  // With several ranks: their counts side by side, so that a rank that compiled differently stands out.
+  // With several ranks or processes: their counts side by side, so that one that compiled
+  // differently stands out.
   function ranksCard() {
     if (DATA.runs.length < 2) return "";
     var keys = ["functions", "graphs", "graph_breaks", "recompilations", "kernels"];
-    var html = ['<div class="card"><h2>Ranks</h2><table class="list"><tr><th>Rank</th>' + keys.map(function (k) {
+    var processes = DATA.runs_are === "processes";
+    var html = ['<div class="card" id="runs-card"><h2>' + (processes ? "Processes" : "Ranks") + "</h2>" +
+      (processes ? '<p class="sub-title">' + DATA.runs.length + " processes dumped into this directory in one run; " +
+        "each numbered its files apart. Pick one to see its work.</p>" : "") +
+      '<table class="list"><tr><th>' + (processes ? "Process" : "Rank") + "</th>" + keys.map(function (k) {
       return '<th class="num">' + k.replace("_", " ") + "</th>";
     }).join("") + "</tr>"];
     DATA.runs.forEach(function (r, i) {
@@ -450,8 +459,8 @@
     var f = run.fileByName[name];
     if (!f) return notFound("file");
     var lang = /\.py$/.test(f.name) ? "python" : "text";
-    var graph = /^(__compiled_fn_\d+)\./.exec(f.name), owner = run.fnOfFile[f.name];
-    var up = graph && run.graphByName[graph[1]] ? link(esc(graph[1]), href("graph", graph[1], f.name)) :
+    var graph = run.graphOfFile[f.name], owner = run.fnOfFile[f.name];
+    var up = graph ? link(esc(graph.name), href("graph", graph.name, f.name)) :
       owner ? link(esc(fnName(owner)), href("fn", owner.id)) : esc(f.kind.replace("_", " "));
     return '<div class="card"><div class="crumbs">' + link("files", href("files")) + " \u203a " + up +
       "</div><h1>" + esc(f.name) + badge(plural(f.lines, "line")) + "</h1>" + pathRow(f.path, line) +
@@ -462,7 +471,9 @@
   function viewFiles() {
     var groups = [["transformed", "Transformed code (decompiled)"], ["full_code", "Explained functions"],
       ["graph", "Graphs"], ["kernel", "Inductor kernels"], ["other", "Other files"]];
-    var html = ['<div class="card"><h2>All files</h2><p class="sub-title">' + esc(run.dir) + "</p>"];
+    var html = ['<div class="card"><h2>All files</h2><p class="sub-title">' + esc(run.dir) +
+      (run.listed ? "<br>The files depyf wrote here" + (run.pid_label ? " in " + esc(run.pid_label) : "") +
+        " in its last run (its manifest lists them); other files in the directory are left out." : "") + "</p>"];
     groups.forEach(function (grp) {
       var files = run.files.filter(function (f) { return f.kind === grp[0]; });
       if (!files.length) return;
