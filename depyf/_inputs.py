@@ -2,16 +2,12 @@
 file of any CPython 3.8-3.13, read safely (depyf/_files.py) with the .pyc header
 checked before the rest of the file is read."""
 
-import functools
 import warnings
 
 from . import _core
 from ._files import RegularFile, UnreadableFile
 
 PYC_HEADER_SIZE = 16
-# A header the core accepts (3.11's magic number, no flags), followed by marshal's
-# None: the core's verdict on it is the "header fine" answer that others are compared with.
-_GOOD_HEADER_PROBE = b"\xa7\r\r\n" + bytes(12) + b"N"
 
 
 class InputError(Exception):
@@ -30,22 +26,12 @@ def is_source(path):
     return str(path).endswith((".py", ".pyw"))
 
 
-@functools.lru_cache(maxsize=None)
-def _header_fine_reason():
-    try:
-        _core.disasm_pyc(_GOOD_HEADER_PROBE)
-    except ValueError as e:
-        return str(e)
-    return None
-
-
 def _check_pyc_header(header):
     """InputError with the core's reason when these first bytes cannot start a .pyc it reads."""
     try:
-        _core.disasm_pyc(header + b"N")
+        _core.check_pyc_header(header)
     except ValueError as e:
-        if len(header) < PYC_HEADER_SIZE or str(e) != _header_fine_reason():
-            raise InputError(str(e)) from None
+        raise InputError(str(e)) from None
 
 
 def load(path):
