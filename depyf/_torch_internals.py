@@ -466,13 +466,22 @@ def watch_graph(gm, path, callback):
     def copied(copy):
         _call_safely("FX deep copy", watch_copy, copy)
 
+    @outside_dynamo
+    def deepcopy(self, memo):
+        copy = super(cls, self).__deepcopy__(memo)
+        _call_safely("FX deep copy", watch_copy, copy)
+        return copy
+
     cls.recompile = recompile
     if hasattr(cls, "_real_recompile"):  # (a lazy graph module generates its code through it)
         cls._real_recompile = real_recompile
     copied.depyf = True
-    hooks = getattr(gm, "_deepcopy_hooks", None)  # (torch 2.6-2.15: GraphModule._register_deepcopy_hook)
-    if isinstance(hooks, list) and not any(getattr(h, "depyf", False) for h in hooks):
-        hooks.append(copied)  # (copies inherit the list: copies of copies are seen too)
+    hooks = getattr(gm, "_deepcopy_hooks", None)  # (GraphModule._register_deepcopy_hook; torch 2.6 has none)
+    if isinstance(hooks, list):
+        if not any(getattr(h, "depyf", False) for h in hooks):
+            hooks.append(copied)  # (copies inherit the list: copies of copies are seen too)
+    else:  # (torch 2.6: no deep-copy hooks; a copy gets a class of its own, watched in turn)
+        cls.__deepcopy__ = deepcopy
     return True
 
 
