@@ -85,7 +85,7 @@ def _traceback_frames(text):
 
 def _as_torch_names_it(frame):
     """(torch's traceback calls a resume function's frame by the function it resumes;
-    torch 2.6's, by the resume function's own code name)"""
+    torch 2.6 and 2.7, by the resume function's own code name)"""
     path, line, name = frame
     return path, line, re.sub(r"^torch_dynamo_resume_in_(\w+)_at_\d+$", r"\1", name)
 
