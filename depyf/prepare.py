@@ -92,7 +92,7 @@ def debug(pause=None):
     if dd is None:
         raise RuntimeError("depyf.debug() needs a `with depyf.prepare_debug(dir):` block earlier "
                            "in this process: it runs the code dumped there")
-    with _dump.Session(dd, summary=False):
+    with _dump.Session(dd, summary=False, lazy=False):  # (while stopped, every file is already there)
         print(_where_to_break(dd), file=sys.stderr)
         if pause is None:
             pause = _stdin_can_answer()
