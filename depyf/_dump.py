@@ -33,6 +33,7 @@ import sys
 import tempfile
 import threading
 import time
+import weakref
 
 try:
     import fcntl
@@ -93,7 +94,7 @@ class DumpDir:
         self.graph_files = {}  # "__compiled_fn_<n>" -> [file names]
         self.compile_ids = {}  # Dynamo compile id -> "__compiled_fn_<n>"
         self.last_compiled_fn = None
-        self.graph_texts = {}  # graph file name -> (title, note, body) it holds now
+        self.graph_texts = {}  # graph file name -> (title, note, body): body a str, or a FrozenGraph to print
         self.bound_files = set()  # graph files some graph module's forward runs from
         self.graph_inputs = {}  # "__compiled_fn_<n>_<uuid>" -> its captured graph's input names
         self.recorder = _record.Recorder(self)  # depyf_manifest.json, read by `depyf report`
@@ -315,10 +316,15 @@ _READ_ONLY = _header("For reading: this graph's forward could not be pointed at 
 class Session:
     """Hooks into torch.compile while active; writes the dump; restores everything on exit."""
 
-    def __init__(self, dd, summary=True, log_bytecode=False):
+    def __init__(self, dd, summary=True, log_bytecode=False, lazy=True):
         self.dd = dd
         self.summary = summary
         self.log_bytecode = log_bytecode  # also write the three disassemblies of each transformed code
+        # Lazy: a graph's text is printed, and its forward pointed at its file, when needed
+        # (its forward is looked up to run) or when the session ends, not while torch compiles.
+        self.lazy = lazy
+        self.waiting = []  # weak references to graph modules whose forward waits to be bound
+        self.printed = {}  # first node -> [FrozenGraph printed]: a graph logged again unchanged is printed once
         self.failures = []  # (what, file) that could not be decompiled
         self.graphs = []  # compiled fns captured in this session
         self.recompilations = 0
@@ -369,6 +375,7 @@ class Session:
         finally:
             _active[0] = None
         try:
+            self.finish_graphs()
             report = self.write_full_code()
             if self.summary:
                 print(self.summary_text(report), file=sys.stderr)
@@ -523,21 +530,78 @@ class Session:
     def _write_graph(self, fn, filename, title, gm):
         """Dump gm readably (shapes on every value); its forward is to run from that file.
 
-        Only the readable text is made now (the graph as it is when torch logs it).
-        gm's forward is pointed at the file as soon as its code exists: now, or when
-        a lazy graph module first generates it (which torch never does for the
-        graphs a backend only lowers, as Inductor's: no work is spent on them).
+        The readable text shows the graph as it is when torch logs it: in a lazy session
+        it is kept (a FrozenGraph) and printed when the file is first needed, at the
+        latest when the session ends.  gm's forward is pointed at the file when its code
+        exists and is first looked up to run (or when the session ends): no work is spent
+        on the graphs a backend only lowers, as Inductor's.
         """
         dd = self.dd
         if filename not in dd.graph_files.setdefault(fn, []):
             dd.graph_files[fn].append(filename)
-        self._set_text(filename, title, _RUNS_HERE, "\n" + _ti.readable_graph(gm))
+        self._set_text(filename, title, _RUNS_HERE, self._graph_body(gm))
         if _ti.watch_graph(gm, os.path.join(dd.path, filename), _on_recompile) and not _ti.needs_codegen(gm):
-            self._bind(gm, filename)
+            self._when_forward_runs(gm, lambda gm: self._bind(gm, filename))
+
+    def _graph_body(self, gm):
+        """gm's readable text as it is now: kept to print later where it can be, else printed."""
+        frozen = _ti.freeze_graph(gm) if self.lazy else None
+        return frozen if frozen is not None else "\n" + _ti.readable_graph(gm)
 
     def _set_text(self, filename, title, note, body):
-        self.dd.write(filename, title + note + body)
         self.dd.graph_texts[filename] = (title, note, body)
+        if isinstance(body, str):
+            self.dd.write(filename, title + note + body)
+
+    def _text(self, filename):
+        """(title, note, body) of a graph file, its body printed (and the file written) now."""
+        dd = self.dd
+        title, note, body = dd.graph_texts[filename]
+        if not isinstance(body, str):
+            body = "\n" + self._print_frozen(body)
+            self._set_text(filename, title, note, body)
+        return title, note, body
+
+    def _print_frozen(self, frozen):
+        """frozen.readable(), printed once for a graph logged several times unchanged."""
+        if frozen.first is None:
+            return frozen.readable()
+        printed = self.printed.setdefault(frozen.first, [])
+        for other in printed:
+            if other.same(frozen):
+                return other.readable()
+        printed.append(frozen)
+        return frozen.readable()
+
+    def _when_forward_runs(self, gm, bind):
+        """bind(gm) before gm's forward first runs: in a lazy session when it is first looked
+        up (or when the session ends), else now."""
+        def locked(gm):
+            with _lock:
+                bind(gm)
+
+        if self.lazy and _ti.on_first_forward(gm, locked):
+            self.waiting.append(weakref.ref(gm))
+        else:
+            bind(gm)
+
+    def finish_graphs(self):
+        """At the end of the session: bind the forwards still waiting, print the texts not printed."""
+        waiting, self.waiting = self.waiting, []
+        for ref in waiting:
+            gm = ref()
+            if gm is not None:
+                _ti.run_waiting_forward(gm)
+        with _lock:
+            for filename, (title, _note, body) in list(self.dd.graph_texts.items()):
+                if not isinstance(body, str):
+                    try:
+                        self._text(filename)
+                    except Exception as err:  # one graph's text must not stop the others
+                        log.warning("depyf: could not print the graph of %s (%s: %s)",
+                                    filename, type(err).__name__, err)
+                        self._set_text(filename, title, _READ_ONLY, "\n# depyf could not print this graph.\n")
+            self.printed.clear()  # (the frozen graphs hold torch's nodes and values)
 
     def _bind(self, gm, filename):
         """Run gm's forward from its file.  If the file's form does not compile to gm's
@@ -546,13 +610,13 @@ class Session:
         dd = self.dd
         if self._run_from_file(gm, filename) or filename in dd.bound_files:
             return
-        title, _note, body = dd.graph_texts[filename]
+        title, _note, body = self._text(filename)
         self._set_text(filename, title, _RUNS_HERE, "\n" + _ti.graph_code(gm))
         if not self._run_from_file(gm, filename):
             self._set_text(filename, title, _READ_ONLY, body)
 
     def _run_from_file(self, gm, filename):
-        title, note, body = self.dd.graph_texts[filename]
+        title, note, body = self._text(filename)
         path = os.path.join(self.dd.path, filename)
         if note is _RUNS_HERE and _ti.run_graph_from_file(gm, path, title + note + body):
             self.dd.bound_files.add(filename)
@@ -565,20 +629,27 @@ class Session:
         AOTAutograd compiles a deep copy of a logged graph (same code: it runs from
         the same file), and aot_eager then regenerates it to take its arguments as
         one list (boxed calling convention: new code for the same graph, the file
-        is rewritten to it).
+        is rewritten to it, as the graph is now, unless the file already runs it).
         """
         with _lock:
-            dd = self.dd
-            filename = dd.runs_here(gm)
+            filename = self.dd.runs_here(gm)
             if filename is None or _ti.needs_codegen(gm):
                 return  # (a lazy graph module is bound when it generates its code)
-            if _ti.is_boxed_codegen(gm) and not self._run_from_file(gm, filename):
-                title = dd.graph_texts[filename][0] + _header(
-                    "The backend then regenerated it to take its arguments as one list",
-                    "(boxed calling convention): this is the code that runs.")
-                self._set_text(filename, title, _RUNS_HERE, "\n" + _ti.readable_graph(gm))
-                dd.bound_files.discard(filename)
-            self._bind(gm, filename)
+            boxed = self._graph_body(gm) if _ti.is_boxed_codegen(gm) else None
+            self._when_forward_runs(gm, lambda gm: self._bind_regenerated(gm, filename, boxed))
+
+    def _bind_regenerated(self, gm, filename, boxed):
+        dd = self.dd
+        body = dd.graph_texts[filename][2]
+        # (a graph kept unprinted with an unboxed code generator never runs a boxed forward: not printed for that)
+        if boxed is not None and not (
+                (isinstance(body, str) or _ti.is_boxed_codegen(body)) and self._run_from_file(gm, filename)):
+            title = dd.graph_texts[filename][0] + _header(
+                "The backend then regenerated it to take its arguments as one list",
+                "(boxed calling convention): this is the code that runs.")
+            self._set_text(filename, title, _RUNS_HERE, boxed)
+            dd.bound_files.discard(filename)
+        self._bind(gm, filename)
 
     # -- Inductor
     def on_output_code(self, source, _path, linemap):

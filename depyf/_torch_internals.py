@@ -14,11 +14,14 @@ that raises is logged once and otherwise ignored.
 
 import collections
 import contextlib
+import copy
+import gc
 import inspect
 import logging
 import os
 import re
 import sys
+import weakref
 
 import torch
 import torch._dynamo
@@ -80,14 +83,24 @@ def outside_dynamo(fn):
 
 @outside_dynamo
 def _call_safely(what, callback, *args):
-    """callback(*args) with Dynamo's frame evaluation off; None (and a warning) if it raised."""
+    """callback(*args) with Dynamo's frame evaluation off; None (and a warning) if it raised.
+
+    The cyclic garbage collector waits meanwhile: what depyf allocates and frees again
+    (syntax trees, text) then starts no collection, which would move torch's live
+    objects toward the next full collection (a few tenths of a second in a process that
+    holds torch); collection goes on as usual once the callback returns."""
     prior = _set_eval_frame(None) if _set_eval_frame is not None else None
+    collecting = gc.isenabled()
+    if collecting:
+        gc.disable()
     try:
         return callback(*args)
     except Exception as exc:  # a depyf bug must never reach the user's program
         _callback_failed(what, exc)
         return None
     finally:
+        if collecting:
+            gc.enable()
         if _set_eval_frame is not None:
             _set_eval_frame(prior)
 
@@ -301,7 +314,7 @@ def record_guard_sources():
     original = _require(GuardsSet, "add", "torch._guards.GuardsSet")
     extract = _require(TracingContext, "extract_stack", "torch._guards.TracingContext")
 
-    def record(guard):
+    def record(guard):  # (after torch's add: the line comes from Dynamo's tracing state, not this stack)
         if getattr(guard, "user_stack", False) is None:
             guard.user_stack = extract()
 
@@ -315,10 +328,12 @@ def record_guard_sources():
 
     @outside_dynamo
     def add(self, guard, *args, **kwargs):
-        _call_safely("guard sources", record, guard)
         if takes_skip:
             kwargs["skip"] = kwargs.get("skip", 0) + 1
-        return original(self, guard, *args, **kwargs)
+        result = original(self, guard, *args, **kwargs)
+        if getattr(guard, "user_stack", False) is None:  # (torch >= 2.9 has set it: nothing to do)
+            _call_safely("guard sources", record, guard)
+        return result
 
     return _set_attr(GuardsSet, "add", add)
 
@@ -520,12 +535,216 @@ def readable_graph(gm):
                   count=1, flags=re.M)
 
 
+# The printed form of readable_graph, kept to be printed later.  FX prints a graph at some
+# 50 us a node (its code generator annotates every value); keeping what that printer reads
+# costs about 1 us a node.  Torch rewrites a graph in place after logging it (the passes
+# that follow the log), so what is kept is a copy: every node's op, target, arguments,
+# name, type and meta items (torch replaces meta values, it does not change them), the
+# graph's code generator, and the same of each graph submodule.  The nodes go into one flat
+# list, so that keeping a graph makes no new object per node for the garbage collector.
+_SYM_TYPES = (torch.SymInt, torch.SymFloat, torch.SymBool)
+_NODE_FIELDS = 7  # node, op, target, args, kwargs, name, type; then the meta's size, keys, values
+
+
+class FrozenGraph:
+    """A graph module as readable_graph prints it, kept now, printed later (`readable()`)."""
+
+    __slots__ = ("name", "codegen", "flat", "first", "children", "_text")
+
+    def __init__(self, name, codegen, flat, children):
+        self.name, self.codegen, self.flat, self.children = name, codegen, flat, children
+        self.first = flat[0] if flat else None  # the first node (graphs are compared from it)
+        self._text = None
+
+    def nodes(self):
+        """(node, op, target, args, kwargs, name, type, meta) of each node, as when frozen."""
+        flat, at = self.flat, 0
+        while at < len(flat):
+            size = flat[at + _NODE_FIELDS]
+            keys = flat[at + _NODE_FIELDS + 1:at + _NODE_FIELDS + 1 + size]
+            values = flat[at + _NODE_FIELDS + 1 + size:at + _NODE_FIELDS + 1 + 2 * size]
+            yield tuple(flat[at:at + _NODE_FIELDS]) + (dict(zip(keys, values)),)
+            at += _NODE_FIELDS + 1 + 2 * size
+
+    def readable(self):
+        """readable_graph(gm) of gm as it was when frozen (printed once)."""
+        if self._text is None:
+            self._text = readable_graph(_StandIn(self))
+        return self._text
+
+    def same(self, other):
+        """True when `other` keeps the very same graph state (the same graph logged twice,
+        unchanged in between): it prints the same."""
+        if (self.name != other.name or type(self.codegen) is not type(other.codegen)
+                or vars(self.codegen) != vars(other.codegen) or len(self.flat) != len(other.flat)
+                or len(self.children) != len(other.children)):
+            return False
+        if any(x is not y for x, y in zip(self.flat, other.flat)):  # (the sizes are small ints)
+            return False
+        return all(n == m and x.same(y) for (n, x), (m, y) in zip(self.children, other.children))
+
+
+def freeze_graph(gm):
+    """gm's readable form as it is now, as a FrozenGraph to print later, or None where it
+    must be printed now (readable_graph): a graph with symbolic values (a SymInt prints its
+    expression as the shape environment has simplified it by the time it is printed), with
+    FX_GRAPH_SHOW_META set (every meta value printed), or on a torch where a frozen graph
+    does not print as the graph did (checked once per process on a small graph)."""
+    if not _freezing_prints_the_same() or os.environ.get("FX_GRAPH_SHOW_META", "0") == "1":
+        return None
+    return _freeze(gm)
+
+
+def _freeze(gm):
+    graph = gm.graph
+    flat = []
+    for node in graph.nodes:
+        meta = node.meta
+        if _printed_symbolically(meta.get("val", meta.get("tensor_meta", meta.get("example_value")))):
+            return None
+        flat += (node, node.op, node.target, node.args, node.kwargs, node.name, node.type, len(meta))
+        flat += meta.keys()
+        flat += meta.values()
+    children = []
+    for name, child in gm.named_children():
+        if isinstance(child, torch.fx.GraphModule):
+            frozen = _freeze(child)
+            if frozen is None:
+                return None
+            children.append((name, frozen))
+    return FrozenGraph(gm._get_name(), copy.copy(graph._codegen), flat, children)
+
+
+def _printed_symbolically(value):
+    """Whether FX's printer shows `value` (a node's meta value) with symbols."""
+    if isinstance(value, torch.Tensor):
+        return value._has_symbolic_sizes_strides
+    if isinstance(value, _SYM_TYPES):
+        return True
+    shape = getattr(value, "shape", None)  # (TensorMetadata)
+    return shape is not None and not all(isinstance(size, int) for size in shape)
+
+
+def _thaw(frozen):
+    """A new graph with the frozen nodes (their names, meta and code generator)."""
+    graph = torch.fx.Graph()
+    graph._codegen = frozen.codegen
+    new = {}
+    for node, op, target, args, kwargs, name, type_expr, meta in frozen.nodes():
+        made = graph.create_node(op, target, torch.fx.node.map_arg(args, new.__getitem__),
+                                 torch.fx.node.map_arg(kwargs, new.__getitem__), name, type_expr)
+        if made.name != name:
+            raise ValueError("FX renamed %s to %s" % (name, made.name))
+        made.meta = meta
+        new[node] = made
+    return graph
+
+
+class _StandIn(torch.fx.GraphModule):
+    """What GraphModule.print_readable reads of a graph module (its graph, its name, its
+    graph submodules), from a FrozenGraph: no module is built (building one generates code)."""
+
+    def __init__(self, frozen):  # (nn.Module's own state is never read by the printer)
+        self.__dict__.update(_graph=_thaw(frozen), _depyf_name=frozen.name,
+                             _depyf_children=[(name, _StandIn(child)) for name, child in frozen.children])
+
+    def _get_name(self):
+        return self.__dict__["_depyf_name"]
+
+    def named_children(self):
+        return iter(self.__dict__["_depyf_children"])
+
+
+_frozen_prints_same = []
+
+
+def _freezing_prints_the_same():
+    """Once per process: a small graph with a submodule prints the same frozen as live."""
+    if not _frozen_prints_same:
+        try:
+            gm = _small_graph_module()
+            gm.add_submodule("inner", _small_graph_module())
+            for node in gm.graph.nodes:
+                node.meta["val"] = torch.empty(2, 2)
+            same = _freeze(gm).readable() == readable_graph(gm)
+        except Exception:  # (this torch's printer reads something else: print every graph now)
+            same = False
+        _frozen_prints_same.append(same)
+    return _frozen_prints_same[0]
+
+
+def _small_graph_module():
+    """A graph module with every kind of node, built by hand (tracing one costs ten times more)."""
+    import operator
+
+    root = torch.nn.Module()
+    root.register_buffer("w", torch.ones(2, 2))
+    graph = torch.fx.Graph()
+    x, w = graph.placeholder("x"), graph.get_attr("w")
+    product = graph.call_function(torch.relu, (graph.call_function(operator.matmul, (x, w)),))
+    graph.output(graph.call_function(operator.add, (graph.call_method("sum", (product, 0)), 1)))
+    return torch.fx.GraphModule(root, graph)
+
+
+# ---------------------------------------------------------------- a graph's first forward
+
+class _WaitingForward:
+    """A graph module class's `forward` while a callback waits for its first lookup."""
+
+    def __init__(self, forward, gm, callback):
+        self.forward = forward  # what torch generated (what runs)
+        self.gm = weakref.ref(gm)
+        self.callback = callback
+
+    def __get__(self, obj, owner=None):
+        if obj is None:  # a lookup on the class (torch's lazy graph module compares cls.forward)
+            return self.forward
+        cls = type(obj)
+        run_waiting_forward(obj)
+        return vars(cls)["forward"].__get__(obj, cls)
+
+
+outside_dynamo(_WaitingForward.__get__)
+
+
+def on_first_forward(gm, callback):
+    """Call callback(gm) when gm's forward is first looked up on gm (calling gm does that),
+    or at run_waiting_forward(gm), whichever comes first; until then gm's forward is what
+    torch generated, and the callback may install another (run_graph_from_file).  A later
+    call replaces the waiting callback.  Only gm's own class changes; a lookup on the class
+    gives torch's forward.  False (and nothing waits) for a graph module without a class of
+    its own, or whose forward is not generated yet."""
+    cls = type(gm)
+    current = vars(cls).get("forward")
+    if not cls.__qualname__.endswith("GraphModuleImpl") or current is None or needs_codegen(gm):
+        return False
+    if isinstance(current, _WaitingForward):
+        current.gm, current.callback = weakref.ref(gm), callback
+    else:
+        cls.forward = _WaitingForward(current, gm, callback)
+    return True
+
+
+@outside_dynamo
+def run_waiting_forward(gm):
+    """Run the callback waiting for gm's first forward (see on_first_forward), if any."""
+    cls = type(gm)
+    waiting = vars(cls).get("forward")
+    if isinstance(waiting, _WaitingForward):
+        cls.forward = waiting.forward
+        owner = waiting.gm()
+        if owner is not None:
+            _call_safely("graph binding", waiting.callback, owner)
+
+
 def is_boxed_codegen(gm):
-    """True when gm's forward takes one list of arguments (aot_eager's boxed convention)."""
+    """True when gm's forward (or a FrozenGraph's) takes one list of arguments (aot_eager's
+    boxed convention)."""
     import torch.fx.graph
 
     boxed = getattr(torch.fx.graph, "_BoxedCodeGen", None)  # (torch <= 2.9 boxes by a wrapper instead)
-    return boxed is not None and isinstance(gm.graph._codegen, boxed)
+    codegen = gm.codegen if isinstance(gm, FrozenGraph) else gm.graph._codegen
+    return boxed is not None and isinstance(codegen, boxed)
 
 
 def run_interpreted_graphs_as_code(runs_from_file):
@@ -565,6 +784,8 @@ def run_graph_from_file(gm, path, text):
     if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls) or needs_codegen(gm):
         return False
     reference = vars(cls)["forward"]  # what FX compiled from gm.code: what runs without depyf
+    if isinstance(reference, _WaitingForward):
+        reference = reference.forward
     forward = _defined_forward(text, path, reference.__globals__)
     if forward is None or not same_instructions(forward.__code__, reference.__code__):
         return False

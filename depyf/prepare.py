@@ -19,7 +19,9 @@ def prepare_debug(dump_src_dir, clean_wild_fx_code=True, log_bytecode=False, *, 
     Written files: `full_code_for_<fn>_<k>.py` (guards, transformed code, original
     code and dispatcher of each compiled function and its resume functions),
     `__transformed_code_<n>_for_<fn>.py`, and `__compiled_fn_<n>.<Stage>.<k>.py`
-    / `__compiled_fn_<n>.kernel_<k>.py` for every graph stage that ran.
+    / `__compiled_fn_<n>.kernel_<k>.py` for every graph stage that ran (a stage's file,
+    the graph as torch logged it, is written when its forward first runs, else when the
+    block ends).
     Functions compiled before the block are dumped too.  Under torchrun each
     rank writes into `rank_<r>/`.  Processes that dump into one directory at
     once (or the children of one multiprocessing parent) number their files
@@ -92,7 +94,7 @@ def debug(pause=None):
     if dd is None:
         raise RuntimeError("depyf.debug() needs a `with depyf.prepare_debug(dir):` block earlier "
                            "in this process: it runs the code dumped there")
-    with _dump.Session(dd, summary=False):
+    with _dump.Session(dd, summary=False, lazy=False):  # (while stopped, every file is already there)
         print(_where_to_break(dd), file=sys.stderr)
         if pause is None:
             pause = _stdin_can_answer()
