@@ -91,6 +91,7 @@ typedef struct fb_exc {
     int six;            /* <= 3.10: [prev tb, prev value, prev type, tb, value, type] */
     int null;           /* <= 3.10: slot depth - 1 holds the NULL a failed call left (see lone_call) */
     int block;          /* the handler's block (3.8: one of its copies), -1 until reached */
+    int same_target;    /* the next entry with this target, -1 */
 } fb_exc;
 
 /* One entry of a 3.9/3.10 block stack: a SETUP_* block (handler >= 0) or
@@ -133,6 +134,7 @@ typedef struct fb {
     int scope_body;     /* module or class body: `return` leaves the machine */
     const char *pfx;    /* "__" (or more underscores if the code uses such names) */
     int ntemps;
+    int atoms;          /* slots [0, atoms) of st hold atoms (see flush) */
     const char **stack_names;
     int nstack_names;
     dp_nodes fixups;    /* E_CONST state numbers: op = block index, filled at the end */
@@ -143,6 +145,7 @@ typedef struct fb {
     int nenter;
     fb_exc *ex;         /* the handlers blocks refer to (fb_block.exc) */
     int nex, excap;
+    int *ex_at;         /* IR index -> the first entry with that target, -1 */
     int block_stack;    /* <= 3.10: handlers come from SETUP_* blocks */
     int pending_used;   /* __pending / __pctx carry exceptions between levels */
     fb_setup *setups;   /* the block stack of the block being translated */
@@ -732,9 +735,14 @@ static dp_node *spill(fb *F, dp_node *v) {
     return emit_assign(F, t, v) < 0 ? NULL : t;
 }
 
-/* Evaluates every pending value in slots [0, upto), bottom first. */
+/* Evaluates every pending value in slots [0, upto), bottom first.  Slots
+ * below F->atoms hold atoms already (translate lowers the mark to the
+ * deepest slot each instruction may change): flushing at every store of a
+ * deep stack costs what was pushed since, not the depth. */
 static int flush(fb *F, int upto) {
-    for (int p = 0; p < upto && p < F->st.n; p++) {
+    if (upto > F->st.n)
+        upto = F->st.n;
+    for (int p = F->atoms < upto ? F->atoms : upto; p < upto; p++) {
         if (is_atom(F->st.v[p]))
             continue;
         dp_node *t = spill(F, F->st.v[p]);
@@ -743,7 +751,16 @@ static int flush(fb *F, int upto) {
         F->st.v[p] = t;
         F->dep[p] = 0;
     }
+    if (upto > F->atoms)
+        F->atoms = upto;
     return 0;
+}
+
+/* Before an instruction (or settle_function) that may change the slots
+ * from `low` up: the atoms mark comes down to it. */
+static void lower_atoms(fb *F, int low) {
+    if (low < F->atoms)
+        F->atoms = low < 0 ? 0 : low;
 }
 
 /* Stores slots [0, upto) into their __stack_k variables (one parallel
@@ -783,14 +800,21 @@ static int transfer(fb *F, int upto, dp_nodes *out) {
 
 /* ------------------------------------------------------------------ blocks and edges */
 
-static int block_at(fb *F, int i) { return i >= 0 && i < F->d->n ? F->block_of[i] : -1; }
+/* The block starting at instruction i, -1 if none does. */
+static int block_at(fb *F, int i) {
+    int k = i >= 0 && i < F->d->n ? F->block_of[i] : -1;
+    return k >= 0 && F->b[k].start == i ? k : -1;
+}
 
 /* The handler entry (target, depth, six, null) whose handler is `block` (-1:
  * any block, or not reached yet), added if new. */
 static int exc_entry(fb *F, int target, int depth, int lasti, int six, int null, int block) {
-    for (int k = 0; k < F->nex; k++)
-        if (F->ex[k].target == target && F->ex[k].depth == depth && F->ex[k].lasti == lasti && F->ex[k].six == six &&
-            F->ex[k].null == null && (block < 0 || F->ex[k].block == block))
+    if (target < 0 || target >= F->d->n)
+        return fail(F, -1, "exception handler out of range");
+    int k = F->ex_at[target];
+    for (; k >= 0; k = F->ex[k].same_target)
+        if (F->ex[k].depth == depth && F->ex[k].lasti == lasti && F->ex[k].six == six && F->ex[k].null == null &&
+            (block < 0 || F->ex[k].block == block))
             return k;
     if (F->nex == F->excap) {
         int cap = F->excap ? F->excap * 2 : 16;
@@ -802,7 +826,8 @@ static int exc_entry(fb *F, int target, int depth, int lasti, int six, int null,
         F->ex = v;
         F->excap = cap;
     }
-    F->ex[F->nex] = (fb_exc){target, depth, lasti, six, null, block};
+    F->ex[F->nex] = (fb_exc){target, depth, lasti, six, null, block, F->ex_at[target]};
+    F->ex_at[target] = F->nex;
     return F->nex++;
 }
 
@@ -1090,34 +1115,19 @@ static int is_store(int op) {
     return op == IR_STORE_NAME || op == IR_STORE_FAST || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
 }
 
-/* Values consumed by an instruction that expr.c turns into an expression. */
+/* Values consumed by an instruction that expr.c turns into an expression
+ * (irop.c's count), 0 for the others. */
 static int npop(const dp_instr *in) {
-    int pair = (in->arg2 & DP_CALL_PAIR) != 0;
     switch (in->op) {
-    case IR_NOP:
-        return in->arg2 == DP_NOP_TO_BOOL;
-    case IR_LOAD_ATTR: case IR_LOAD_METHOD: case IR_UNARY: case IR_CONVERT_VALUE: case IR_LIST_TO_TUPLE:
-    case IR_CALL_INTRINSIC_1:
-    case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER: case IR_GET_AWAITABLE: case IR_YIELD_FROM: case IR_YIELD_VALUE:
-        return 1;
-    case IR_BINARY_OP: case IR_COMPARE: case IR_IS: case IR_CONTAINS: case IR_BINARY_SUBSCR:
-    case IR_SET_FUNCTION_ATTRIBUTE:
-        return 2;
-    case IR_LOAD_SUPER_ATTR: case IR_BINARY_SLICE:
-        return 3;
-    case IR_BUILD_SLICE: case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BUILD_SET: case IR_BUILD_STRING:
-    case IR_BUILD_UNPACK:
-        return in->arg;
-    case IR_BUILD_MAP:
-        return 2 * in->arg;
-    case IR_BUILD_CONST_KEY_MAP:
-        return in->arg + 1;
-    case IR_CALL:
-        return in->arg + 1 + pair;
-    case IR_CALL_EX:
-        return 2 + (in->arg & 1) + pair;
-    case IR_FORMAT_VALUE:
-        return 1 + ((in->arg & DP_FMT_HAS_SPEC) != 0);
+    case IR_NOP: case IR_LOAD_ATTR: case IR_LOAD_METHOD: case IR_UNARY: case IR_CONVERT_VALUE: case IR_LIST_TO_TUPLE:
+    case IR_CALL_INTRINSIC_1: case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER: case IR_GET_AWAITABLE: case IR_YIELD_FROM:
+    case IR_YIELD_VALUE: case IR_BINARY_OP: case IR_COMPARE: case IR_IS: case IR_CONTAINS: case IR_BINARY_SUBSCR:
+    case IR_SET_FUNCTION_ATTRIBUTE: case IR_LOAD_SUPER_ATTR: case IR_BINARY_SLICE: case IR_BUILD_SLICE:
+    case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BUILD_SET: case IR_BUILD_STRING: case IR_BUILD_UNPACK:
+    case IR_BUILD_MAP: case IR_BUILD_CONST_KEY_MAP: case IR_CALL: case IR_CALL_EX: case IR_FORMAT_VALUE: {
+        dp_effect e;
+        return dp_ir_effect(in, 11, 0, &e) < 0 ? 0 : e.in;
+    }
     default:
         return 0;
     }
@@ -2388,26 +2398,12 @@ static int entry_stack(fb *F, fb_block *b) {
     return 0;
 }
 
-/* Instructions that never raise: a block made only of them has no
- * exception edge (POP_EXCEPT and the COPY before it sit inside the ranges
- * of the enclosing handler, one level out). */
-static int cannot_raise(int op) {
-    switch (op) {
-    case IR_NOP: case IR_LOAD_CONST: case IR_LOAD_CLOSURE: case IR_PUSH_NULL: case IR_STORE_FAST: case IR_COPY:
-    case IR_SWAP: case IR_POP_TOP: case IR_POP_EXCEPT: case IR_PUSH_EXC_INFO: case IR_JUMP: case IR_RETURN_VALUE:
-    case IR_RETURN_GENERATOR: case IR_LOAD_ASSERTION_ERROR: case IR_BUILD_TUPLE: case IR_BUILD_LIST:
-    case IR_STORE_DEREF: case IR_POP_JUMP_IF_NONE: case IR_POP_JUMP_IF_NOT_NONE: case IR_LIST_APPEND:
-    case IR_LOAD_FAST_AND_CLEAR: case IR_SETUP_FINALLY: case IR_SETUP_ASYNC_WITH: case IR_POP_BLOCK:
-    case IR_BEGIN_FINALLY: case IR_CALL_FINALLY: case IR_POP_FINALLY:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
+/* (a block made only of instructions that cannot raise has no exception
+ * edge: POP_EXCEPT and the COPY before it sit inside the ranges of the
+ * enclosing handler, one level out) */
 static int block_can_raise(const fb *F, const fb_block *b) {
     for (int i = b->start; i < b->end; i++)
-        if (!cannot_raise(F->d->in[i].op))
+        if (dp_can_raise(F->d->in[i].op))
             return 1;
     return 0;
 }
@@ -2439,7 +2435,7 @@ static int lone_call(const fb *F, const fb_block *b) {
     if (c == b->end || F->d->in[c].op != IR_CALL)
         return -1;
     for (int i = c + 1; i < b->end; i++)
-        if (!cannot_raise(F->d->in[i].op))
+        if (dp_can_raise(F->d->in[i].op))
             return -1;
     return c;
 }
@@ -2514,9 +2510,16 @@ static int translate(fb *F, int bi) {
         F->hdepth = F->ex[b->exc].depth - F->ex[b->exc].null;
     }
     int fn_pending = 0;
+    F->atoms = 0;
     for (int i = b->start; i < b->end;) {
         int next = i + 1;
+        dp_effect e;
+        /* (the values i takes may change; the instructions a handler
+         * consumes with i, stores of unpacked or imported values, work
+         * above what i leaves) */
+        lower_atoms(F, dp_ir_effect(&d->in[i], d->code->py_minor, 0, &e) < 0 ? 0 : F->st.n - e.in);
         int r = instr(F, i, &next);
+        lower_atoms(F, F->st.n);
         if (r < 0)
             return -1;
         if (r > 0)
@@ -2525,6 +2528,7 @@ static int translate(fb *F, int bi) {
             fn_pending = 1;
         if (fn_pending && (next >= b->end || d->in[next].op != IR_SET_FUNCTION_ATTRIBUTE)) {
             fn_pending = 0;
+            lower_atoms(F, F->st.n - 1);
             if (settle_function(F, next) < 0)
                 return -1;
         }
@@ -2538,78 +2542,42 @@ static int translate(fb *F, int bi) {
 
 /* ------------------------------------------------------------------ blocks */
 
-static int ends_block(int op) {
-    switch (op) {
-    case IR_JUMP: case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE:
-    case IR_POP_JUMP_IF_NOT_NONE: case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP: case IR_FOR_ITER:
-    case IR_RETURN_VALUE: case IR_RAISE: case IR_RERAISE: case IR_POP_EXCEPT: case IR_PUSH_EXC_INFO:
-    case IR_SETUP_FINALLY: case IR_SETUP_WITH: case IR_SETUP_ASYNC_WITH: case IR_POP_BLOCK:
-    case IR_CALL_FINALLY: case IR_END_FINALLY: case IR_POP_FINALLY: case IR_WITH_CLEANUP_FINISH:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-static int split_blocks(fb *F) {
+/* The blocks are the graph's (cfg.h), with room after them for the copies
+ * 3.8's finally bodies need; from 3.11 each takes the handler of its
+ * exception-table entry (3.8-3.10 blocks follow the block stack as the
+ * machine walks them: see translate). */
+static int take_blocks(fb *F, const dp_cfg *g) {
     dc *d = F->d;
-    int n = d->n;
     dp_arena *ar = d->sh->ar;
-    uint8_t *lead = dp_alloc(ar, (size_t)n + 1);
-    int *exc_of = dp_alloc_array(ar, (size_t)n + 1, sizeof(int));
-    F->block_of = dp_alloc_array(ar, (size_t)n + 1, sizeof(int));
-    if (lead == NULL || exc_of == NULL || F->block_of == NULL)
+    int *entry = dp_alloc_array(ar, (size_t)g->nexc + 1, sizeof *entry);
+    F->ex_at = dp_alloc_array(ar, (size_t)d->n + 1, sizeof *F->ex_at);
+    if (entry == NULL || F->ex_at == NULL)
         return oom(F);
-    lead[0] = 1;
-    for (int i = 0; i < n; i++) {
-        const dp_instr *x = &d->in[i];
-        exc_of[i] = -1;
-        if (x->target >= 0) {
-            if (x->target >= n)
-                return fail(F, i, "jump target out of range");
-            lead[x->target] = 1;
-        }
-        if (ends_block(x->op))
-            lead[i + 1] = 1;
-        if (x->op == IR_PUSH_EXC_INFO)
-            lead[i] = 1;
-    }
-    for (int k = d->f.nexc - 1; k >= 0; k--) { /* the first entry covering an instruction wins */
-        const dp_exc_entry *e = &d->f.exc[k];
-        if (e->start < 0 || e->end > n || e->start > e->end || e->target < 0 || e->target >= n || e->depth < 0)
-            return fail(F, -1, "bad exception table entry");
-        int x = exc_entry(F, e->target, e->depth, e->lasti != 0, 0, 0, -1);
-        if (x < 0)
+    for (int i = 0; i < d->n; i++)
+        F->ex_at[i] = -1;
+    for (int r = 0; r < g->nexc; r++) {
+        const dp_exc_region *e = &g->exc[r];
+        entry[r] = e->setup >= 0 ? -1 : exc_entry(F, e->target, e->depth, e->lasti, 0, 0, -1);
+        if (e->setup < 0 && entry[r] < 0)
             return -1;
-        lead[e->start] = lead[e->end] = lead[e->target] = 1;
-        for (int i = e->start; i < e->end; i++)
-            exc_of[i] = x;
     }
-    for (int i = 0; i < n; i++)
-        F->nb += lead[i];
+    F->nb = g->nb;
     /* 3.8 copies the blocks of finally bodies: a few times each at most in
      * compiler output, and never more than this */
     F->bcap = F->nb + (d->code->py_minor == 8 ? 3 * F->nb + 256 : 0);
-    F->copy_budget = 16L * n + 4096;
+    F->copy_budget = 16L * d->n + 4096;
+    F->block_of = g->block_of;
     F->b = dp_alloc_array(ar, (size_t)F->bcap, sizeof *F->b);
     F->work = dp_alloc_array(ar, (size_t)F->bcap, sizeof *F->work);
     if (F->b == NULL || F->work == NULL)
         return oom(F);
-    int k = -1;
-    for (int i = 0; i < n; i++) {
-        F->block_of[i] = -1;
-        if (lead[i]) {
-            fb_block *b = &F->b[++k];
-            b->start = i;
-            b->exc = exc_of[i];
-            b->id = -1;
-            b->next = -1;
-            b->copy = -1;
-            F->block_of[i] = k;
-        }
-        F->b[k].end = i + 1;
+    for (int k = 0; k < g->nb; k++) {
+        fb_block *b = &F->b[k];
+        b->start = g->b[k].start;
+        b->end = g->b[k].end;
+        b->exc = g->b[k].exc >= 0 ? entry[g->b[k].exc] : -1;
+        b->id = b->next = b->copy = -1;
     }
-    F->block_of[n] = -1;
     return 0;
 }
 
@@ -3085,7 +3053,8 @@ int dc_fallback(dc *d, dp_nodes *out) {
     F.d = d;
     F.scope_body = (d->code->flags & DP_CO_OPTIMIZED) == 0;
     F.block_stack = d->code->py_minor <= 10;
-    if (pick_prefix(&F) < 0 || split_blocks(&F) < 0)
+    dp_cfg g;
+    if (dp_cfg_build(d->sh->ar, &d->f, &g, d->sh->err) < 0 || pick_prefix(&F) < 0 || take_blocks(&F, &g) < 0)
         return -1;
     dc_stack empty = {0};
     if (reach(&F, 0, &empty, 0, 1, 0) < 0)

@@ -65,20 +65,12 @@ int dc_is_block_setup(int op) {
     return op == IR_SETUP_FINALLY || op == IR_SETUP_WITH || op == IR_SETUP_ASYNC_WITH;
 }
 
-int dc_is_pop_jump(int op) {
-    return op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
-           op == IR_POP_JUMP_IF_NOT_NONE;
-}
+int dc_is_pop_jump(int op) { return dp_is_pop_jump(op); }
 
-int dc_is_jump(int op) {
-    return op == IR_JUMP || op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE ||
-           op == IR_POP_JUMP_IF_NONE || op == IR_POP_JUMP_IF_NOT_NONE ||
-           op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP;
-}
+/* (FOR_ITER is a loop's, CALL_FINALLY 3.8's finally machinery) */
+int dc_is_jump(int op) { return dp_is_jump(op) && op != IR_FOR_ITER && op != IR_CALL_FINALLY; }
 
-static int is_terminator(int op) {
-    return op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP;
-}
+static int is_terminator(int op) { return !dp_falls_through(op); }
 
 /* Does instruction i complete a statement?  (`return x` inside a loop or
  * a with block pops the iterator or __exit__ result before RETURN_VALUE.) */
@@ -203,9 +195,23 @@ static int reads_name(const dp_node *e, const char *name, int depth) {
     return 0;
 }
 
+/* Values kept on the stack across statements are looked through at every
+ * store and statement; past this many (no compiler keeps more than a few:
+ * loops, with blocks, unpack targets) the state machine, which keeps them
+ * in variables, takes the code, so the look stays linear in the code. */
+#define MAX_PENDING 256
+
+static int too_many_pending(dc *d, const dc_stack *st, int at) {
+    if (st->n <= MAX_PENDING)
+        return 0;
+    return dc_fail(d, at, "more than %d values kept on the stack across statements", MAX_PENDING);
+}
+
 /* Before `name` is stored or deleted: leftovers that read it get its
  * current value in a temporary. */
 static int protect_name(dc *d, dc_stack *st, const char *name, const dp_node *value, dp_nodes *out, int at) {
+    if (too_many_pending(d, st, at) < 0)
+        return -1;
     for (int k = 0; k < st->n; k++) {
         dp_node *v = st->v[k];
         if (v != value && v->kind < DP_NODE_KIND_COUNT && v->kind != E_CONST &&
@@ -223,6 +229,8 @@ static int protect_name(dc *d, dc_stack *st, const char *name, const dp_node *va
  * matters because after SWAPs the order on the stack is not the order of
  * evaluation. */
 static int spill_pending(dc *d, dc_stack *st, int hi, size_t before, const dp_node *keep, dp_nodes *out, int at) {
+    if (too_many_pending(d, st, at) < 0)
+        return -1;
     for (;;) {
         int first = -1;
         for (int q = 0; q < hi && q < st->n; q++) {
@@ -868,7 +876,7 @@ int dc_same_continuation(const dc *d, int t, int c) {
     if (len == 0 || exit_block_len(d, t) != len)
         return 0;
     for (int k = 0; k < len; k++)
-        if (!dc_same_instr(&d->in[t + k], &d->in[c + k]) || d->handler[t + k] != d->handler[c + k])
+        if (!dc_same_instr(&d->in[t + k], &d->in[c + k]) || dc_handler_at(d, t + k) != dc_handler_at(d, c + k))
             return 0;
     return 1;
 }
@@ -881,7 +889,7 @@ static int fin_exit(const dc *d, int base, int len, int k) {
     if (x->op == IR_JUMP)
         return x->target == base + len;
     return x->op == IR_RERAISE && end->op == IR_RERAISE && x->arg == end->arg &&
-           d->handler[base + k] == d->handler[base + len];
+           dc_handler_at(d, base + k) == dc_handler_at(d, base + len);
 }
 
 /* The longest finally body whose copies are recognized (the walk keeps a
@@ -910,7 +918,7 @@ static int copy_exit(const dc *d, int base, int len, const dp_instr *ops, int k,
 static int handler_block_end(const dc *d, int p) {
     if (p < 0 || p >= d->n || d->in[p].op != IR_PUSH_EXC_INFO)
         return -1;
-    int c = d->handler[p];
+    int c = dc_handler_at(d, p);
     if (c <= p || c + 2 >= d->n || d->in[c].op != IR_COPY || d->in[c + 1].op != IR_POP_EXCEPT ||
         d->in[c + 2].op != IR_RERAISE)
         return -1;
@@ -993,7 +1001,7 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
      * function (in the others): the body and its handlers span [base, clean) */
     int cold = d->code->py_minor >= 11;
     /* (the body follows its handler's PUSH_EXC_INFO, protected by clean) */
-    int clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? d->handler[base - 1] : d->handler[base + len];
+    int clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? dc_handler_at(d, base - 1) : dc_handler_at(d, base + len);
     int span = cold && clean > base + len ? clean - base : len;
     if (span > MAX_COPY_LEN)
         return 0;
@@ -1078,10 +1086,10 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             int q = at[kk];
             /* (an instruction the body's table leaves out cannot raise:
              * a jump, say; no handler of the copy's matters there) */
-            if (q < 0 || ops[kk].op == IR_NOP || gone[kk] || kk == len || d->handler[base + kk] < 0 ||
+            if (q < 0 || ops[kk].op == IR_NOP || gone[kk] || kk == len || dc_handler_at(d, base + kk) < 0 ||
                 copy_exit(d, base, len, ops, kk, q))
                 continue;
-            if (!pair_handlers(&ch, base, span, clean, d->handler[base + kk], d->handler[q]))
+            if (!pair_handlers(&ch, base, span, clean, dc_handler_at(d, base + kk), dc_handler_at(d, q)))
                 return 0;
         }
         if (walked == ch.n)
@@ -1365,7 +1373,7 @@ static int continues_as(const dc *d, int a, int b) {
     if (e < 0 || b + (e - a) >= d->n)
         return 0;
     for (int k = 0; k <= e - a; k++)
-        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || d->handler[a + k] != d->handler[b + k])
+        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || dc_handler_at(d, a + k) != dc_handler_at(d, b + k))
             return 0;
     return 1;
 }
@@ -1431,7 +1439,7 @@ static int exit_copy_len(const dc *d, int i, int exit) {
                       d->in[i + 3].op >= IR_DELETE_NAME && d->in[i + 3].op <= IR_DELETE_DEREF))
         return 0;
     for (int k = 0; k < len; k++)
-        if (!dc_same_instr(&d->in[i + k], &d->in[exit + k]) || d->handler[i + k] != d->handler[exit + k] ||
+        if (!dc_same_instr(&d->in[i + k], &d->in[exit + k]) || dc_handler_at(d, i + k) != dc_handler_at(d, exit + k) ||
             (k > 0 && d->nref[i + k] > 0) || d->skip_to[i + k] > i + k)
             return 0;
     return len;
@@ -1453,7 +1461,7 @@ static int same_clause_end(const dc *d, int x, int i, int t) {
     if (x < 0 || x + u >= d->n || d->vjump[x + u] != t)
         return 0;
     for (int k = 0; k < u; k++)
-        if (!dc_same_instr(&d->in[x + k], &d->in[i - u + k]) || d->handler[x + k] != d->handler[i - u + k])
+        if (!dc_same_instr(&d->in[x + k], &d->in[i - u + k]) || dc_handler_at(d, x + k) != dc_handler_at(d, i - u + k))
             return 0;
     return 1;
 }
@@ -1708,9 +1716,9 @@ static int find_cold_tail(const dc *d, int from, int end, cold_tail *t) {
  * nested try or with); code that a later try protects is not.  With h
  * unknown (-1): protected at all. */
 static int within_try(const dc *d, int i, int h) {
-    int c = d->handler[i];
+    int c = dc_handler_at(d, i);
     for (int depth = 0; h >= 0 && c >= 0 && c != h && depth < 32; depth++)
-        c = c < d->n ? d->handler[c] : -1;
+        c = c < d->n ? dc_handler_at(d, c) : -1;
     return h < 0 ? c >= 0 : c == h;
 }
 
@@ -1942,8 +1950,8 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 i = next;
                 continue;
             }
-            if ((ins->op == IR_GET_ANEXT && st->n > 0 && d->handler[i] >= 0 &&
-                 d->in[d->handler[i]].op == IR_END_ASYNC_FOR) ||
+            if ((ins->op == IR_GET_ANEXT && st->n > 0 && dc_handler_at(d, i) >= 0 &&
+                 d->in[dc_handler_at(d, i)].op == IR_END_ASYNC_FOR) ||
                 (st->n > 0 && is_legacy_async_for(d, i))) {
                 if (async_for_loop(d, i, end, st, out, &next) < 0)
                     goto fail;
@@ -2227,6 +2235,7 @@ int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) 
                 v = NULL;
             if (add_simple(d, out, S_RETURN, v, stmt_start) < 0)
                 goto fail;
+            out->v[out->n - 1]->op2 = ins->arg2 == DP_RETURN_ARM; /* (see returned_ifexps) */
             st->n = base < st->n ? base : st->n;
             break;
         }
@@ -2378,8 +2387,8 @@ dp_node *dc_value_region(dc *d, int start, int end, dc_stack *st) {
  * last jump back in an except clause after the function: the clause's own
  * jumps past it leave no loop. */
 static int within_handler(const dc *d, int head, int j, int target) {
-    int c = d->code->py_minor >= 11 && target < d->n ? d->handler[j] : -1;
-    if (c < 0 || c + 2 >= d->n || d->handler[target] != c || d->handler[head] == c)
+    int c = d->code->py_minor >= 11 && target < d->n ? dc_handler_at(d, j) : -1;
+    if (c < 0 || c + 2 >= d->n || dc_handler_at(d, target) != c || dc_handler_at(d, head) == c)
         return 0;
     const dp_instr *x = &d->in[c];
     return (x[0].op == IR_COPY && x[1].op == IR_POP_EXCEPT && x[2].op == IR_RERAISE) ||
@@ -2507,7 +2516,7 @@ static int for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out
  * and a POP_BLOCK follows the await. */
 static int async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     int legacy = is_legacy_async_for(d, i);
-    int stop = legacy ? d->in[i].target : d->handler[i];
+    int stop = legacy ? d->in[i].target : dc_handler_at(d, i);
     if (stop <= i || stop >= d->n || d->in[stop].op != IR_END_ASYNC_FOR)
         return dc_fail(d, i, "async for without END_ASYNC_FOR");
     int body = i + 1;
@@ -2693,7 +2702,7 @@ static int legacy_loop_end(const dc *d, int i, int last, int end) {
 }
 
 /* Can the statements l run past their end?  (1 when unsure.) */
-static int can_complete(const dp_nodes *l, int depth) {
+int dc_can_complete(const dp_nodes *l, int depth) {
     if (l->n == 0 || depth > 64)
         return 1;
     const dp_node *s = l->v[l->n - 1];
@@ -2701,14 +2710,14 @@ static int can_complete(const dp_nodes *l, int depth) {
     case S_RETURN: case S_RAISE: case S_CONTINUE: case S_BREAK:
         return 0;
     case S_IF:
-        return s->l2.n == 0 || can_complete(&s->l1, depth + 1) || can_complete(&s->l2, depth + 1);
+        return s->l2.n == 0 || dc_can_complete(&s->l1, depth + 1) || dc_can_complete(&s->l2, depth + 1);
     case S_TRY:
-        if (s->l4.n > 0 && !can_complete(&s->l4, depth + 1))
+        if (s->l4.n > 0 && !dc_can_complete(&s->l4, depth + 1))
             return 0;
-        if (can_complete(&s->l1, depth + 1) && (s->l3.n == 0 || can_complete(&s->l3, depth + 1)))
+        if (dc_can_complete(&s->l1, depth + 1) && (s->l3.n == 0 || dc_can_complete(&s->l3, depth + 1)))
             return 1;
         for (int k = 0; k < s->l2.n; k++)
-            if (can_complete(&s->l2.v[k]->l1, depth + 1))
+            if (dc_can_complete(&s->l2.v[k]->l1, depth + 1))
                 return 1;
         return 0;
     default:
@@ -2730,7 +2739,7 @@ static int while_true_to(dc *d, int i, int E, dc_stack *st, dp_nodes *out, int *
      * drop a last `return None` as if it ended the function: a break is
      * the way out there too) */
     int falls = !is_terminator(d->in[E - 1].op) && d->reach[E - 1];
-    if ((falls || (d->region_live && can_complete(&s->l1, 0))) && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, E - 1)) < 0)
+    if ((falls || (d->region_live && dc_can_complete(&s->l1, 0))) && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, E - 1)) < 0)
         return -1;
     *next = E;
     return dc_add(d, out, s);
@@ -2854,7 +2863,7 @@ static int same_exit(const dc *d, int a, int b) {
     if (e < 0 || e - a > 8 || b + (e - a) >= d->n)
         return 0;
     for (int k = 0; k <= e - a; k++)
-        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || d->handler[a + k] != d->handler[b + k])
+        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || dc_handler_at(d, a + k) != dc_handler_at(d, b + k))
             return 0;
     return 1;
 }
@@ -3535,6 +3544,26 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
             return -1;
         if (!handled)
             return dc_fail(d, s[k - 1].jump, "unstructured backward jump");
+        /* the region ends by jumping back there: `if cond: <up to that
+         * jump>` then the jump, which CPython threaded the if's jump
+         * through, when the if falls into it (tried: the rest may not be
+         * one block) */
+        if (exit != F && end - 1 > B && end <= d->n && d->in[end - 1].op == IR_JUMP && d->in[end - 1].target == F) {
+            dc_spec sp;
+            dc_stack saved = {0};
+            dp_node *ifs = dc_stmt(d, S_IF, stmt_start);
+            if (ifs == NULL || dc_stack_copy(d, &saved, st) < 0 || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+                return -1;
+            dc_spec_begin(d, &sp);
+            int r = dc_region(d, B, end - 1, end - 1, st, &ifs->l1);
+            /* (the if falls into the jump: a dead one is no way out of it) */
+            if (dc_spec_end(d, &sp, r) && d->region_stop == end - 1 && d->region_live) {
+                *next = end - 1;
+                return dc_add(d, out, ifs);
+            }
+            if (dc_stack_copy(d, st, &saved) < 0)
+                return -1;
+        }
         if (exit == F) {
             /* the region loops back anyway: `if not cond: rest` */
             dp_node *ifs = dc_stmt(d, S_IF, stmt_start);

@@ -23,9 +23,8 @@
 
 /* Any instruction that can go elsewhere than the next one, the block
  * setups (to their handler) and a 3.8 finally call included. */
-static int is_jump_op(int op) {
-    return dc_is_jump(op) || op == IR_FOR_ITER || dc_is_block_setup(op) || op == IR_CALL_FINALLY;
-}
+/* Any op with a target: a jump, FOR_ITER, a SETUP_*, CALL_FINALLY. */
+static int is_jump_op(int op) { return (dp_op_info(op)->flags & (DP_IRF_JUMP | DP_IRF_SETUP)) != 0; }
 
 /* Is [i, i + len) the same code as [j, j + len), jumps inside keeping their
  * relative layout?  A jump of the original to its end may go in the copy i
@@ -299,6 +298,12 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         int t = d->in[q].target;
         if (t > r || t == head)
             return t; /* (head: the try ends its loop's body, as the clause does) */
+        /* (the last clause falling off the statement, whose code after is
+         * the jump back that ends its loop's body: CPython threaded the
+         * clause's jump there through it) */
+        if (q + 2 < d->n && (d->in[q + 1].op == IR_END_FINALLY || d->in[q + 1].op == IR_RERAISE) &&
+            d->in[q + 2].op == IR_JUMP && d->in[q + 2].target == t && dc_is_loop_head(d, t))
+            return q + 2;
         if (dc_is_loop_exit(d, t)) {
             dp_node *s = dc_stmt(d, dc_is_loop_head(d, t) ? S_CONTINUE : S_BREAK, q);
             if (s == NULL || dc_add(d, body, s) < 0)
@@ -441,7 +446,9 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
     /* (3.10 also copies code after the statement that raises: `raise` in
      * the try body compiles before its POP_BLOCK) */
     int raises = d->code->py_minor == 10 && H - 1 > s && d->in[H - 1].op == IR_RAISE;
-    if (X < 0 && H - 1 > s && (d->in[H - 1].op == IR_RETURN_VALUE || raises)) {
+    /* (3.8/3.9 copy nothing: there `POP_BLOCK; LOAD_CONST; RETURN_VALUE` is
+     * a `return <constant>` ending the body, which unwinds before it loads) */
+    if (X < 0 && H - 1 > s && d->code->py_minor == 10 && (d->in[H - 1].op == IR_RETURN_VALUE || raises)) {
         int t = H - 1;
         while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && straight_end(d, t - 1) == H - 1)
             t--;
@@ -1253,7 +1260,13 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
         int q = i;
         while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
             q++;
-        if (q < d->n && d->in[q].op == IR_JUMP && dc_is_loop_exit(d, d->in[q].target)) {
+        /* (the clause's own way out, `POP_EXCEPT; JUMP <loop head>` right
+         * before the next clause or the re-raise when none matched, is
+         * falling off the clause at the end of a loop body: a `continue`
+         * written there leaves a second, dead copy of the pair) */
+        int own_exit = q == i + 1 && q < d->n && d->in[q].op == IR_JUMP && dc_is_loop_head(d, d->in[q].target) &&
+                       (q + 1 == end || (q + 1 < d->n && (d->in[q + 1].op == IR_END_FINALLY || d->in[q + 1].op == IR_RERAISE)));
+        if (q < d->n && d->in[q].op == IR_JUMP && dc_is_loop_exit(d, d->in[q].target) && !own_exit) {
             /* part of a break/continue: the jump leaves, the stack does not matter */
             dc_seen(d, i, q);
             *next = q;
