@@ -410,23 +410,32 @@ static int make_graphs(builder *B, graph *fwd, graph *back, graph *rfwd, graph *
     return 0;
 }
 
-static int dominator_trees(builder *B) {
+/* The reachable blocks in reverse postorder (rpo, order). */
+static int reverse_postorder(builder *B) {
     dp_cfg *g = B->g;
-    int32_t nb = g->nb;
     graph fwd, back, rfwd, rback;
     dfs D;
-    int32_t *idom, *ipdom, *in, *out;
-    uint8_t *in_tree;
     if (make_graphs(B, &fwd, &back, &rfwd, &rback) < 0 || depth_first(B, &fwd, 0, &D) < 0 ||
-        ALLOC(idom, nb + 1) == NULL || ALLOC(ipdom, nb + 1) == NULL || ALLOC(in, nb + 1) == NULL ||
-        ALLOC(out, nb + 1) == NULL || ALLOC(in_tree, nb + 1) == NULL || ALLOC(g->order, nb) == NULL)
+        ALLOC(g->order, g->nb) == NULL)
         return oom(B);
-    /* reverse postorder of the reachable blocks */
     for (int32_t i = D.count - 1; i >= 0; i--) {
         int32_t v = D.post[i];
         g->b[v].rpo = g->nreach;
         g->order[g->nreach++] = v;
     }
+    return 0;
+}
+
+static int dominator_trees(builder *B) {
+    dp_cfg *g = B->g;
+    int32_t nb = g->nb;
+    graph fwd, back, rfwd, rback;
+    int32_t *idom, *ipdom, *in, *out;
+    uint8_t *in_tree;
+    if (make_graphs(B, &fwd, &back, &rfwd, &rback) < 0 || ALLOC(idom, nb + 1) == NULL ||
+        ALLOC(ipdom, nb + 1) == NULL || ALLOC(in, nb + 1) == NULL || ALLOC(out, nb + 1) == NULL ||
+        ALLOC(in_tree, nb + 1) == NULL)
+        return oom(B);
     if (dominators(B, &fwd, &back, 0, idom) < 0 || dominators(B, &rfwd, &rback, nb, ipdom) < 0)
         return -1;
     for (int32_t k = 0; k < nb; k++) {
@@ -449,13 +458,13 @@ static int dominator_trees(builder *B) {
 }
 
 int dp_cfg_dominates(const dp_cfg *g, int32_t a, int32_t b) {
-    if (a < 0 || b < 0 || a >= g->nb || b >= g->nb || g->b[a].rpo < 0 || g->b[b].rpo < 0)
+    if (!g->dominators || a < 0 || b < 0 || a >= g->nb || b >= g->nb || g->b[a].rpo < 0 || g->b[b].rpo < 0)
         return 0;
     return g->b[a].dom_in <= g->b[b].dom_in && g->b[b].dom_out <= g->b[a].dom_out;
 }
 
 int dp_cfg_post_dominates(const dp_cfg *g, int32_t a, int32_t b) {
-    if (a < 0 || b < 0 || a >= g->nb || b >= g->nb || g->b[a].pdom_in < 0 || g->b[b].pdom_in < 0)
+    if (!g->dominators || a < 0 || b < 0 || a >= g->nb || b >= g->nb || g->b[a].pdom_in < 0 || g->b[b].pdom_in < 0)
         return 0;
     return g->b[a].pdom_in <= g->b[b].pdom_in && g->b[b].pdom_out <= g->b[a].pdom_out;
 }
@@ -527,7 +536,7 @@ static int find_loops(builder *B) {
 }
 
 int dp_cfg_in_loop(const dp_cfg *g, int32_t b, int32_t h) {
-    if (b < 0 || h < 0 || b >= g->nb || h >= g->nb || g->b[b].loop < 0 || !g->b[h].is_header)
+    if (!g->dominators || b < 0 || h < 0 || b >= g->nb || h >= g->nb || g->b[b].loop < 0 || !g->b[h].is_header)
         return 0;
     const dp_block *l = &g->b[g->b[b].loop], *H = &g->b[h];
     return H->loop_in <= l->loop_in && l->loop_out <= H->loop_out;
@@ -551,9 +560,19 @@ int dp_cfg_build(dp_arena *a, const dp_irfunc *f, dp_cfg *g, dp_error *err) {
     if (f->n <= 0) /* (no code: no blocks) */
         return ALLOC(g->order, 0) == NULL ? oom(B) : 0;
     if ((g->py_minor <= 10 ? regions_from_blocks(B) : regions_from_table(B)) < 0 || split_blocks(B) < 0 ||
-        link_blocks(B) < 0 || dominator_trees(B) < 0 || find_loops(B) < 0)
+        link_blocks(B) < 0 || reverse_postorder(B) < 0)
         return -1;
     for (int32_t i = 0; i < f->n; i++)
         g->reach[i] = g->b[g->block_of[i]].rpo >= 0;
     return 0;
+}
+
+int dp_cfg_dominators(dp_arena *a, dp_cfg *g, dp_error *err) {
+    builder Bs = {a, err, g, g->f->ins, g->n}, *B = &Bs;
+    if (g->dominators || g->nb == 0)
+        return 0;
+    if (dominator_trees(B) < 0)
+        return -1;
+    g->dominators = 1; /* (find_loops asks) */
+    return find_loops(B);
 }

@@ -17,10 +17,11 @@
  * changes of the exception state (SETUP_*, POP_BLOCK, POP_EXCEPT, 3.8's
  * END_FINALLY, POP_FINALLY and WITH_CLEANUP_FINISH; PUSH_EXC_INFO is a
  * block of its own) and at the bounds of every exception range, so a block
- * lies in one range.  Dominators and
- * post-dominators are Lengauer-Tarjan's (near-linear on any input); loops
- * are natural loops of back edges (a header dominating its latch), found
- * innermost first with a union-find as in Havlak's algorithm. */
+ * lies in one range.  Dominators and post-dominators, built when a pass
+ * asks (dp_cfg_dominators), are Lengauer-Tarjan's (near-linear on any
+ * input); loops are natural loops of back edges (a header dominating its
+ * latch), found innermost first with a union-find as in Havlak's
+ * algorithm. */
 #ifndef DEPYF_CFG_H
 #define DEPYF_CFG_H
 
@@ -75,6 +76,7 @@ typedef struct dp_cfg {
     uint8_t *reach;      /* instruction -> can it run (its block is reachable) */
     int32_t *order;      /* the reachable blocks in reverse postorder */
     int32_t nreach;
+    int dominators;      /* dp_cfg_dominators ran: idom, ipdom, loops and the tree intervals are set */
 } dp_cfg;
 
 /* For each instruction of f (n + 1 entries), the first exception-table
@@ -87,11 +89,16 @@ int dp_exc_cover(dp_arena *a, const dp_irfunc *f, int32_t *entry_of);
  * exception entry out of range. */
 int dp_cfg_build(dp_arena *a, const dp_irfunc *f, dp_cfg *g, dp_error *err);
 
+/* Dominators, post-dominators and loops of a built graph, for the passes
+ * that ask (built once; until then idom, ipdom and loop are -1). */
+int dp_cfg_dominators(dp_arena *a, dp_cfg *g, dp_error *err);
+
 /* The handler (IR index) of instruction i, or -1. */
 static inline int32_t dp_cfg_handler(const dp_cfg *g, int32_t i) {
     return i >= 0 && i < g->n && g->exc_of[i] >= 0 ? g->exc[g->exc_of[i]].target : -1;
 }
-/* Does block a dominate block b (both reachable)? */
+/* Does block a dominate block b (both reachable)?  (These three need
+ * dp_cfg_dominators.) */
 int dp_cfg_dominates(const dp_cfg *g, int32_t a, int32_t b);
 /* Does block a post-dominate block b? */
 int dp_cfg_post_dominates(const dp_cfg *g, int32_t a, int32_t b);

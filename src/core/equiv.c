@@ -1087,28 +1087,32 @@ static int maybe_unbound(const eq *E, int32_t t) {
 /* Executes the instruction at st->pc if it is pure: 1 done, 0 it is an
  * observable operation (st unchanged), -1 error. */
 
-static int pure_step(eq *E, int s, sstate *st) {
+/* pure_step's groups of instructions: SW_NOT_MINE for another group's,
+ * SW_BREAK for a pure step done (pure_step moves on). */
+enum { SW_NOT_MINE = 0x10000, SW_BREAK };
+
+/* Loads, stores and stack shuffles (pure_step): SW_NOT_MINE for the others. */
+static int pure_value(eq *E, int s, sstate *st) {
     side *S = &E->s[s];
     const dp_instr *x = &S->f.ins[st->pc];
-    int32_t t, u;
-    S->ran[st->pc] = 1;
+    int32_t t;
     switch (x->op) {
     case IR_NOP:
         if (x->arg2 == DP_NOP_TO_BOOL)
             return 0;
-        break;
+        return SW_BREAK;
     case IR_RETURN_GENERATOR:
-        break;
+        return SW_BREAK;
     case IR_LOAD_GLOBAL: /* with stable globals, one term for the whole run */
         if (!E->stable_globals)
             return 0;
         if (push(E, s, st, S->tcst[st->pc]) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_LOAD_CONST: case IR_LOAD_CLOSURE:
         if (push(E, s, st, S->tcst[st->pc]) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_BUILD_SLICE: /* a slice object runs no code: the slice of its bounds */
         if ((x->arg != 2 && x->arg != 3) || need(E, s, st, x->arg) < 0)
             return x->arg != 2 && x->arg != 3 ? CANT("bad BUILD_SLICE") : -1;
@@ -1117,7 +1121,7 @@ static int pure_step(eq *E, int s, sstate *st) {
         st->sp -= x->arg;
         if (t < 0 || push(E, s, st, t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_BUILD_LIST: case IR_BUILD_MAP: case IR_BUILD_SET:
         /* an empty container runs no code: the k-th one made on one side is
          * the k-th on the other, whenever each was made */
@@ -1125,65 +1129,76 @@ static int pure_step(eq *E, int s, sstate *st) {
             return 0;
         if ((t = cons(E, T_NEW, x->op, E->nnew[s]++, 0)) < 0 || push(E, s, st, t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_BUILD_TUPLE: /* `()` is the constant the compiler folds it to */
         if (x->arg != 0)
             return 0;
         if (push(E, s, st, E->empty_tuple_t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_LOAD_FAST:
         if (S->slot[st->pc] < 0) {
             if (push(E, s, st, S->tcst[st->pc]) < 0)
                 return -1;
-            break;
+            return SW_BREAK;
         }
         if (maybe_unbound(E, t = st->loc[S->slot[st->pc]]))
             return 0;
         if (push(E, s, st, t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_STORE_FAST:
         if ((t = pop(E, s, st)) < 0)
             return -1;
         st->loc[S->slot[st->pc]] = t;
-        break;
+        return SW_BREAK;
     case IR_DELETE_FAST:
         if (maybe_unbound(E, st->loc[S->slot[st->pc]]))
             return 0;
         st->loc[S->slot[st->pc]] = E->unbound_t;
-        break;
+        return SW_BREAK;
     case IR_LOAD_FAST_AND_CLEAR:
         if (push(E, s, st, st->loc[S->slot[st->pc]]) < 0)
             return -1;
         st->loc[S->slot[st->pc]] = E->unbound_t;
-        break;
+        return SW_BREAK;
     case IR_POP_TOP:
         if (pop(E, s, st) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_COPY:
         if (x->arg < 1 || need(E, s, st, x->arg) < 0 || push(E, s, st, st->stack[st->sp - x->arg]) < 0)
             return x->arg < 1 ? CANT("bad COPY") : -1;
-        break;
+        return SW_BREAK;
     case IR_SWAP:
         if (x->arg < 2 || need(E, s, st, x->arg) < 0)
             return x->arg < 2 ? CANT("bad SWAP") : -1;
         t = st->stack[st->sp - 1];
         st->stack[st->sp - 1] = st->stack[st->sp - x->arg];
         st->stack[st->sp - x->arg] = t;
-        break;
+        return SW_BREAK;
     case IR_PUSH_NULL: case IR_BEGIN_FINALLY:
         if (push(E, s, st, E->null_t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_JUMP:
         st->pc = x->target;
         return 1;
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Identity tests, method loads, jumps and the block stack (pure_step): SW_NOT_MINE for the others. */
+static int pure_flow(eq *E, int s, sstate *st) {
+    side *S = &E->s[s];
+    const dp_instr *x = &S->f.ins[st->pc];
+    int32_t t, u;
+    switch (x->op) {
     case IR_IS:
         if ((u = pop(E, s, st)) < 0 || (t = pop(E, s, st)) < 0 || push(E, s, st, cons(E, T_IS, t, u, x->arg != 0)) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_LOAD_METHOD: { /* `lst.extend`, `lst.append` of a list built here: no lookup runs code */
         int32_t obj = st->sp > 0 ? st->stack[st->sp - 1] : -1;
         int append = x->name != NULL && strcmp(x->name, "append") == 0;
@@ -1194,7 +1209,7 @@ static int pure_step(eq *E, int s, sstate *st) {
         if (m < 0 || push(E, s, st, E->minor >= 13 ? m : E->null_t) < 0 ||
             push(E, s, st, E->minor >= 13 ? E->null_t : m) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     }
     case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE: case IR_POP_JUMP_IF_NOT_NONE:
     case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
@@ -1206,12 +1221,12 @@ static int pure_step(eq *E, int s, sstate *st) {
             return E->minor >= 11 ? CANT("SETUP_FINALLY in 3.11+ code") : -1;
         if (push_block(E, st, B_SETUP, x->target, st->sp - (x->op == IR_SETUP_ASYNC_WITH)) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_POP_BLOCK:
         if (st->nb == 0)
             return CANT("POP_BLOCK without a block");
         st->nb--;
-        break;
+        return SW_BREAK;
     case IR_CALL_FINALLY:
         if (push(E, s, st, cons(E, T_RET, st->pc + 1, s, 0)) < 0)
             return -1;
@@ -1223,7 +1238,7 @@ static int pure_step(eq *E, int s, sstate *st) {
         t = st->stack[st->sp - 1];
         if (E->t[t].kind == T_NULL) {
             st->sp--;
-            break;
+            return SW_BREAK;
         }
         if (E->t[t].kind == T_RET) {
             st->sp--;
@@ -1236,8 +1251,19 @@ static int pure_step(eq *E, int s, sstate *st) {
     case IR_POP_FINALLY:
         return pop_finally(E, s, st, x);
     default:
-        return 0;
+        return SW_NOT_MINE;
     }
+}
+
+static int pure_step(eq *E, int s, sstate *st) {
+    E->s[s].ran[st->pc] = 1;
+    int res = pure_value(E, s, st);
+    if (res == SW_NOT_MINE)
+        res = pure_flow(E, s, st);
+    if (res == SW_NOT_MINE)
+        return 0; /* (an observable operation) */
+    if (res != SW_BREAK)
+        return res;
     st->pc++;
     return 1;
 }

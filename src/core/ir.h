@@ -230,7 +230,11 @@ typedef struct dp_effect {
     int32_t in, out, keep;
 } dp_effect;
 
-const dp_irop_info *dp_op_info(int op);
+extern const dp_irop_info dp_irop_table[IR_OP_COUNT + 1];
+/* The properties of op (the last entry, "?", for an op out of range). */
+static inline const dp_irop_info *dp_op_info(int op) {
+    return &dp_irop_table[op >= 0 && op < IR_OP_COUNT ? op : IR_OP_COUNT];
+}
 /* Name of an IR op, for disassembly and messages ("?" if none). */
 const char *dp_irop_name(int op);
 /* The effect of x when it falls through (jumping = 0) or takes its jump

@@ -18,7 +18,7 @@
 
 /* name, flags, in, out, keep: [in values] -> [out values], the bottom `keep`
  * of them left as they were; V where the argument decides (dp_ir_effect). */
-static const dp_irop_info OPS[IR_OP_COUNT] = {
+const dp_irop_info dp_irop_table[IR_OP_COUNT + 1] = {
     [IR_NOP] = {"NOP", N, V, V, 0},
     [IR_LOAD_CONST] = {"LOAD_CONST", N, 0, 1, 0},
     [IR_LOAD_NAME] = {"LOAD_NAME", 0, 0, 1, 0},
@@ -142,14 +142,8 @@ static const dp_irop_info OPS[IR_OP_COUNT] = {
     [IR_MATCH_KEYS] = {"MATCH_KEYS", 0, 2, 3, 2},
     [IR_COPY_DICT_WITHOUT_KEYS] = {"COPY_DICT_WITHOUT_KEYS", 0, 2, 2, 1},
     [IR_GET_LEN] = {"GET_LEN", 0, 1, 2, 1},
+    [IR_OP_COUNT] = {"?", 0, V, V, 0},
 };
-
-const dp_irop_info *dp_op_info(int op) {
-    static const dp_irop_info unknown = {"?", 0, V, V, 0};
-    if (op < 0 || op >= IR_OP_COUNT || OPS[op].name == NULL)
-        return &unknown;
-    return &OPS[op];
-}
 
 const char *dp_irop_name(int op) { return dp_op_info(op)->name; }
 

@@ -35,6 +35,8 @@ static void build(prog *p, int minor, const dp_instr *ins, int n, const dp_exc_e
         p->f.nexc = nexc;
     }
     p->rc = dp_cfg_build(&p->a, &p->f, &p->g, &p->err);
+    if (p->rc == 0)
+        p->rc = dp_cfg_dominators(&p->a, &p->g, &p->err);
 }
 
 #define OP(o) {.op = IR_##o, .target = -1}
