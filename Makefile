@@ -60,7 +60,8 @@ fuzz: fuzz-build fuzz-seeds
 fuzz-smoke: fuzz-build fuzz-seeds
 	$(call fuzz_each,$(FUZZ_SMOKE_TIME))
 
-# The unit tests under valgrind: no invalid access, no leak.
+# The unit tests under valgrind: no invalid access, no leak (the harnesses'
+# time budget is scaled for valgrind's slowdown: fuzz/harness.h).
 ctest-valgrind: $(TESTS)
 	@set -e; for t in $(TESTS); do echo "== valgrind $$t"; \
-	  valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$t >/dev/null; done
+	  DEPYF_FUZZ_TIME_SCALE=50 valgrind -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect ./$$t >/dev/null; done

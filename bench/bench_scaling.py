@@ -5,17 +5,25 @@
 Builds synthetic functions of about 1k, 10k and 100k instructions in a few
 shapes (straight-line code, if/else chains, loops, nested blocks, try/except,
 try/finally, with, except clauses that return, conditions mixed with try;
-under 3.8-3.10 the try shapes are block-stack code), and two shapes no
-compiler writes, made by rewriting bytecode: `overlap`, a try body covered by
-overlapping exception-table entries, one more for every other instruction
-(3.11+), and `deep`, a stack as deep as half the function whose values are
-then stored one by one (the state machine of fallback.c), decompiles each once in
+under 3.8-3.10 the try shapes are block-stack code), decompiles each once in
 a fresh process and prints the time and the peak memory the decompilation
 added (the process's RSS high-water mark, reset just before, over its RSS
 then; Linux only).  The
 per-instruction columns should stay about flat from one size to the next:
 that is what "linear" means here.  Run with the extension built for the
 interpreter (tools/dev_build.sh).
+
+Hostile shapes (issue 17), built as code objects no compiler writes, the
+instructions counted being those of the input (each shared object once):
+- shared: 40 levels of functions, each making the one below it twice (one
+  code object per level, as marshal references share them): 2**40 uses;
+  it must end at the work limit, in time in proportion to the input;
+- exc_overlap (3.11+): exception-table entries that all overlap (each from
+  a later instruction to the end);
+- deep_stack: a stack as deep as half the function, then stores, printed as
+  the state machine of the fallback.
+The last two are known to be quadratic (docs/limits.md) until the pipeline's
+CFG rework lands: their rows are figures, not a verdict.
 """
 import argparse
 import dis
@@ -47,84 +55,87 @@ SHAPES = {
 }
 
 
-# ---- shapes no compiler writes: code objects rewritten at the bytecode level
+def _cache_entries(op):
+    caches = getattr(__import__("opcode"), "_inline_cache_entries", None)
+    if caches is None:
+        return 0  # before 3.11
+    return caches.get(dis.opname[op], 0) if isinstance(caches, dict) else caches[op]
 
-def _assemble(ops):
-    """Bytecode of (opname, arg) pairs for the running interpreter, with
-    EXTENDED_ARG prefixes and inline caches."""
-    caches = getattr(dis, "_inline_cache_entries", None)
-    out = bytearray()
+
+def assemble(ops):
+    """Wordcode of (opname, arg) pairs for the running Python (EXTENDED_ARGs and
+    3.11+ CACHE entries included), and the code unit each instruction starts at."""
+    out, starts = bytearray(), []
     for name, arg in ops:
         op = dis.opmap[name]
+        starts.append(len(out) // 2)
         for shift in (24, 16, 8):
             if arg >> shift:
                 out += bytes([dis.opmap["EXTENDED_ARG"], (arg >> shift) & 0xFF])
-        out += bytes([op, arg & 0xFF])
-        if caches is not None:
-            out += b"\0\0" * (caches[op] if isinstance(caches, list) else caches.get(name, 0))
-    return bytes(out)
+        out += bytes([op, arg & 0xFF]) + b"\0\0" * _cache_entries(op)
+    return bytes(out), starts
 
 
-def _replace(code, **fields):
-    """code.replace without the line table (and exception table) of the old code."""
-    if sys.version_info >= (3, 10):
-        fields.setdefault("co_linetable", b"")
-    else:
-        fields.setdefault("co_lnotab", b"")
-    if sys.version_info >= (3, 11):
-        fields.setdefault("co_exceptiontable", b"")
-    return code.replace(**fields)
-
-
-def deep_stack(target):
-    """`deep`: n loads of x, then n stores into v0..v(n-1), then return v0."""
+def _two_locals():
     def f(x):
-        return x
-    n = max(2, target // 2)
-    prologue = [("RESUME", 0)] if sys.version_info >= (3, 11) else []
-    ops = prologue + [("LOAD_FAST", 0)] * n + [("STORE_FAST", 1 + k) for k in range(n)]
-    ops += [("LOAD_FAST", 1), ("RETURN_VALUE", 0)]
-    names = ("x",) + tuple("v%d" % k for k in range(n))
-    return _replace(f.__code__, co_code=_assemble(ops), co_varnames=names, co_nlocals=len(names),
-                    co_stacksize=n + 1)
+        y = x
+        return y
+    return f.__code__
 
 
-def _exctable(entries):
-    """3.11+ exception table: (start, length, target, depth, lasti) in code units."""
-    def varint(v, first):
-        groups = [v & 63]
-        while v >> 6:
-            v >>= 6
-            groups.append(v & 63)
-        groups.reverse()
-        out = bytearray(g | (64 if k < len(groups) - 1 else 0) for k, g in enumerate(groups))
-        if first:
-            out[0] |= 128
-        return bytes(out)
-    return b"".join(varint(s, True) + varint(l, False) + varint(t, False) + varint(d << 1 | lasti, False)
-                    for s, l, t, d, lasti in entries)
+def _shared(target):
+    levels = 40
+    pad = "".join("    y = x\n" for _ in range(max(1, target // levels // 2)))
+    maker = _compile("def f(x):\n" + pad + "    def g(x):\n        pass\n    def h(x):\n        pass\n    return y\n")
+    code = _compile("def f(x):\n" + pad + "    return y\n")
+    for _ in range(levels):
+        code = maker.replace(co_consts=tuple(code if hasattr(c, "co_code") else c for c in maker.co_consts))
+    return code, {}
 
 
-def overlapping_entries(target):
-    """`overlap`: one try statement whose body every other instruction
-    starts another exception-table entry covering the rest of it."""
-    copies = max(1, target // 7)
-    src = ("def f(x):\n    y = 0\n    try:\n" + "".join("        y = y * %d + x\n" % i for i in range(copies)) +
-           "    except Exception:\n        y = -1\n    return y\n")
-    code = _compile(src)
-    entries = list(dis._parse_exception_table(code))
-    body = entries[0]
-    start, end = body.start // 2, body.end // 2
-    ins = [i for i in dis.get_instructions(code) if i.opname != "CACHE"]
-    starts = [i.offset // 2 for k, i in enumerate(ins)
-              if start <= i.offset // 2 < end and (k == 0 or ins[k - 1].opname != "EXTENDED_ARG")]
-    table = [(s, end - s, body.target // 2, body.depth, int(body.lasti)) for s in starts[::2]]
-    table += [(e.start // 2, (e.end - e.start) // 2, e.target // 2, e.depth, int(e.lasti)) for e in entries[1:]]
-    return code.replace(co_exceptiontable=_exctable(table))
+def _exc_overlap(target):
+    if sys.version_info < (3, 11):
+        return None, {}
+    pairs = max(1, target // 2)
+    body = [("RESUME", 0)] + [op for _ in range(pairs) for op in (("LOAD_FAST", 0), ("STORE_FAST", 1))]
+    ops = body + [("LOAD_CONST", 0), ("RETURN_VALUE", 0),
+                  ("PUSH_EXC_INFO", 0), ("POP_TOP", 0), ("POP_EXCEPT", 0), ("LOAD_CONST", 0), ("RETURN_VALUE", 0)]
+    code, starts = assemble(ops)
+    end, handler = starts[len(body)], starts[len(body) + 2]
+    sys.path.insert(0, os.path.join(REPO, "tests"))
+    import exception_table
+    table = b"".join(exception_table.entry(starts[k], end - starts[k], handler, 0) for k in range(1, len(body), 2))
+    return _two_locals().replace(co_code=code, co_exceptiontable=table, co_consts=(None,),
+                                 co_stacksize=2, co_linetable=b""), {}
 
 
-# name -> (builder of a code object of about `target` instructions, least Python)
-HOSTILE = {"overlap": (overlapping_entries, (3, 11)), "deep": (deep_stack, (3, 8))}
+def _deep_stack(target):
+    depth = max(1, target // 4)
+    ops = ([("LOAD_FAST", 0)] * depth + [op for _ in range(depth) for op in (("LOAD_FAST", 0), ("STORE_FAST", 1))]
+           + [("POP_TOP", 0)] * depth + [("LOAD_CONST", 0), ("RETURN_VALUE", 0)])
+    if sys.version_info >= (3, 11):
+        ops.insert(0, ("RESUME", 0))
+    code, _ = assemble(ops)
+    return _two_locals().replace(co_code=code, co_consts=(None,), co_stacksize=depth + 1,
+                                 co_linetable=b"", **({"co_exceptiontable": b""} if sys.version_info >= (3, 11) else {})
+                                 ), {"force_fallback": True}
+
+
+# Shape -> builder of (code object, options of _core.decompile) for about
+# `target` instructions, or (None, ...) where the shape has no meaning.
+CODE_SHAPES = {"shared": _shared, "exc_overlap": _exc_overlap, "deep_stack": _deep_stack}
+
+
+def unique_instructions(code):
+    seen, todo, n = set(), [code], 0
+    while todo:
+        c = todo.pop()
+        if id(c) in seen:
+            continue
+        seen.add(id(c))
+        n += count_instructions(c)
+        todo.extend(k for k in c.co_consts if hasattr(k, "co_code"))
+    return n
 
 
 def source(shape, copies):
@@ -172,7 +183,7 @@ def start_peak_window():
     return status_kib("VmRSS")
 
 
-def child(path, n):
+def child(path, n, options):
     """Runs in a fresh process: decompiles the marshalled code object at
     `path` (loading it costs far less memory than compiling it, so the
     high-water mark that follows is the decompiler's), prints a JSON line."""
@@ -180,14 +191,16 @@ def child(path, n):
     import time
     sys.path.insert(0, REPO)
     import depyf
+    from depyf import _core
     with open(path, "rb") as f:
         code = marshal.load(f)
+    options = json.loads(options)
     before = start_peak_window()
     t0 = time.perf_counter()
     try:
-        out = depyf.decompile(code)
+        out = _core.decompile(code, **options) if options else depyf.decompile(code)
         status = "ok"
-    except depyf.DecompilationError as e:
+    except (depyf.DecompilationError, MemoryError) as e:
         out, status = "", "error: %s" % str(e)[:60]
     elapsed = time.perf_counter() - t0
     peak = status_kib("VmHWM") - before
@@ -198,12 +211,12 @@ def child(path, n):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1000,10000,100000")
-    ap.add_argument("--shapes", default=",".join(list(SHAPES) + list(HOSTILE)))
+    ap.add_argument("--shapes", default=",".join([*SHAPES, *CODE_SHAPES]))
     ap.add_argument("--timeout", type=float, default=600)
-    ap.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
+    ap.add_argument("--child", nargs=3, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.child:
-        child(args.child[0], int(args.child[1]))
+        child(args.child[0], int(args.child[1]), args.child[2])
         return
     import marshal
     import tempfile
@@ -211,21 +224,22 @@ def main():
     print("%-9s %8s %9s %9s %10s %9s  %s" % ("shape", "instrs", "time s", "us/instr", "peak MiB",
                                              "B/instr", "status"))
     for shape in args.shapes.split(","):
-        if shape in HOSTILE and sys.version_info < HOSTILE[shape][1]:
-            print("%-9s needs Python %d.%d+" % ((shape,) + HOSTILE[shape][1]))
-            continue
         for size in [int(s) for s in args.sizes.split(",")]:
-            if shape in HOSTILE:
-                code = HOSTILE[shape][0](size)
-                n = count_instructions(code)
+            if shape in CODE_SHAPES:
+                code, options = CODE_SHAPES[shape](size)
+                if code is None:
+                    print("%-9s (not for Python %d.%d)" % ((shape,) + sys.version_info[:2]))
+                    break
+                n = unique_instructions(code)
             else:
                 src, n = build(shape, size)
-                code = _compile(src)
+                code, options = _compile(src), {}
             with tempfile.NamedTemporaryFile(suffix=".marshal") as f:
                 f.write(marshal.dumps(code))
                 f.flush()
                 try:
-                    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", f.name, str(n)],
+                    res = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", f.name, str(n),
+                                          json.dumps(options)],
                                          stdout=subprocess.PIPE, universal_newlines=True, timeout=args.timeout)
                 except subprocess.TimeoutExpired:
                     print("%-9s %8d  timed out after %.0f s" % (shape, n, args.timeout))

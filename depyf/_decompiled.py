@@ -7,6 +7,7 @@ clear comment and the disassembly; callers log one warning and go on.
 import dis
 import io
 import keyword
+import os
 import re
 import tokenize
 
@@ -26,11 +27,11 @@ class Decompiled:
         return self.error is None
 
 
-def decompile(code, name=None):
+def decompile(code, name=None, indent=4):
     """Decompile `code` with its offset -> line map; failures become Decompiled(error=...).
 
     `name`: the name of the printed def (else the code's own, made valid:
-    Dynamo's code for a lambda is `<lambda>`).
+    Dynamo's code for a lambda is `<lambda>`); `indent`: spaces per level.
 
     The output is validated against the bytecode taking global reads as
     stable: the globals of Dynamo's code are the graphs, resume functions and
@@ -39,7 +40,7 @@ def decompile(code, name=None):
     where Dynamo's bytecode pushes them."""
     try:
         from depyf import _core
-        source, linemap, named = _core.decompile(code, indent=4, linemap=True, stable_globals=True,
+        source, linemap, named = _core.decompile(code, indent=indent, linemap=True, stable_globals=True,
                                                  def_name=name or def_name(code.co_name), named=True)
     except Exception as exc:  # the decompiler's failure is reported, never raised
         return Decompiled(error="%s: %s" % (type(exc).__name__, exc))
@@ -83,17 +84,74 @@ def bind_named(source, named, scope):
             j += 1
         renames["_depyf_const_%d" % k] = "_depyf_const_%d" % j
         bindings["_depyf_const_%d" % j] = named[k]
+    return rename_names(source, renames, tokens, in_comments=_NAMED_CONST), bindings
+
+
+def rename_names(source, renames, tokens=None, in_comments=None):
+    """`source` with each name token that is a key of `renames` replaced by its value
+    (any text on the same line); `in_comments`, a pattern, also renames its matches in
+    comments.  `tokens`: those of `source`, when the caller has them."""
+    if tokens is None:
+        tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     lines = source.split("\n")
     for t in reversed(tokens):  # (right to left: earlier columns stay valid)
         if t.type == tokenize.NAME and t.string in renames:
             new = renames[t.string]
-        elif t.type == tokenize.COMMENT:
-            new = _NAMED_CONST.sub(lambda m: renames.get(m.group(0), m.group(0)), t.string)
+        elif t.type == tokenize.COMMENT and in_comments is not None:
+            new = in_comments.sub(lambda m: renames.get(m.group(0), m.group(0)), t.string)
         else:
             continue
         (row, col), (_, end) = t.start, t.end
         lines[row - 1] = lines[row - 1][:col] + new + lines[row - 1][end:]
-    return "\n".join(lines), bindings
+    return "\n".join(lines)
+
+
+# The temporaries the core invents: `__temp_<n>` in structured code, `<p>t<n>` in the state
+# machine (fallback.c: <p> is `__`, `___`, ..., `__dp_`, `__dp__`, what no name of the code starts with).
+_TEMP = re.compile(r"__temp_\d+|(?:_{2,}|__dp__?)t\d+")
+
+
+def rename_temps(source, prefix, code=None):
+    """`source` with the temporaries the decompiler invented renamed `<prefix><n>`, n = 1,
+    2, ... in order of first use (numbers that would make a name the program has are
+    skipped).  With `code` (what `source` was decompiled from), a name that `code` or a
+    code object nested in it has is the program's own and stays; without it (a .pyc
+    file's module) every such name is taken for a temporary.  ValueError when `prefix`
+    does not start identifiers."""
+    if prefix == "__temp_":
+        return source
+    if not isinstance(prefix, str) or not (prefix + "0").isidentifier() or keyword.iskeyword(prefix + "0"):
+        raise ValueError("temp_prefix must start an identifier, not %r" % (prefix,))
+    taken = names_in(code) if code is not None else set()
+    tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
+    names = [t.string for t in tokens if t.type == tokenize.NAME]
+    temps = [n for n in dict.fromkeys(names) if _TEMP.fullmatch(n) and n not in taken]
+    kept = taken | (set(names) - set(temps))
+    renames, n = {}, 0
+    for temp in temps:
+        n += 1
+        while prefix + str(n) in kept:
+            n += 1
+        renames[temp] = prefix + str(n)
+    return rename_names(source, renames, tokens)
+
+
+def names_in(code):
+    """Every name `code` and the code objects nested in it use (variables, attributes, globals)."""
+    names = set()
+    stack = [code]
+    while stack:
+        c = stack.pop()
+        names.update(c.co_varnames, c.co_names, c.co_cellvars, c.co_freevars)
+        stack.extend(k for k in c.co_consts if hasattr(k, "co_code"))
+    return names
+
+
+def folds_temporaries():
+    """The original depyf's switch, DEPYF_REMOVE_TEMP: "1" (the default) folds the
+    temporaries the decompiler invents in Dynamo's code; any other value keeps
+    the exact decompilation."""
+    return os.environ.get("DEPYF_REMOVE_TEMP", "1") == "1"
 
 
 def simplify_transformed(code, source, scope=None, graph_inputs=None):
@@ -102,15 +160,16 @@ def simplify_transformed(code, source, scope=None, graph_inputs=None):
 
     `scope`, the frame's globals, holds the resume functions whose parameter
     names name the graph's outputs; `graph_inputs(name)`: the input names of the
-    graph bound to `name`."""
+    graph bound to `name`.  None too when DEPYF_REMOVE_TEMP says not to fold."""
     from depyf import _simplify
+
+    if not folds_temporaries():
+        return None
 
     def resume_params(name):
         target = getattr(scope.get(name), "__code__", None) if scope else None
         return target.co_varnames[:target.co_argcount] if target is not None else None
 
-    if not structured(source):
-        return None
     try:
         return _simplify.simplify_mapped(source, code.co_varnames, local_names(code), graph_outputs=True,
                                   resume_params=resume_params, graph_params=graph_inputs)

@@ -25,15 +25,21 @@ logged once and torch goes on as without depyf.
 """
 
 import contextlib
+import json
 import logging
 import os
 import re
 import sys
 import tempfile
 import threading
-import weakref
+import time
 
-from depyf import _decompiled, _linetable, _recompile
+try:
+    import fcntl
+except ImportError:  # (not on Windows: no lock, the processes of a run still number apart)
+    fcntl = None
+
+from depyf import _core, _decompiled, _linetable, _recompile
 from depyf import _torch_internals as _ti
 from depyf import explain
 from depyf.report import record as _record
@@ -44,7 +50,7 @@ _CAPTURED = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[
 _COMPILED_FN_IN_TEXT = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?")
 
 _lock = threading.RLock()
-_dirs = {}  # real path -> DumpDir: numbering carries on when a directory is reused
+_dirs = {}  # (pid, real path) -> DumpDir: numbering carries on when a directory is reused
 _active = [None]  # the Session currently active, if any
 _last_dir = [None]  # the DumpDir of the most recent prepare_debug, for debug()
 
@@ -75,31 +81,189 @@ class Transformed:
 
 
 class DumpDir:
-    """Naming state of one dump directory within this process."""
+    """Naming state of one dump directory within this process (see _Run for the others)."""
 
     def __init__(self, path):
         self.path = path
+        self.run = _Run(path)
         self.counts = {}
+        self.written = set()  # names of the files this process wrote here
         self.transformed = {}  # id(code in the cache entry) -> Transformed
         self.full_code = {}  # id(original code) -> (file name, original code)
         self.graph_files = {}  # "__compiled_fn_<n>" -> [file names]
         self.compile_ids = {}  # Dynamo compile id -> "__compiled_fn_<n>"
         self.last_compiled_fn = None
-        self.graph_texts = {}  # graph file name -> (title, body, gm.code) it holds now
-        self.graph_by_code = {}  # FX code -> the graph file holding it
+        self.graph_texts = {}  # graph file name -> (title, note, body) it holds now
+        self.bound_files = set()  # graph files some graph module's forward runs from
         self.graph_inputs = {}  # "__compiled_fn_<n>_<uuid>" -> its captured graph's input names
-        self.bound_graphs = weakref.WeakKeyDictionary()  # GraphModule -> graph file it runs from
         self.recorder = _record.Recorder(self)  # depyf_manifest.json, read by `depyf report`
 
-    def number(self, key):
+    def claim(self, key, name_of):
+        """(n, name_of(n)) for the first n, from this process's count for `key` on, whose file
+        no process has made in this directory yet; the file is made (empty) and is ours."""
         n = self.counts.get(key, 0)
-        self.counts[key] = n + 1
-        return n
+        while True:
+            name = name_of(n)
+            try:
+                os.close(os.open(os.path.join(self.path, name), os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644))
+            except FileExistsError:  # another process's (or a file depyf did not write): never touched
+                n += 1
+                continue
+            self.counts[key] = n + 1
+            self._note(name)
+            return n, name
 
     def write(self, filename, text):
+        self._note(filename)
         path = os.path.join(self.path, filename)
         write_atomic(path, text)
         return path
+
+    def _note(self, filename):
+        if filename not in self.written:
+            self.written.add(filename)
+            self.run.note_written(filename)
+
+    def runs_here(self, gm):
+        """The name of the file of this directory gm's forward runs from, else None."""
+        path = _ti.graph_file(gm)
+        return os.path.basename(path) if path and os.path.dirname(path) == self.path else None
+
+
+class _Run:
+    """The processes that dump into one directory, told apart in its `.depyf/` folder.
+
+    Processes dumping into a directory at the same time (or children of one
+    multiprocessing parent that is still running) form one run: each numbers its
+    files past those that exist, so none is overwritten, and the manifest covers
+    them all.  A process that starts dumping when no process of the last run is
+    alive starts a new run: it first removes the files that run wrote (each
+    process lists them in `.depyf/<process>.files`), never any other file.
+    """
+
+    def __init__(self, path):
+        self.folder = os.path.join(path, _RUN_FOLDER)
+        os.makedirs(self.folder, exist_ok=True)
+        pid = os.getpid()
+        self.key = "%d-%s" % (pid, _process_start(pid) or "%d" % (time.time() * 1e6))
+        parent = _parent_process()
+        with self.locked():
+            if not any(self._alive(record) for record in self._records()):
+                self._remove_last_run(path)
+            write_atomic(self._file(".json"), json.dumps(
+                {"pid": pid, "start": _process_start(pid), "parent": parent}))
+        self._files = open(self._file(".files"), "a", encoding="utf-8")
+
+    def _file(self, suffix, key=None):
+        return os.path.join(self.folder, (key or self.key) + suffix)
+
+    @contextlib.contextmanager
+    def locked(self):
+        """Holds the directory's lock (where the platform has fcntl.flock)."""
+        with open(os.path.join(self.folder, "lock"), "a") as lock:
+            if fcntl is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            yield  # (closing the file releases the lock)
+
+    def note_written(self, filename):
+        self._files.write(filename + "\n")
+        self._files.flush()
+
+    def _records(self):
+        """(key, (pid, start, parent)) of every process of the last or current run."""
+        records = {}
+        for name in os.listdir(self.folder):
+            if name.endswith(".json") and not name.endswith(".manifest.json"):
+                try:
+                    with open(os.path.join(self.folder, name), encoding="utf-8") as f:
+                        record = json.load(f)
+                    records[name[:-len(".json")]] = (record["pid"], record["start"], record["parent"])
+                except (OSError, ValueError, KeyError, TypeError):
+                    continue  # (being written by its process: that one is alive)
+        return records.items()
+
+    @staticmethod
+    def _alive(item):
+        _key, (pid, start, parent) = item
+        return _is_running(pid, start) or (parent is not None and _is_running(*parent))
+
+    def _remove_last_run(self, path):
+        for key, _record in self._records():
+            try:
+                with open(self._file(".files", key), encoding="utf-8") as f:
+                    names = set(f.read().split("\n"))
+            except OSError:
+                names = set()
+            for name in names:
+                full = os.path.join(path, name)
+                if name and os.sep not in name and os.path.isfile(full):
+                    with contextlib.suppress(OSError):
+                        os.unlink(full)
+            for suffix in (".files", ".manifest.json", ".json"):
+                with contextlib.suppress(OSError):
+                    os.unlink(self._file(suffix, key))
+        _remove_report_page(path)
+
+    def manifest_parts(self):
+        """The manifests the processes of this run saved (see depyf.report.record)."""
+        parts = []
+        for name in sorted(os.listdir(self.folder)):
+            if name.endswith(".manifest.json"):
+                try:
+                    with open(os.path.join(self.folder, name), encoding="utf-8") as f:
+                        parts.append(json.load(f))
+                except (OSError, ValueError):
+                    continue
+        return parts
+
+    def save_manifest_part(self, text):
+        write_atomic(self._file(".manifest.json"), text)
+
+
+_RUN_FOLDER = ".depyf"  # (the report leaves out names starting with a dot)
+_REPORT_PAGE = "index.html"
+_REPORT_MARK = b'<meta name="generator" content="depyf report">'
+
+
+def _remove_report_page(path):
+    """Remove the last run's report page (a page depyf report wrote, by its generator tag)."""
+    page = os.path.join(path, _REPORT_PAGE)
+    try:
+        with open(page, "rb") as f:
+            ours = _REPORT_MARK in f.read(4096)
+        if ours:
+            os.unlink(page)
+    except OSError:
+        pass
+
+
+def _process_start(pid):
+    """When process `pid` started (Linux's /proc), to tell it from a later one with its pid."""
+    try:
+        with open("/proc/%d/stat" % pid, encoding="ascii") as f:
+            return f.read().rsplit(")", 1)[1].split()[19]
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def _is_running(pid, start):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # (it exists, owned by someone else)
+        pass
+    return start is None or _process_start(pid) in (None, start)
+
+
+def _parent_process():
+    """[pid, start] of the multiprocessing parent that started this process, else None."""
+    import multiprocessing
+
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.pid is None:
+        return None
+    return [parent.pid, _process_start(parent.pid)]
 
 
 def dump_dir(path):
@@ -110,9 +274,10 @@ def dump_dir(path):
     os.makedirs(path, exist_ok=True)
     real = os.path.realpath(path)
     with _lock:
-        if real not in _dirs:
-            _dirs[real] = DumpDir(real)
-        return _dirs[real]
+        key = (os.getpid(), real)  # (a forked child starts its own)
+        if key not in _dirs or not os.path.isdir(_dirs[key].run.folder):  # (or the directory was emptied)
+            _dirs[key] = DumpDir(real)
+        return _dirs[key]
 
 
 def _header(*lines):
@@ -150,9 +315,10 @@ _READ_ONLY = _header("For reading: this graph's forward could not be pointed at 
 class Session:
     """Hooks into torch.compile while active; writes the dump; restores everything on exit."""
 
-    def __init__(self, dd, summary=True):
+    def __init__(self, dd, summary=True, log_bytecode=False):
         self.dd = dd
         self.summary = summary
+        self.log_bytecode = log_bytecode  # also write the three disassemblies of each transformed code
         self.failures = []  # (what, file) that could not be decompiled
         self.graphs = []  # compiled fns captured in this session
         self.recompilations = 0
@@ -173,12 +339,13 @@ class Session:
             ("Dynamo's transformed code as it is made (it is dumped at the end; breakpoints in it are not hit)",
              lambda: stack.callback(_ti.register_bytecode_hook(self.on_bytecode))),
             ("graphs", lambda: stack.callback(_ti.patch_graph_logging(self.on_graph))),
-            ("graphs' forward code", lambda: stack.callback(_ti.patch_graph_recompile(self.on_recompile))),
             ("breakpoints in graphs the backend interprets (torch <= 2.9's aot_eager)", lambda: stack.callback(
-                _ti.run_interpreted_graphs_as_code(lambda gm: gm in self.dd.bound_graphs))),
+                _ti.run_interpreted_graphs_as_code(self.dd.runs_here))),
             ("Inductor's kernels", lambda: stack.callback(_ti.patch_output_code_loading(self.on_output_code))),
             ("the report's compile events", lambda: stack.callback(
                 _ti.subscribe_compile_events(self.dd.recorder.on_compile_event))),
+            ("debugger evaluations while stopped in compiled code (Dynamo compiled the debugger's frames)",
+             lambda: stack.callback(_ti.skip_debugger_frames())),
         )
         try:
             for what, install in hooks:
@@ -232,6 +399,31 @@ class Session:
             return record.code if record.bridged else None
 
     def dump_transformed(self, original, code, bridge, scope=None):
+        record = self._dump_transformed(original, code, bridge, scope)
+        if self.log_bytecode:
+            self._write_bytecode(record)
+        return record
+
+    def _write_bytecode(self, record):
+        """`<transformed file>.original_bytecode`, `.transformed_bytecode` (Dynamo's) and
+        `.decompiled_and_compiled_back_bytecode` (the file's def compiled): disassemblies."""
+        name = os.path.basename(record.path)
+        back = record.code if record.code is not record.dynamo else None  # (compiled from the file, runs)
+        if back is None:
+            try:
+                with open(record.path, encoding="utf-8") as f:
+                    module = compile(f.read(), record.path, "exec", dont_inherit=True)
+                back = _recompile.find_code(module, os.path.splitext(name)[0])
+            except (OSError, SyntaxError, ValueError) as err:
+                back = "%s: %s" % (type(err).__name__, err)
+            if not hasattr(back, "co_code"):
+                back = "# %s does not compile back to a function (%s)\n" % (name, back)
+        for suffix, code in (("original", record.original), ("transformed", record.dynamo),
+                             ("decompiled_and_compiled_back", back)):
+            text = code if isinstance(code, str) else _core.disasm(code)
+            self.dd.write("%s.%s_bytecode" % (name, suffix), text)
+
+    def _dump_transformed(self, original, code, bridge, scope=None):
         """Write `__transformed_code_<n>_for_<fn>.py`; with `bridge`, decide what runs.
 
         The file starts with the `def` (line 1 is the function's first line) and
@@ -244,8 +436,7 @@ class Session:
         """
         dd = self.dd
         label = explain.label_of(original.co_name)
-        n = dd.number(("transformed", label))
-        filename = "__transformed_code_%d_for_%s.py" % (n, label)
+        n, filename = dd.claim(("transformed", label), lambda k: "__transformed_code_%d_for_%s.py" % (k, label))
         path = os.path.join(dd.path, filename)
         name = "__transformed_code_%d_for_%s" % (n, label)
         result = _decompiled.decompile(code, name)
@@ -324,58 +515,70 @@ class Session:
             if fn is None:
                 return
             stage = re.sub(r"\W+", "_", stage).strip("_") or "graph"
-            filename = "%s.%s.%d.py" % (fn, stage, dd.number(("graph", fn, stage)))
+            _k, filename = dd.claim(("graph", fn, stage), lambda k: "%s.%s.%d.py" % (fn, stage, k))
             title = _header("%s: %s (compile id %s)." % (
                 fn, name if not captured else "Dynamo's captured graph", compile_id))
             self._write_graph(fn, filename, title, gm)
 
     def _write_graph(self, fn, filename, title, gm):
-        """Dump gm readably (shapes on every value) and run its forward from that file.
+        """Dump gm readably (shapes on every value); its forward is to run from that file.
 
-        If the readable form does not compile to gm's exact instructions, the file
-        holds gm.code itself instead, so what runs never changes.
+        Only the readable text is made now (the graph as it is when torch logs it).
+        gm's forward is pointed at the file as soon as its code exists: now, or when
+        a lazy graph module first generates it (which torch never does for the
+        graphs a backend only lowers, as Inductor's: no work is spent on them).
         """
         dd = self.dd
-        code = _ti.graph_code(gm)
         if filename not in dd.graph_files.setdefault(fn, []):
             dd.graph_files[fn].append(filename)
-        dd.graph_by_code[code] = filename
-        readable = "\n" + _ti.readable_graph(gm)
-        for body in (readable, "\n" + code):
-            dd.write(filename, title + _RUNS_HERE + body)
-            dd.graph_texts[filename] = (title, body, code)
-            if self._run_from_file(gm, filename):
-                return
-        dd.write(filename, title + _READ_ONLY + readable)
-        dd.graph_texts[filename] = (title, readable, code)
+        self._set_text(filename, title, _RUNS_HERE, "\n" + _ti.readable_graph(gm))
+        if _ti.watch_graph(gm, os.path.join(dd.path, filename), _on_recompile) and not _ti.needs_codegen(gm):
+            self._bind(gm, filename)
+
+    def _set_text(self, filename, title, note, body):
+        self.dd.write(filename, title + note + body)
+        self.dd.graph_texts[filename] = (title, note, body)
+
+    def _bind(self, gm, filename):
+        """Run gm's forward from its file.  If the file's form does not compile to gm's
+        exact instructions and no graph runs from it yet, the file is given gm's own code
+        (else it says it is for reading), so what runs never changes."""
+        dd = self.dd
+        if self._run_from_file(gm, filename) or filename in dd.bound_files:
+            return
+        title, _note, body = dd.graph_texts[filename]
+        self._set_text(filename, title, _RUNS_HERE, "\n" + _ti.graph_code(gm))
+        if not self._run_from_file(gm, filename):
+            self._set_text(filename, title, _READ_ONLY, body)
 
     def _run_from_file(self, gm, filename):
-        title, body, _code = self.dd.graph_texts[filename]
+        title, note, body = self.dd.graph_texts[filename]
         path = os.path.join(self.dd.path, filename)
-        if _ti.run_graph_from_file(gm, path, title + _RUNS_HERE + body):
-            self.dd.bound_graphs[gm] = filename
+        if note is _RUNS_HERE and _ti.run_graph_from_file(gm, path, title + note + body):
+            self.dd.bound_files.add(filename)
             return True
         return False
 
     def on_recompile(self, gm):
-        """Keep graphs running from their files when torch regenerates their forward.
+        """torch generated the forward of a graph that is to run from a dump file, or copied it.
 
         AOTAutograd compiles a deep copy of a logged graph (same code: it runs from
-        the same file), and aot_eager then regenerates it with boxed arguments (a
-        new calling convention for the same graph: the file is rewritten to it).
+        the same file), and aot_eager then regenerates it to take its arguments as
+        one list (boxed calling convention: new code for the same graph, the file
+        is rewritten to it).
         """
         with _lock:
             dd = self.dd
-            code = _ti.graph_code(gm)
-            filename = dd.bound_graphs.get(gm)
-            if filename is not None and _ti.is_boxed_codegen(gm) and dd.graph_texts[filename][2] != code:
-                fn = filename.split(".", 1)[0]
+            filename = dd.runs_here(gm)
+            if filename is None or _ti.needs_codegen(gm):
+                return  # (a lazy graph module is bound when it generates its code)
+            if _ti.is_boxed_codegen(gm) and not self._run_from_file(gm, filename):
                 title = dd.graph_texts[filename][0] + _header(
                     "The backend then regenerated it to take its arguments as one list",
                     "(boxed calling convention): this is the code that runs.")
-                self._write_graph(fn, filename, title, gm)
-            elif code in dd.graph_by_code:
-                self._run_from_file(gm, dd.graph_by_code[code])
+                self._set_text(filename, title, _RUNS_HERE, "\n" + _ti.readable_graph(gm))
+                dd.bound_files.discard(filename)
+            self._bind(gm, filename)
 
     # -- Inductor
     def on_output_code(self, source, _path, linemap):
@@ -384,7 +587,7 @@ class Session:
             fn = dd.compile_ids.get(_ti.current_compile_id(), dd.last_compiled_fn)
             if fn is None:
                 return None
-            filename = "%s.kernel_%d.py" % (fn, dd.number(("kernel", fn)))
+            _k, filename = dd.claim(("kernel", fn), lambda k: "%s.kernel_%d.py" % (fn, k))
             header = _header(
                 "%s: the code Inductor generated for it (kernels and the `call` wrapper" % fn,
                 "that runs them). Loaded from this file, so breakpoints in `call` are hit.")
@@ -396,7 +599,7 @@ class Session:
     def write_full_code(self):
         """Write full_code_for_<fn>_<k>.py for every function Dynamo compiled; report counts."""
         names = _SessionNames(self)
-        report = {"functions": [], "resume": 0, "files": []}
+        report = {"functions": [], "resume": 0, "resume_names": [], "files": []}
         covered = set()
         codes = _ti.compiled_codes()
         ordered = ([c for c in codes if not c.co_name.startswith(explain.RESUME_CODE_PREFIX)]
@@ -405,9 +608,9 @@ class Session:
             if id(code) in covered:
                 continue
             try:
-                seen = set()
+                seen = {}
                 text = explain.explain_code(code, None, names, seen)
-                covered |= seen
+                covered.update(seen)
             except Exception as err:  # one function's explanation must not stop the others
                 log.warning("depyf: could not explain %s (%s: %s)", code.co_name, type(err).__name__, err)
                 continue
@@ -419,6 +622,7 @@ class Session:
             self.dd.write(filename, header + "\n" + text)
             report["functions"].append(code.co_name)
             report["resume"] += len(seen) - 1
+            report["resume_names"] += [c.co_name for c in seen.values() if c is not code]  # (also those never run)
             report["files"].append(filename)
         return report
 
@@ -426,7 +630,8 @@ class Session:
         dd = self.dd
         if id(code) not in dd.full_code:
             label = explain.label_of(code.co_name)
-            dd.full_code[id(code)] = ("full_code_for_%s_%d.py" % (label, dd.number(("full", label))), code)
+            _k, name = dd.claim(("full", label), lambda k: "full_code_for_%s_%d.py" % (label, k))
+            dd.full_code[id(code)] = (name, code)
         return dd.full_code[id(code)][0]
 
     def summary_text(self, report):
@@ -434,9 +639,8 @@ class Session:
         fns = report["functions"]
         lines = [
             "depyf: torch.compile artifacts dumped to %s" % self.dd.path,
-            "  functions: %d%s, resume functions: %d" % (
-                len(fns), " (%s)" % ", ".join(fns[:5]) + (", ..." if len(fns) > 5 else "") if fns else "",
-                report["resume"]),
+            "  functions: %d%s, resume functions: %d%s" % (
+                len(fns), _names(fns), report["resume"], _names(report["resume_names"])),
             "  graphs: %d (%d graph/kernel files), graph breaks: %d, recompilations: %d" % (
                 len(self.graphs), nfiles, self.graph_breaks, self.recompilations),
         ]
@@ -473,6 +677,23 @@ class _SessionNames(explain.OnDemandNames):
             return "# %s: a graph compiled before depyf started dumping (no graph files).\n" % name
         return "# %s: the graph this code calls; its stages are in\n%s" % (
             name, "".join("#   %s\n" % f for f in files))
+
+
+def _names(names, shown=5):
+    """The summary's list ` (a, b x2, ...)`: names as the files and the report give them, each
+    once with its count (Dynamo names the resume functions after one line alike)."""
+    counts = {}
+    for name in names:
+        counts[name] = counts.get(name, 0) + 1
+    parts = [name + (" x%d" % n if n > 1 else "") for name, n in counts.items()]
+    return " (%s)" % ", ".join(parts[:shown] + ["..."] * (len(parts) > shown)) if parts else ""
+
+
+def _on_recompile(gm):
+    """A graph module depyf runs from a file was recompiled (see Session.on_recompile)."""
+    session = _active[0]
+    if session is not None:
+        session.on_recompile(gm)
 
 
 def _first_def_line(source):

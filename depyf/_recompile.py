@@ -9,8 +9,12 @@ Pure Python, no torch.
 """
 
 import ast
+import io
+import os
+import tokenize
+import warnings
 
-__all__ = ["compile_like", "same_layout"]
+__all__ = ["compile_like", "find_code", "same_layout", "decompile_and_compile_like"]
 
 # co_flags that change how a frame is set up or what calling it returns
 _KIND_FLAGS = 0x04 | 0x08 | 0x20 | 0x80 | 0x100 | 0x200  # *args, **kw, generator, coroutine, ...
@@ -55,19 +59,107 @@ def compile_like(code, text, filename, name):
         module = compile(tree, filename, "exec", dont_inherit=True)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
-    found = _find_code(module, name)
+    found = find_code(module, name)
     if found is None or not same_layout(code, found):
         return None
     return found
 
 
-def _find_code(code, name, depth=0):
+def find_code(code, name, depth=0):
+    """The code object of function `name` defined in `code` (or nested two deep), else None."""
     for const in code.co_consts:
         if hasattr(const, "co_code"):
             if const.co_name == name:
                 return const
             if depth < 2:
-                found = _find_code(const, name, depth + 1)
+                found = find_code(const, name, depth + 1)
                 if found is not None:
                     return found
     return None
+
+
+def decompile_and_compile_like(code, reference, indent=4, temp_prefix="__temp_", filepath_template=None):
+    """`code` decompiled and compiled back, laid out like `reference` (see
+    depyf.Decompiler.decompile_and_compile_like, the original depyf's API).
+
+    With `filepath_template` (a path with one `%s`), the source goes to the first
+    file `filepath_template % n` (n = 0, 1, ...) that is free or already holds
+    this very source, and the function is named after the file (the part of its
+    name before the first dot), so a debugger shows that file.  Without it, the
+    function keeps `reference`'s name and its file name is "noname".  Constants
+    with no literal form (the `_depyf_const_<k>` of the source) are constants of
+    the code returned, as in `code`.  Raises DecompilationError when `code` cannot
+    be decompiled or its source does not compile to `reference`'s layout.
+    """
+    from depyf import _core, _decompiled
+
+    placeholder = "__depyf_place_holder__"
+    source, named = _core.decompile(code, indent=indent, stable_globals=True, def_name=placeholder, named=True)
+    source = _decompiled.rename_temps(source, temp_prefix, code)
+    if filepath_template is None:
+        name, filename = _decompiled.def_name(reference.co_name), "noname"
+        text = _decompiled.rename_names(source, {placeholder: name})
+    else:
+        name, filename, text = _claim_file(filepath_template, source, placeholder)
+    # (the names of constants with no literal form become string constants, replaced below)
+    marks = {"_depyf_const_%d" % k: repr("\0depyf const %d" % k) for k in range(len(named))}
+    with warnings.catch_warnings():  # ('<str>'(...) compiles with a SyntaxWarning)
+        warnings.simplefilter("ignore", SyntaxWarning)
+        compiled = compile_like(reference, _decompiled.rename_names(text, marks), filename, name)
+    if compiled is None:
+        raise _core.DecompilationError(
+            "the source of %s does not compile to a function laid out like %s (its arguments, "
+            "cell and free variables), so it cannot run in its place" % (code.co_name, reference.co_name))
+    values = {"\0depyf const %d" % k: value for k, value in enumerate(named)}
+    compiled, used = _put_constants(compiled, values)
+    names = {t.string for t in tokenize.generate_tokens(io.StringIO(text).readline) if t.type == tokenize.NAME}
+    wanted = {"\0depyf const %d" % k for k in range(len(named)) if "_depyf_const_%d" % k in names}
+    if wanted - used:  # (a constant the compiler folded away with its placeholder)
+        raise _core.DecompilationError("a constant of %s with no literal form could not be put back "
+                                       "into the compiled source" % code.co_name)
+    return compiled
+
+
+def _claim_file(template, source, placeholder):
+    """(function name, file name, text): the first file of `template` that is free
+    (written now, exclusively, as other processes may be doing the same) or already
+    holds the same text."""
+    from depyf import _decompiled
+
+    for count in range(1 << 20):
+        filename = template % count
+        name = os.path.basename(filename).split(".")[0]
+        if not name.isidentifier():
+            raise ValueError("filepath_template must name files whose name (before the first dot) is "
+                             "an identifier, not %r" % filename)
+        text = _decompiled.rename_names(source, {placeholder: name})
+        try:
+            with open(filename, "x", encoding="utf-8") as f:
+                f.write(text)
+            return name, filename, text
+        except FileExistsError:
+            with open(filename, encoding="utf-8") as f:
+                if f.read() == text:
+                    return name, filename, text
+    raise ValueError("no free file name left for %r" % template)
+
+
+def _put_constants(code, values):
+    """(`code` with each string constant that is a key of `values`, also inside tuples,
+    frozensets and nested code, replaced by its value; the keys replaced)."""
+    used = set()
+
+    def put(const):
+        if type(const) is str and const in values:
+            used.add(const)
+            return values[const]
+        if type(const) is tuple:
+            return tuple(put(c) for c in const)
+        if type(const) is frozenset:
+            return frozenset(put(c) for c in const)
+        if hasattr(const, "co_code"):
+            return const.replace(co_consts=tuple(put(c) for c in const.co_consts))
+        return const
+
+    return put(code), used
+

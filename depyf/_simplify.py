@@ -41,7 +41,7 @@ import keyword
 import re
 import tokenize
 
-from depyf import _fold_uses
+from depyf import _fold_uses, _one_state
 
 __all__ = ["simplify", "GiveUp"]
 
@@ -768,9 +768,8 @@ def simplify_mapped(source, local_names=(), params=(), graph_outputs=False, resu
     """(simplified text, line_of) or None, as simplify(); `line_of(line)` is the line of the
     simplified text that does what line `line` of `source` did (a statement folded away
     goes to the next one that remains)."""
-    comments = _comments(source)
-    if not hasattr(ast, "unparse") or comments is None:
-        return None  # (3.8, or a comment ast.unparse would lose)
+    if not hasattr(ast, "unparse"):
+        return None  # (3.8)
     try:
         tree = ast.parse(source)
     except (SyntaxError, ValueError):
@@ -779,6 +778,13 @@ def simplify_mapped(source, local_names=(), params=(), graph_outputs=False, resu
     if len(defs) != 1 or len(tree.body) != 1:
         return None
     fn = defs[0]
+    flat = _one_state.flatten(fn)
+    if flat is not None:  # (its note says what is no longer printed: the machine)
+        fn.body = flat
+        source = "\n".join("" if _one_state.NOTE.match(line) else line for line in source.split("\n"))
+    comments = _comments(source)
+    if comments is None:
+        return None  # (a comment ast.unparse would lose)
     try:
         simplifier = _Simplifier(fn, local_names, params, graph_outputs)
         state = _State()

@@ -14,6 +14,7 @@ that raises is logged once and otherwise ignored.
 
 import collections
 import contextlib
+import inspect
 import logging
 import os
 import re
@@ -52,12 +53,43 @@ def _callback_failed(what, exc):
                     "(later failures of this hook are not logged)", what, type(exc).__name__, exc)
 
 
+# ---------------------------------------------------------------- keeping Dynamo out
+
+# Torch calls depyf's hooks from its own code, and that code may run while Dynamo's
+# frame evaluation is on: a backward that runs inside a compiled function compiles
+# its graph right then (AOTAutograd compiles backward lazily), logging and the
+# structured trace run, graph modules are recompiled.  Dynamo would then compile the
+# hooks' frames as user code (more frames, graph breaks, resume functions in depyf).
+# So every function torch may call is marked as one Dynamo skips (`outside_dynamo`),
+# and depyf's own work runs with frame evaluation off (`_call_safely`), while torch's
+# original function still runs as it would without depyf.
+_eval_frame = getattr(torch._C._dynamo, "eval_frame", None)
+# torch 2.6-2.15: torch._C._dynamo.eval_frame.set_eval_frame(callback) -> the previous one
+_set_eval_frame = getattr(_eval_frame, "set_eval_frame", None)
+# torch >= 2.6 (FrameExecStrategy): torch._dynamo.eval_frame.skip_code; older ones had it in C
+_skip_code = (getattr(torch._dynamo.eval_frame, "skip_code", None)
+              or getattr(_eval_frame, "skip_code", None))
+
+
+def outside_dynamo(fn):
+    """Mark fn's code so that Dynamo never compiles a frame of it; returns fn."""
+    if _skip_code is not None:
+        _skip_code(fn.__code__)
+    return fn
+
+
+@outside_dynamo
 def _call_safely(what, callback, *args):
+    """callback(*args) with Dynamo's frame evaluation off; None (and a warning) if it raised."""
+    prior = _set_eval_frame(None) if _set_eval_frame is not None else None
     try:
         return callback(*args)
     except Exception as exc:  # a depyf bug must never reach the user's program
         _callback_failed(what, exc)
         return None
+    finally:
+        if _set_eval_frame is not None:
+            _set_eval_frame(prior)
 
 
 def _set_attr(obj, name, value):
@@ -82,6 +114,7 @@ def register_bytecode_hook(hook):
     The hook may return a replacement code object (or None to keep Dynamo's).
     Returns the function that removes the hook.
     """
+    @outside_dynamo
     def safe_hook(code, new_code):
         replacement = _call_safely("bytecode", hook, code, new_code)
         return replacement if isinstance(replacement, type(new_code)) else None
@@ -89,6 +122,29 @@ def register_bytecode_hook(hook):
     register = _require(torch._dynamo.convert_frame, "register_bytecode_hook", "torch._dynamo.convert_frame")
     handle = register(safe_hook)
     return handle.remove
+
+
+def register_raw_bytecode_hook(hook):
+    """Register hook(original_code, transformed_code) as torch calls it: what it returns
+    and raises reach Dynamo unchanged (the original depyf's wrapper class, and the code
+    built on it, rely on that).  Returns the function that removes the hook."""
+    register = _require(torch._dynamo.convert_frame, "register_bytecode_hook", "torch._dynamo.convert_frame")
+    return register(hook).remove
+
+
+def compiling_frame_locals(code):
+    """Inside the bytecode hook: the locals (arguments) of the frame Dynamo is compiling
+    into `code`'s transformed code, or None when not found.
+
+    Dynamo's convert_frame passes that frame down as a local of its own frames below the
+    hook (`frame` in torch 2.2-2.13's `_compile`); it is found by what it is, an object
+    whose class has `f_code` and `f_locals` and whose code is `code`, not by names."""
+    def is_the_frame(value):
+        kind = type(value)
+        return hasattr(kind, "f_code") and hasattr(kind, "f_locals") and value.f_code is code
+
+    frame = _local_below_hook(is_the_frame)
+    return None if frame is None else frame.f_locals
 
 
 def compiling_globals(code):
@@ -101,13 +157,19 @@ def compiling_globals(code):
     wanted = [n for n in code.co_names if n.startswith(("__compiled_fn", "__resume_at"))]
     if not wanted:
         return None
-    frame = sys._getframe(1)
+    return _local_below_hook(lambda value: type(value) is dict and all(n in value for n in wanted))
+
+
+def _local_below_hook(wanted, depth=64):
+    """The first local variable of the frames below the caller's caller (at most `depth`
+    of them, innermost first) for which wanted(value) holds, or None."""
+    frame = sys._getframe(2)
     try:
-        for _ in range(64):
+        for _ in range(depth):
             if frame is None:
                 return None
             for value in frame.f_locals.values():
-                if type(value) is dict and all(n in value for n in wanted):
+                if wanted(value):
                     return value
             frame = frame.f_back
     finally:
@@ -116,22 +178,29 @@ def compiling_globals(code):
 
 
 def callers_outside_torch():
-    """Inside the bytecode hook: the Python frames that led to the compile, outermost first,
-    as (file, line, name), without torch's and depyf's own frames.  (Torch's structured
-    trace has such a stack too, but on Python 3.13 with torch 2.13 it drops the caller
-    of a compiled frame called from a list comprehension.)"""
-    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, sys.modules["depyf"]))
-    frames = []
+    """Inside the bytecode hook: the frames of the program that led to the compile, outermost
+    first, as (file, line, name): every frame outside torch.compile's machinery (above
+    Dynamo's frame conversion), torch's own frames there included (`nn.Module.__call__`,
+    torch.compile's wrapper), as in Dynamo's graph-break traceback.  (Torch's structured
+    trace has such a stack too, but on Python 3.13 with torch 2.13 it drops the caller of a
+    compiled frame called from a list comprehension.)"""
+    # Dynamo's frame callback lives in torch/_dynamo/convert_frame.py (torch 2.x): its outermost
+    # frame is where the program's own stack ends.
+    machinery = getattr(torch._dynamo.convert_frame, "__file__", None)
+    inner_first = []
     frame = sys._getframe(1)
     try:
-        while frame is not None and len(frames) < 1000:
-            path = frame.f_code.co_filename
-            if not path.startswith(skip):
-                frames.append((path, frame.f_lineno, frame.f_code.co_name))
+        while frame is not None and len(inner_first) < 1000:
+            inner_first.append((frame.f_code.co_filename, frame.f_lineno, frame.f_code.co_name))
             frame = frame.f_back
     finally:
         del frame  # no reference cycle through the stack
-    return frames[::-1]
+    ends = [i for i, (path, _line, _name) in enumerate(inner_first) if path == machinery]
+    if ends:
+        return inner_first[ends[-1] + 1:][::-1]
+    # (a torch that converts frames elsewhere: the frames outside torch and depyf)
+    skip = tuple(os.path.dirname(m.__file__) + os.sep for m in (torch, sys.modules["depyf"]))
+    return [f for f in inner_first if not f[0].startswith(skip)][::-1]
 
 
 def bytecode_logger():
@@ -236,8 +305,19 @@ def record_guard_sources():
         if getattr(guard, "user_stack", False) is None:
             guard.user_stack = extract()
 
+    # Torch names a guard with no user line after the frame that called `add`, `skip` frames
+    # up (`skip` since torch 2.1; probed): one more, so that it is torch's frame and
+    # not this wrapper.
+    try:
+        takes_skip = "skip" in inspect.signature(original).parameters
+    except (TypeError, ValueError):
+        takes_skip = False
+
+    @outside_dynamo
     def add(self, guard, *args, **kwargs):
         _call_safely("guard sources", record, guard)
+        if takes_skip:
+            kwargs["skip"] = kwargs.get("skip", 0) + 1
         return original(self, guard, *args, **kwargs)
 
     return _set_attr(GuardsSet, "add", add)
@@ -316,6 +396,7 @@ def patch_graph_logging(callback):
 
     original = _require(torch.fx._utils, "lazy_format_graph_code", "torch.fx._utils")
 
+    @outside_dynamo
     def logged(name, gm, maybe_id=None, **kwargs):
         _call_safely("graph logging", callback, name, gm, maybe_id)
         return original(name, gm, maybe_id, **kwargs)
@@ -334,10 +415,78 @@ def _rebind_everywhere(name, old, new):
                 setattr(module, name, new)
 
 
-def patch_graph_recompile(callback):
-    """Call callback(gm) after every GraphModule.recompile() (new forward source)."""
+_GRAPH_FILE = "_depyf_graph_file"  # set on a graph module's own class: the file it runs from
+
+
+def graph_file(gm):
+    """The file gm's forward runs from, or is to run from once generated (see watch_graph)."""
+    return vars(type(gm)).get(_GRAPH_FILE)
+
+
+def needs_codegen(gm):
+    """Whether gm is a lazy graph module whose forward is not generated yet (torch 2.6-2.15's
+    _LazyGraphModule generates it on first call, or when its code is read)."""
+    pending = getattr(gm, "_needs_recompile", None)
+    return bool(pending is not None and pending())
+
+
+def watch_graph(gm, path, callback):
+    """Note that gm's forward is to run from `path`; call callback(gm) whenever torch
+    generates gm's forward (recompile, a lazy graph module's first code), and callback(copy)
+    for each deep copy (AOTAutograd compiles one of its backward), which inherits `path`.
+
+    Only gm changes: GraphModule gives every instance its own class, and the hooks
+    go on that class (never on GraphModule itself, whose recompile user code may
+    call inside a compiled function, where Dynamo must see torch's own method).
+    Returns False for a graph module without a class of its own."""
+    cls = type(gm)
+    if not cls.__qualname__.endswith("GraphModuleImpl"):
+        return False
+    setattr(cls, _GRAPH_FILE, path)
+    if "recompile" in vars(cls):
+        return True
+
+    @outside_dynamo
+    def recompile(self, *args, **kwargs):
+        result = super(cls, self).recompile(*args, **kwargs)
+        _call_safely("FX recompile", callback, self)
+        return result
+
+    @outside_dynamo
+    def real_recompile(self, *args, **kwargs):
+        result = super(cls, self)._real_recompile(*args, **kwargs)
+        _call_safely("FX recompile", callback, self)
+        return result
+
+    def watch_copy(copy):
+        if watch_graph(copy, vars(cls).get(_GRAPH_FILE), callback):
+            callback(copy)
+
+    @outside_dynamo
+    def copied(copy):
+        _call_safely("FX deep copy", watch_copy, copy)
+
+    cls.recompile = recompile
+    if hasattr(cls, "_real_recompile"):  # (a lazy graph module generates its code through it)
+        cls._real_recompile = real_recompile
+    copied.depyf = True
+    hooks = getattr(gm, "_deepcopy_hooks", None)  # (torch 2.6-2.15: GraphModule._register_deepcopy_hook)
+    if isinstance(hooks, list) and not any(getattr(h, "depyf", False) for h in hooks):
+        hooks.append(copied)  # (copies inherit the list: copies of copies are seen too)
+    return True
+
+
+def watch_every_recompile(callback):
+    """Call callback(gm) after every GraphModule.recompile(), of any graph module (the
+    program's own torch.fx graphs included); returns the function that undoes it.
+
+    Only prepare_debug(clean_wild_fx_code=False) asks for this, as the original depyf
+    did: it patches GraphModule itself, which watch_graph avoids.  The wrapper is one
+    Dynamo skips, so a compiled function that calls recompile() breaks its graph
+    there as it does on torch's own method."""
     original = torch.fx.GraphModule.recompile
 
+    @outside_dynamo
     def recompile(self, *args, **kwargs):
         result = original(self, *args, **kwargs)
         _call_safely("FX recompile", callback, self)
@@ -375,9 +524,14 @@ def run_interpreted_graphs_as_code(runs_from_file):
     runs_from_file(gm).  Torch <= 2.9's aot_eager interprets its forward and backward
     graphs node by node (`boxed_nop`), so no line of their files would run; gm's forward
     runs the same operations in the same order.  Returns the restore."""
+    import torch.fx.graph
+
+    if getattr(torch.fx.graph, "_BoxedCodeGen", None) is not None:
+        return lambda: None  # (torch >= 2.10 runs aot_eager's graphs as code: nothing to do)
     interpreter = torch.fx.Interpreter
     original = _require(interpreter, "boxed_run", "torch.fx.Interpreter")
 
+    @outside_dynamo
     def boxed_run(self, args_list):
         if type(self) is interpreter and _call_safely("interpreted graphs", runs_from_file, self.module):
             args = list(args_list)
@@ -399,12 +553,11 @@ def run_graph_from_file(gm, path, text):
     Returns whether gm now runs from `path`.
     """
     cls = type(gm)
-    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls):
+    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls) or needs_codegen(gm):
         return False
-    fx_globals = vars(cls)["forward"].__globals__
-    reference = _defined_forward(gm.code, "<fx>", fx_globals)
-    forward = _defined_forward(text, path, fx_globals)
-    if forward is None or reference is None or not same_instructions(forward.__code__, reference.__code__):
+    reference = vars(cls)["forward"]  # what FX compiled from gm.code: what runs without depyf
+    forward = _defined_forward(text, path, reference.__globals__)
+    if forward is None or not same_instructions(forward.__code__, reference.__code__):
         return False
     cls.forward = forward
     return True
@@ -462,6 +615,7 @@ def patch_output_code_loading(callback):
         raise Unavailable("torch %s has no classmethod PyCodeCache.load_by_key_path" % torch.__version__)
     original = loader.__func__
 
+    @outside_dynamo
     def load_by_key_path(cls, key, path, linemap=None, attrs=None, **kwargs):
         if linemap is not None:  # only wrapper modules of a compiled graph carry a line map
             redirect = _call_safely("Inductor code loading", _redirect, callback, path, linemap)
@@ -503,6 +657,51 @@ def compile_caches_disabled():
             if hasattr(config, key):  # (a torch without that cache has nothing to turn off)
                 stack.enter_context(config.patch(**{key: False}))
         yield
+
+
+# Debuggers' own packages: what runs while a debugger stops in compiled code.
+_DEBUGGER_PACKAGES = ("debugpy", "pydevd", "_pydevd_bundle", "_pydev_bundle", "_pydevd_frame_eval", "pydevd_plugins")
+
+
+def skip_debugger_frames():
+    """Keep Dynamo out of a debugger's own frames while depyf is active; returns restore().
+
+    Stopped at a breakpoint in compiled code (a dumped transformed-code or graph
+    file), a debugger runs its own Python in that thread, where Dynamo's frame
+    callback is still set: Dynamo compiles the debugger's functions.  Torch 2.6
+    fails on debugpy's (`NameError: name 'long'` from pydevd_xml), so its
+    `evaluate` never answers; later releases trace them and fall back.  pdb,
+    in the stdlib, is skipped already.  Only the debuggers' directories are
+    added to Dynamo's skip list (trace_rules.SKIP_DIRS, torch 2.1 to 2.15):
+    nothing of the user's program is compiled differently.
+    """
+    import importlib.util
+
+    import torch._dynamo.trace_rules as trace_rules
+
+    skip_dirs = _require(trace_rules, "SKIP_DIRS", "torch._dynamo.trace_rules")
+    recompile = _require(trace_rules, "_recompile_re", "torch._dynamo.trace_rules")
+    added = []
+    for name in _DEBUGGER_PACKAGES:
+        try:
+            spec = importlib.util.find_spec(name)
+        except (ImportError, ValueError):
+            spec = None
+        for location in (spec.submodule_search_locations or []) if spec else []:
+            path = location.replace(os.sep, "/").rstrip("/") + "/"
+            if path not in skip_dirs:
+                skip_dirs.append(path)
+                added.append(path)
+    if added:
+        recompile()
+
+    def restore():
+        for path in added:
+            with contextlib.suppress(ValueError):
+                skip_dirs.remove(path)
+        if added:
+            recompile()
+    return restore
 
 
 # ---------------------------------------------------------------- distributed
@@ -553,6 +752,7 @@ def subscribe_compile_events(callback):
     original = _require(logging_internal, "trace_structured", "torch._logging._internal")
 
     class Handler(logging.Handler):
+        @outside_dynamo
         def emit(self, record):
             _call_safely("structured trace", _forward_trace_record, callback, record)
 
@@ -571,6 +771,7 @@ def subscribe_compile_events(callback):
         metadata = metadata_fn()
         return isinstance(metadata, dict) and metadata.get("name") in _TRACE_ARTIFACTS
 
+    @outside_dynamo
     def selective(name, metadata_fn=dict, **kwargs):
         if trace_log.handlers != [handler] or _call_safely("structured trace", wanted, name, metadata_fn):
             return original(name, metadata_fn, **kwargs)
@@ -643,7 +844,11 @@ def _graph_break_event(text):
     where = _GRAPH_BREAK_AT.search(text)
     body = text[where.end():] if where else text
     reason, _, rest = body.partition("User code traceback:")
+    # Torch appends traceback.format_exc() to the report (torch 2.13, and the releases before
+    # it that have this artifact): Dynamo's own traceback, or, when no exception is being
+    # handled, the line "NoneType: None".
     user_stack = rest.split("Traceback (most recent call last):")[0]
+    user_stack = re.sub(r"(?:^|\n)NoneType: None\s*$", "", user_stack.rstrip())
     reason = reason.strip()
     if reason.startswith("Graph Break Reason:"):
         reason = reason[len("Graph Break Reason:"):].strip()

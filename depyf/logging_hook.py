@@ -11,13 +11,14 @@ import threading
 from depyf import _decompiled
 from depyf import _torch_internals as _ti
 
-__all__ = ["install", "uninstall"]
+__all__ = ["install", "uninstall", "pytorch_bytecode_src_hook"]
 
 _lock = threading.Lock()
 _remove = [None]
 
 
-def _log_decompiled(original, code):
+def pytorch_bytecode_src_hook(original, code):
+    """The bytecode hook install() registers (the original depyf's name for it)."""
     logger = _ti.bytecode_logger()
     if not logger.isEnabledFor(logging.DEBUG):
         return None
@@ -35,7 +36,7 @@ def install():
     """Log the decompiled source after Dynamo's MODIFIED BYTECODE. Calling it again does nothing."""
     with _lock:
         if _remove[0] is None:
-            _remove[0] = _ti.register_bytecode_hook(_log_decompiled)
+            _remove[0] = _ti.register_bytecode_hook(pytorch_bytecode_src_hook)
 
 
 def uninstall():

@@ -9,11 +9,12 @@
  * the stack balance: unbalanced stacks and values left over before jumps
  * (what Dynamo emits) come out naturally.  Raw, damaged code objects come
  * from the marshal mode, whose seeds are real compiler output. */
+#include "harness.h"
+
 #include <stdlib.h>
 #include <string.h>
 
 #include "depyf.h"
-#include "harness.h"
 #include "opcodes.h"
 
 #define GEN_MAX_DEPTH 3      /* nested code objects per input */
@@ -309,33 +310,50 @@ static dp_code *gen_code(dp_arena *a, bytes_in *s, int minor, int depth) {
 static void check_pipeline_result(int rc, const dp_error *err, const dp_buf *out) {
     if (rc < 0 && (!err->set || err->msg[0] == '\0'))
         __builtin_trap();
-    /* nothing appended (an empty module) leaves data NULL */
-    if (rc == 0 && dp_buf_ok(out) && out->len > 0 && (out->data == NULL || strlen(out->data) != out->len))
+    /* nothing appended (an empty module) leaves data NULL; source is UTF-8
+     * text (a name made of bytes would not be) */
+    if (rc == 0 && dp_buf_ok(out) && out->len > 0 &&
+        (out->data == NULL || strlen(out->data) != out->len || dp_utf8_invalid_at(out->data, out->len) != out->len))
         __builtin_trap();
 }
 
-static void run_pipeline(const dp_code *code, unsigned knobs) {
+/* Decompiles and lists `code`, made from `len` bytes of input; returns the
+ * size of the model (dp_input_size). */
+static size_t run_pipeline(const dp_code *code, unsigned knobs, size_t len) {
     dp_linemap map = {0};
+    dp_usage use = {0};
     dp_options opt = {0};
     opt.indent = (int)(knobs % 9);
     if (knobs & 0x10)
         opt.linemap = &map;
+    opt.usage = &use;
     dp_buf out;
     dp_buf_init(&out);
     dp_error err;
     dp_error_init(&err);
     check_pipeline_result(dp_decompile(code, &opt, &out, &err), &err, &out);
+    /* the model in proportion to the input (a generated one has a floor:
+     * past the input every byte the generator takes is 0), the work and
+     * the source within the budgets of the core, and the memory in
+     * proportion to the work */
+    fuzz_check_proportional(use.input.bytes, 1 << 20, 64, len);
+    fuzz_check_proportional(use.work, DP_WORK_FLOOR, DP_WORK_FACTOR, use.input.bytecode);
+    fuzz_check_proportional(out.len, DP_OUTPUT_FLOOR, DP_OUTPUT_FACTOR, use.input.bytes);
+    fuzz_check_proportional(use.memory, FUZZ_MEMORY_FLOOR, FUZZ_MEMORY_PER_BYTE, use.work + use.input.bytes);
     free(map.entries);
     dp_buf_free(&out);
     dp_buf_init(&out);
     dp_error_init(&err);
     check_pipeline_result(dp_disasm(code, &out, &err), &err, &out);
+    fuzz_check_proportional(out.len, 64 << 10, FUZZ_LISTING_PER_BYTE, use.input.bytes);
     dp_buf_free(&out);
+    return use.input.bytes;
 }
 
 int fuzz_pipeline_one(const uint8_t *data, size_t len) {
     if (len < 2)
         return 0;
+    fuzz_clock clock = fuzz_clock_start();
     int minor = DP_MIN_MINOR + data[1] % (DP_MAX_MINOR - DP_MIN_MINOR + 1);
     dp_arena a;
     dp_arena_init(&a);
@@ -350,9 +368,10 @@ int fuzz_pipeline_one(const uint8_t *data, size_t len) {
         if (dp_marshal_load(&a, data + 2, len - 2, minor, &c, &err) == 0 && c->kind == DP_CONST_CODE)
             code = c->code;
     }
-    if (code != NULL)
-        run_pipeline(code, data[0] >> 1);
+    size_t size = code != NULL ? run_pipeline(code, data[0] >> 1, len) : 0;
     dp_arena_free(&a);
+    /* (the generator can make a model larger than its input: by its size) */
+    fuzz_clock_check(clock, size > len ? size : len);
     return 0;
 }
 

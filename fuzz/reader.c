@@ -1,8 +1,9 @@
 /* Harness (a): the marshal and .pyc readers on arbitrary bytes. */
+#include "harness.h"
+
 #include <string.h>
 
 #include "depyf.h"
-#include "harness.h"
 
 /* Every failure must explain itself; a success must leave a C string. */
 static void check_reader_result(int rc, const dp_error *err) {
@@ -12,7 +13,8 @@ static void check_reader_result(int rc, const dp_error *err) {
         __builtin_trap();
 }
 
-static void list_code(const dp_code *code) {
+/* The listing of what `len` bytes of input held. */
+static void list_code(const dp_code *code, size_t len) {
     dp_buf out;
     dp_buf_init(&out);
     dp_error err;
@@ -21,12 +23,14 @@ static void list_code(const dp_code *code) {
     check_reader_result(rc, &err);
     if (rc == 0 && dp_buf_ok(&out) && out.len > 0 && (out.data == NULL || strlen(out.data) != out.len))
         __builtin_trap();
+    fuzz_check_proportional(out.len, 64 << 10, FUZZ_LISTING_PER_BYTE, len);
     dp_buf_free(&out);
 }
 
 int fuzz_reader_one(const uint8_t *data, size_t len) {
     if (len < 1)
         return 0;
+    fuzz_clock clock = fuzz_clock_start();
     int which = data[0] % 7;
     dp_arena a;
     dp_arena_init(&a);
@@ -50,9 +54,11 @@ int fuzz_reader_one(const uint8_t *data, size_t len) {
                 code = c->code;
         }
     }
+    fuzz_check_proportional(a.used_total, FUZZ_MEMORY_FLOOR, FUZZ_MEMORY_PER_BYTE, len);
     if (code != NULL)
-        list_code(code);
+        list_code(code, len);
     dp_arena_free(&a);
+    fuzz_clock_check(clock, len);
     return 0;
 }
 

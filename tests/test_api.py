@@ -2,6 +2,7 @@
 with, the errors it raises, the extension's conversion limits, threads."""
 
 import functools
+import importlib.util
 import opcode
 import os
 import re
@@ -255,9 +256,10 @@ def test_decompiler_from_pyc_hands_the_file_bytes_to_the_core(tmp_path, monkeypa
     seen = []
     monkeypatch.setattr(decompiler._core, "decompile_pyc", lambda data, indent=4: seen.append((data, indent)) or "m")
     path = tmp_path / "m.pyc"
-    path.write_bytes(b"some bytes")
+    data = importlib.util.MAGIC_NUMBER + bytes(12) + b"some bytes"  # (its header is checked first)
+    path.write_bytes(data)
     assert depyf.Decompiler.from_pyc(path, indent=3).source == "m"
-    assert seen == [(b"some bytes", 3)]
+    assert seen == [(data, 3)]
 
 
 def test_decompile_pyc_of_a_missing_file_is_an_os_error(tmp_path):
@@ -337,7 +339,9 @@ def test_code_objects_nested_too_deep_are_refused():
     code = plain.__code__
     for _ in range(_core.MAX_NESTING):
         code = with_const(plain.__code__, code)
-    with pytest.raises(depyf.DecompilationError, match="nested deeper than"):
+    # (plain's own constants are shared by every level: converted once, they
+    # are within the limit; the 101 code objects are not)
+    with pytest.raises(depyf.DecompilationError, match=f"nested more than {_core.MAX_NESTING} deep"):
         _core.disasm(code)
 
 
@@ -450,8 +454,32 @@ def test_threads_decompiling_at_once_get_the_same_results():
 
 def test_import_depyf_does_not_import_torch():
     check = "import sys, depyf; depyf.decompile; print('torch' in sys.modules)"
-    out = subprocess.run([sys.executable, "-c", check], cwd=REPO, capture_output=True, text=True, check=True)
+    # (not from the checkout: before 3.11, `-c` puts the working directory first on sys.path)
+    out = subprocess.run([sys.executable, "-c", check], cwd=os.path.dirname(os.path.dirname(depyf.__file__)),
+                         capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+WARNS_WHEN_COMPILED = """
+import warnings
+warnings.simplefilter("error")  # (-W error: before depyf, as a program's own filters are)
+import depyf
+from depyf import _core
+source = "def f(x):\\n    return x is 1\\n"
+with warnings.catch_warnings():
+    warnings.simplefilter("ignore")
+    f = compile(source, "m.py", "exec").co_consts[0]
+before = _core.validation_stats()["validated"]
+print(depyf.decompile(f).strip().splitlines()[-1], _core.validation_stats()["validated"] - before)
+"""
+
+
+def test_what_the_compiler_warns_about_in_the_checked_text_is_not_raised_or_printed():
+    """`x is 1` makes compile() warn (an error under -W error); validation compiles the
+    decompiled text, which says the same: depyf must neither print the warning nor fail."""
+    out = subprocess.run([sys.executable, "-c", WARNS_WHEN_COMPILED], capture_output=True, text=True,
+                         cwd=os.path.dirname(os.path.dirname(depyf.__file__)), check=True)
+    assert out.stdout.split() == ["return", "x", "is", "1", "1"] and out.stderr == "", out
 
 
 def test_unknown_attribute_is_an_attribute_error():
@@ -470,7 +498,8 @@ def test_lazy_names_come_from_their_modules(name, module):
     torch = pytest.importorskip("torch")
     if getattr(torch, "__file__", None) is None:  # a `torch` directory without torch installed
         pytest.skip("torch not installed")
-    if not os.path.exists(os.path.join(REPO, *module.split(".")) + ".py"):
+    path = os.path.join(REPO, *module.split("."))
+    if not os.path.exists(path + ".py") and not os.path.isdir(path):
         pytest.skip(f"{module} not written yet")
     value = getattr(depyf, name)
     assert value is sys.modules[module] or value is getattr(sys.modules[module], name)

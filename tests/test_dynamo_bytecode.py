@@ -242,3 +242,122 @@ def test_a_value_stored_twice_and_used_again_is_evaluated_once():
         Module.reads = 0
         results.append((fn(Module(), lambda d, key: d[key]), Module.reads))
     assert results[0] == results[1] == ((1, {"tok": 1}, {"tok": 1}), 1), (results, source)
+
+
+def with_closure_from_argument(fn, argument):
+    """`fn`'s code where the closure of the function it makes is the local `argument` instead
+    of the tuple of its cells (3.11+: the loads of the n cells and BUILD_TUPLE n before the
+    code constant become LOAD_FAST `argument` and NOPs)."""
+    code = fn.__code__
+    ins = list(dis.get_instructions(code))
+    at = next(k for k, i in enumerate(ins) if i.opname == "LOAD_CONST" and isinstance(i.argval, types.CodeType))
+    build = ins[at - 1]
+    cells = ins[at - 1 - build.arg:at - 1]
+    assert build.opname == "BUILD_TUPLE" and all(i.opname in ("LOAD_CLOSURE", "LOAD_FAST") for i in cells), ins
+    raw = bytearray(code.co_code)
+    for k, i in enumerate(cells + [build]):
+        raw[i.offset:i.offset + 2] = bytes([dis.opmap["LOAD_FAST"], code.co_varnames.index(argument)] if k == 0
+                                           else [dis.opmap["NOP"], 0])
+    return code.replace(co_code=bytes(raw))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11+: the function type takes the name from the code")
+def test_a_function_made_with_a_closure_other_than_its_cells():
+    """torch 2.7-2.11 make a resume function with MAKE_FUNCTION from a closure tuple it
+    passed through lists: no `def` or `lambda` says that, so the function is made by
+    calling the function type with the same code object, globals and closure."""
+    def make():
+        offset, scale = 10, 20
+
+        def maker(cells):
+            def resume(y):
+                """Doc of the resume function."""
+                return y * scale + offset
+            return resume, resume(1)
+        return maker
+
+    maker = make()
+    code = with_closure_from_argument(maker, "cells")
+    free = code.co_consts[[isinstance(c, types.CodeType) for c in code.co_consts].index(True)].co_freevars
+    cells = tuple(types.CellType(v) for v in (3, 100))  # resume's free variables, in order
+    value = dict(zip(free, (3, 100)))
+    original = types.FunctionType(code, {"__name__": "m"}, closure=maker.__closure__)
+
+    def outcome(fn):
+        made, first = fn(cells)
+        return (first, made(2), made.__name__, made.__qualname__, made.__doc__, made.__module__,
+                [c.cell_contents for c in made.__closure__])
+
+    expected = outcome(original)
+    assert expected[:2] == (value["scale"] + value["offset"], 2 * value["scale"] + value["offset"]), expected
+    for options in ({}, {"force_fallback": True}):
+        source, _lines, named = _core.decompile(code, named=True, linemap=True, **options)
+        assert ".__class__(" in source, source
+        scope = {"__name__": "m"}
+        scope.update(("_depyf_const_%d" % k, obj) for k, obj in enumerate(named))
+        exec(compile("def make():\n    offset = scale = None\n" + "".join(
+            "    " + line + "\n" for line in source.splitlines()) + "    return maker\n", "<decompiled>", "exec"),
+             scope)
+        assert outcome(scope["make"]()) == expected, (options, source)
+
+
+def called_where_made(fn, name):
+    """`fn`'s code where the function it stores in local `name` and then calls is called right
+    where it is made (torch <= 2.6 calls a resume function so): the store and the load of
+    `name` go, the NULL of the call moves below the function (3.11/3.12: PUSH_NULL and
+    SWAP 2; 3.13 pushes it after the callable), and the local is renamed."""
+    code = fn.__code__
+    ins = list(dis.get_instructions(code))
+    store = next(i for i in ins if i.opname == "STORE_FAST" and i.argval == name)
+    load = next(i for i in ins if i.opname == "LOAD_FAST" and i.argval == name)
+    raw = bytearray(code.co_code)
+
+    def put(at, opname, arg=0):
+        raw[at:at + 2] = bytes([dis.opmap[opname], arg])
+    if sys.version_info >= (3, 13):
+        put(store.offset, "NOP")
+    else:
+        null = ins[ins.index(load) - 1]
+        assert null.opname == "PUSH_NULL", ins
+        put(store.offset, "PUSH_NULL")
+        put(null.offset, "SWAP", 2)
+    put(load.offset, "NOP")
+    # (the slot stays, renamed: as in Dynamo's code, no local has the function's name)
+    varnames = tuple(v + "_slot" if v == name else v for v in code.co_varnames)
+    return code.replace(co_code=bytes(raw), co_varnames=varnames)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11+: the function type takes the name from the code")
+def test_a_function_called_where_it_is_made():
+    """No `def` makes a function that is used without being bound to a name: it is made by
+    calling the function type on the same code object (a def would compile another one,
+    and bind a local the code does not have)."""
+    def make():
+        offset, scale = 10, 20
+
+        def maker():
+            def resume(y):
+                return y * scale + offset
+            unused = 2
+            return resume(1)
+        return maker
+
+    maker = make()
+    code = called_where_made(maker, "resume")
+    original = types.FunctionType(code, {"__name__": "m"}, closure=maker.__closure__)
+    assert original() == 30
+    dynamo = {"stable_globals": True}  # (Dynamo's code: the code object is kept, no local is added)
+    for options in ({"validate": False}, dynamo, dict(dynamo, force_fallback=True), {"force_fallback": True}):
+        source, _lines, named = _core.decompile(code, named=True, linemap=True, **options)
+        if options.get("stable_globals") or not options.get("force_fallback"):
+            assert ".__class__(" in source and "def resume" not in source, (options, source)
+        else:  # elsewhere the state machine shows the function's source
+            assert "def resume" in source, source
+        scope = {"__name__": "m"}
+        scope.update(("_depyf_const_%d" % k, obj) for k, obj in enumerate(named))
+        exec(compile("def make():\n    offset, scale = 10, 20\n" + "".join(
+            "    " + line + "\n" for line in source.splitlines()) + "    return maker\n", "<decompiled>", "exec"),
+             scope)
+        assert scope["make"]()() == 30, (options, source)
+        if options.get("stable_globals"):
+            assert "resume" not in scope["make"]().__code__.co_varnames, source  # no local of its name

@@ -22,6 +22,7 @@ import types
 import pytest
 
 import depyf
+import exception_table
 from behaviour_outcome import drain
 
 if sys.version_info[:2] != (3, 11):
@@ -43,20 +44,6 @@ _JUMPS = {  # virtual jump -> (forward form, backward form)
     "JUMP_IF_TRUE_OR_POP": ("JUMP_IF_TRUE_OR_POP", None),
 }
 _BINOPS = {symbol: k for k, (_, symbol) in enumerate(opcode._nb_ops)}
-
-
-def _varint(value, first):
-    groups = []
-    while True:
-        groups.append(value & 63)
-        value >>= 6
-        if not value:
-            break
-    out = [g | 64 for g in reversed(groups)]
-    out[-1] &= ~64
-    if first:
-        out[0] |= 128
-    return out
 
 
 class Program:
@@ -154,8 +141,7 @@ class Program:
         table = []
         for start, end, target, depth, lasti in self.exc:
             s = labels[start]
-            table += _varint(s, True) + _varint(labels[end] - s, False)
-            table += _varint(labels[target], False) + _varint(depth << 1 | lasti, False)
+            table += list(exception_table.entry(s, labels[end] - s, labels[target], depth, lasti))
         return self.template.__code__.replace(
             co_code=bytes(raw), co_consts=tuple(self.consts), co_names=tuple(self.names),
             co_exceptiontable=bytes(table), co_linetable=b"", co_stacksize=64)

@@ -246,3 +246,27 @@ def test_a_comprehension_without_expression_form_becomes_a_def():
     exec(compile(source, "<decompiled>", "exec"), ns)
     for xs in ([1, 0, 2], [], [0, 0]):
         assert ns[code.co_name](xs) == original(xs)
+
+
+def _sums_of_nested_genexprs(n):
+    # (`if False` leaves the middle generator expression with no yield: the state
+    # machine defines it first, and keeps the outer one in a variable meanwhile)
+    return sum(x for x in (y for y in (z for z in range(n) if True) if False) if True), list(range(n))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="a function is made from its code object on 3.11+ only")
+def test_a_generator_expression_spilled_by_the_state_machine_is_made_from_its_code():
+    """A generator expression's value that the state machine must keep in a
+    variable has no def form (`<genexpr>` is no name): it is the call of the
+    function type on its code object, named as a constant (not a failure)."""
+    from depyf import _decompiled
+    fn = _sums_of_nested_genexprs
+    text, linemap, named = _core.decompile(fn.__code__, force_fallback=True, linemap=True, named=True)
+    scope = dict(fn.__globals__)
+    bound = _decompiled.bind_named(text, named, scope)
+    assert bound is not None, text
+    text, bindings = bound
+    scope.update(bindings)
+    exec(compile(text, "<fallback>", "exec"), scope)
+    for n in (0, 1, 5):
+        assert scope[fn.__name__](n) == fn(n)

@@ -300,3 +300,56 @@ def test_a_named_constant_keeps_its_comment_where_it_is_first_used():
 def test_another_comment_keeps_the_exact_form():
     source = "def f(a):\n    # depyf: a note the printer placed\n    __temp_1 = [a]\n    return h(*__temp_1)\n"
     assert _simplify.simplify(source, ("a",), ("a",)) is None
+
+
+def as_one_state_machine(source):
+    """`source` (a def whose body is straight-line code ending in `return`) as the
+    decompiler's state machine of one state, its __temp_<n> renamed to the machine's."""
+    head, *body = source.strip("\n").split("\n")
+    lines = [head, "    # depyf: no structured form was found (test);",
+             "    # this is an equivalent state machine over the bytecode's blocks",
+             "    ___state = 0", "    while True:", "        if ___state == 0:"]
+    lines += ["        " + line.replace("__temp_", "___t") for line in body]
+    return "\n".join(lines) + "\n"
+
+
+STRAIGHT = '''
+def straight(a, b):
+    graph_out_0 = __compiled_fn_1(a, b)
+    __temp_1 = [graph_out_0[1]]
+    __temp_2 = __temp_1[0:1]
+    __temp_2.extend([b])
+    del graph_out_0
+    __temp_3 = [[], __temp_2[0], __temp_2[1]]
+    return __resume_at_10_1(*__temp_3)
+'''
+
+
+def test_a_one_state_machine_reads_as_its_block():
+    machine = as_one_state_machine(STRAIGHT)
+    assert "while True:" in machine and "___t1" in machine
+    simple = _simplify.simplify(machine, ("a", "b", "graph_out_0"), ("a", "b"), graph_outputs=True)
+    assert simple is not None, machine
+    assert "while" not in simple and "state" not in simple and not temporaries(simple), simple
+    assert simple == _simplify.simplify(STRAIGHT, ("a", "b", "graph_out_0"), ("a", "b"), graph_outputs=True)
+    same_behaviour(machine, simple, "straight", TOY_INPUTS)
+
+
+@pytest.mark.parametrize("change", [
+    # the block falls off its end: the loop would run it again
+    lambda m: m.replace("            return __resume_at_10_1(*___t3)\n", "            g(___t3)\n"),
+    # the block leaves the loop itself
+    lambda m: m.replace("            return __resume_at_10_1(*___t3)\n",
+                        "            if a:\n                break\n            return g(___t3)\n"),
+    # the block reads the state
+    lambda m: m.replace("[], ___t2[0]", "[___state], ___t2[0]"),
+    # a second state
+    lambda m: m.replace("            return __resume_at_10_1(*___t3)\n",
+                        "            ___state = 1\n            continue\n        if ___state == 1:\n"
+                        "            return __resume_at_10_1(*___t3)\n"),
+])
+def test_a_machine_that_is_not_one_pass_over_one_block_stays(change):
+    machine = change(as_one_state_machine(STRAIGHT))
+    assert machine != as_one_state_machine(STRAIGHT)
+    simple = _simplify.simplify(machine, ("a", "b", "graph_out_0"), ("a", "b"), graph_outputs=True)
+    assert simple is None or "while True:" in simple, simple

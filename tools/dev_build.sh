@@ -5,9 +5,11 @@
 #   tools/dev_build.sh [PYTHON] [extra meson setup args, e.g. -Db_sanitize=address,undefined]
 # DEV_BUILD_SUFFIX names a private build directory (parallel builds).
 set -euo pipefail
-cd "$(dirname "$0")/.."
 PY=${1:-python3}
 shift || true
+# (a relative path to the interpreter is the caller's, resolved before the cd)
+case $PY in */*) PY=$(cd "$(dirname "$PY")" && pwd)/$(basename "$PY") ;; esac
+cd "$(dirname "$0")/.."
 tag=$("$PY" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
 bdir=build/dev-$tag${DEV_BUILD_SUFFIX:-}
 if [ ! -f "$bdir/build.ninja" ]; then

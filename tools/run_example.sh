@@ -7,7 +7,10 @@ cd "$(dirname "$0")/.."
 . tools/venv.sh
 
 make_venv .venv
-# torch stays pinned: an unpinned torch would pull a multi-GB CUDA build.
+# torch==2.13.0 is the CPU build only here: this machine's pip finds
+# torch-2.13.0+cpu in a local folder.  Elsewhere PyPI gives the CUDA build
+# (several GB); for the CPU one, set PIP_EXTRA_INDEX_URL to PyTorch's CPU
+# wheel index, https://download.pytorch.org/whl/cpu (README, Set up).
 .venv/bin/python -m pip install -q . torch==2.13.0
 # Import the installed depyf, not the source tree's ./depyf (no extension there).
 PYTHONSAFEPATH=1 .venv/bin/python examples/toy_example.py

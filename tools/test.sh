@@ -1,7 +1,15 @@
 #!/usr/bin/env bash
 # The whole test suite, as CI runs it; stops at the first failing stage.
-#  1. .venv (Python 3.11) with depyf and its `test` extra (pytest, torch 2.13.0
-#     CPU, debugpy, selenium), and Debian's chromium for the report tests
+#  0. the wheels (tools/build_wheels.sh: one per CPython 3.8-3.13 here,
+#     auditwheel-repaired and checked) and the sdist, installed once into a
+#     clean venv (a build from source); every venv below but .venv-asan
+#     installs the wheel, so the tests test what users install
+#  1. .venv (Python 3.11) with the wheel and its `test` extra (pytest, torch
+#     2.13.0, debugpy, selenium), and Debian's chromium for the report tests.
+#     torch==2.13.0 is the CPU build only on this project's machines, whose
+#     pip finds torch-2.13.0+cpu in a local folder; elsewhere PyPI gives the
+#     CUDA build unless PIP_EXTRA_INDEX_URL names PyTorch's CPU wheel index
+#     (README, Set up)
 #  2. make ctest: the C unit tests; a 20 s fuzz run per harness (clang's
 #     libFuzzer); the C unit tests under valgrind
 #  3. pytest over tests/
@@ -10,17 +18,25 @@
 #  5. .venv-asan: depyf built with ASan+UBSan, without torch
 #  6. make ctest-san: the C unit tests under ASan+UBSan
 #  7. pytest under ASan+UBSan, without the torch tests
-#  8. for every other supported CPython this machine has (3.8-3.13): depyf
-#     built for it in .venv-3.X, and pytest without the torch tests
+#  8. for every other supported CPython this machine has (3.8-3.13): its wheel
+#     in a clean .venv-3.X, and pytest without the torch tests, run from
+#     outside the checkout
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/venv.sh
 
 stage() { printf '\n=== %s\n' "$*"; }
 
-stage "install depyf[test] into .venv, and headless Chromium for the report tests"
+stage "wheels for every CPython 3.8-3.13 here, and the sdist (built from source in a clean venv)"
+CHECK_SDIST=1 tools/build_wheels.sh dist
+# wheel_for X.Y: the wheel built for that Python
+wheel_for() { ls dist/depyf-*-cp"${1/./}"-cp"${1/./}"-*.whl; }
+
+stage "install the wheel with its test extra into .venv, and headless Chromium for the report tests"
 make_venv .venv
-.venv/bin/python -m pip install -q '.[test]' meson ninja  # meson, ninja: in-tree builds (stage 8)
+# (--force-reinstall: pip takes a wheel of the installed version as installed)
+.venv/bin/python -m pip install -q "$(wheel_for 3.11)[test]" meson ninja  # meson, ninja: in-tree builds (stage 8)
+.venv/bin/python -m pip install -q --force-reinstall --no-deps "$(wheel_for 3.11)"
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 fi
@@ -48,7 +64,8 @@ stage "pytest"
 stage "torch 2.14.1: install depyf and torch 2.14.1 into .venv-torch-2.14, pytest over tests/torch"
 make_venv .venv-torch-2.14
 # (the `test` extra without its torch pin)
-.venv-torch-2.14/bin/python -m pip install -q torch==2.14.1 'pytest>=7' debugpy tabulate 'selenium>=4.10' .
+.venv-torch-2.14/bin/python -m pip install -q torch==2.14.1 'pytest>=7' debugpy tabulate 'selenium>=4.10'
+.venv-torch-2.14/bin/python -m pip install -q --force-reinstall --no-deps "$(wheel_for 3.11)"
 .venv-torch-2.14/bin/python -m pytest -q tests/torch
 
 stage "install depyf built with ASan+UBSan into .venv-asan"
@@ -68,14 +85,24 @@ ASAN_OPTIONS=detect_leaks=0 \
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
     .venv-asan/bin/python -m pytest -q -m "not torch" --ignore=tests/torch --ignore=tests/test_c_units.py tests
 
+root=$PWD
+outside=$(mktemp -d)
+trap 'rm -rf "$outside"' EXIT
 for py in $(other_pythons); do
     tag=$("$py" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
-    stage "Python $tag ($py): install depyf into .venv-$tag, pytest without the torch tests"
-    make_venv ".venv-$tag" "$py"
-    ".venv-$tag/bin/python" -m pip install -q pytest .
-    # Before 3.11 Python has no PYTHONSAFEPATH and puts the working directory
-    # (this checkout) first on sys.path: ./depyf gets the extension built for
-    # this interpreter too, from the same sources as the installed one.
+    stage "Python $tag ($py): its wheel in a clean .venv-$tag, pytest without the torch tests"
+    rm -rf ".venv-$tag"
+    "$py" -m venv ".venv-$tag"
+    ".venv-$tag/bin/python" -m pip install -q pytest "$(wheel_for "$tag")"
+    # The tests that run the other interpreters themselves (test_lift,
+    # test_legacy_try: pyenv's pythons, without depyf) import the checkout's
+    # depyf: ./depyf gets the extension built for this interpreter too.
     PATH="$PWD/.venv/bin:$PATH" DEV_BUILD_SUFFIX=-ci tools/dev_build.sh "$py"
-    ".venv-$tag/bin/python" -m pytest -q -m "not torch" --ignore=tests/torch --ignore=tests/test_c_units.py tests
+    # Run from outside the checkout: before 3.11 (no PYTHONSAFEPATH) Python
+    # puts the working directory first on sys.path; this way every test of
+    # this process and of the `python -m depyf` it starts imports the wheel.
+    (cd "$outside" &&
+     "$root/.venv-$tag/bin/python" -c 'import depyf, sys; sys.exit("site-packages" not in depyf.__file__ and "depyf imported from " + depyf.__file__)' &&
+     "$root/.venv-$tag/bin/python" -m pytest -q -p no:cacheprovider -m "not torch" \
+        --ignore="$root/tests/torch" --ignore="$root/tests/test_c_units.py" "$root/tests")
 done

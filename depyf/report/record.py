@@ -10,6 +10,7 @@ compilation finishes (at most once a second: later ones are saved by a timer)
 and at the end of each session.  See depyf.report.build for the reader.
 """
 
+import functools
 import inspect
 import json
 import logging
@@ -29,7 +30,6 @@ FORMAT_VERSION = 1
 SAVE_INTERVAL = 1.0  # seconds: a long run of compilations rewrites the manifest at most this often
 
 _COMPILED_FN = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
-_RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"
 
 
 def _where(code):
@@ -64,8 +64,8 @@ class Recorder:
         with self._lock:
             record = self._compilation(event["compile_id"])
             kind = event["kind"]
-            if kind == "start":
-                record["stack"] = record["stack"] or event["stack"]  # (on_transformed's is kept)
+            if kind == "start":  # (on_transformed's stack, when there is one, is kept)
+                record["stack"] = record["stack"] or [dict(f, origin=_origin(f["file"])) for f in event["stack"]]
             elif kind == "graph_break":
                 brk = {k: event[k] for k in ("file", "line", "reason", "user_stack")}
                 brk["code"] = _source_line(event["file"], event["line"])
@@ -91,8 +91,8 @@ class Recorder:
             record = self._compilation(compile_id)
             if callers:  # (the stack, from the frames themselves: the compiled frame last)
                 frames = list(callers) + [(original.co_filename, original.co_firstlineno, original.co_name)]
-                record["stack"] = [{"file": f, "line": line, "name": name, "code": _source_line(f, line)}
-                                   for f, line, name in frames]
+                record["stack"] = [{"file": f, "line": line, "name": name, "code": _source_line(f, line),
+                                    "origin": _origin(f)} for f, line, name in frames]
             record["function"] = _where(original)
             record["transformed"] = os.path.basename(path)
             for name in code.co_names:
@@ -146,7 +146,7 @@ class Recorder:
             entries.append({"compile_id": entry.compile_id,
                             "transformed": os.path.basename(record.path) if record else None,
                             "guards": guards, "resumes": resumes})
-        resume = code.co_name.startswith(_RESUME_CODE_PREFIX)
+        resume = code.co_name.startswith(explain.RESUME_CODE_PREFIX)
         source, first_line = _original_source(code, resume)
         full = dd.full_code.get(id(code))
         return dict(_where(code), resume=resume, full_code=full[0] if full else None,
@@ -165,18 +165,91 @@ class Recorder:
             "python": platform.python_version(), "torch": torch.__version__,
             "updated": time.strftime("%Y-%m-%d %H:%M:%S"),
             "compilations": list(self.compilations.values()),
-            "graphs": graphs, "functions": self.functions,
+            "graphs": graphs, "functions": self.functions, "files": sorted(self.dd.written),
         }
 
     def save(self):
+        """Save this process's manifest, then the directory's: every process of the run in one."""
         with self._lock:
             self._saved_at = time.monotonic()
-            self.dd.write(MANIFEST, json.dumps(self.manifest(), indent=1))
+            run = self.dd.run
+            run.save_manifest_part(json.dumps(self.manifest(), indent=1))
+            with run.locked():
+                self.dd.write(MANIFEST, json.dumps(merge(run.manifest_parts()), indent=1))
+
+
+_PROCESS_KEYS = ("pid", "rank", "python", "torch", "updated")
+
+
+def merge(parts):
+    """One manifest for the processes that dumped into one directory (one part each).
+
+    With one process it is that process's manifest.  With several, each record says
+    its process ("pid"), and compile ids and code keys are prefixed with
+    "[pid <pid>] " (each process numbers its compilations from 0/0).  "processes"
+    lists them, each with the files it wrote; "files" holds every file the run wrote
+    (a rerun removes those only).
+    """
+    parts = sorted(parts, key=lambda p: (p.get("rank") is None, p.get("rank") or 0, p.get("pid") or 0))
+    processes = [dict({k: p.get(k) for k in _PROCESS_KEYS}, files=p.get("files") or []) for p in parts]
+    if len(parts) == 1:
+        return dict(parts[0], processes=processes)
+    merged = dict(parts[0], pid=", ".join(str(p.get("pid")) for p in parts), rank=None,
+                  updated=max(str(p.get("updated")) for p in parts), processes=processes,
+                  compilations=[], graphs=[], functions=[], files=[])
+    for part in parts:
+        tag = "[pid %s] " % part.get("pid")
+
+        def tagged(where):
+            key = where.get("code") or "%s:%s:%s" % (where.get("file"), where.get("line"), where.get("name"))
+            return dict(where, code=tag + key)
+
+        def compile_id(cid):
+            return None if cid is None else tag + str(cid)
+
+        for c in part.get("compilations") or []:
+            merged["compilations"].append(dict(c, pid=part.get("pid"), compile_id=compile_id(c.get("compile_id")),
+                                               function=tagged(c["function"]) if c.get("function") else None))
+        for g in part.get("graphs") or []:
+            merged["graphs"].append(dict(g, pid=part.get("pid"), compile_id=compile_id(g.get("compile_id"))))
+        for fn in part.get("functions") or []:
+            entries = [dict(e, compile_id=compile_id(e.get("compile_id")),
+                            resumes=[tagged(r) for r in e.get("resumes") or []]) for e in fn.get("entries") or []]
+            merged["functions"].append(dict(tagged(fn), pid=part.get("pid"), entries=entries))
+        merged["files"] += [f for f in part.get("files") or [] if f not in merged["files"]]
+    return merged
 
 
 def _fn_number(name):
     match = re.search(r"\d+", name)
     return int(match.group()) if match else -1
+
+
+def _library_dirs():
+    """(torch's package directory, the directories of the standard library and installed packages)."""
+    import sysconfig
+
+    paths = sysconfig.get_paths()
+    libraries = {os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths}
+    return os.path.dirname(os.path.realpath(torch.__file__)), tuple(os.path.join(p, "") for p in libraries)
+
+
+@functools.lru_cache(maxsize=4096)
+def _origin(path):
+    """Whose code a frame of the program's stack runs: "torch", "library" (the standard
+    library, installed packages) or None (the program's own)."""
+    if not path:
+        return None
+    if path.startswith("<frozen "):  # (stdlib modules frozen into the interpreter, 3.11+)
+        return "library"
+    torch_dir, libraries = _LIBRARY_DIRS
+    real = os.path.realpath(path)
+    if real.startswith(os.path.join(torch_dir, "")):
+        return "torch"
+    return "library" if real.startswith(libraries) else None
+
+
+_LIBRARY_DIRS = _library_dirs()
 
 
 def _source_line(path, line):

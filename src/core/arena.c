@@ -1,6 +1,7 @@
 #include "arena.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,7 +29,7 @@ void dp_arena_free(dp_arena *a) {
 void *dp_alloc(dp_arena *a, size_t size) {
     size_t limit = a->limit ? a->limit : DP_ARENA_DEFAULT_LIMIT;
     if (size > limit)
-        goto refuse;
+        goto over;
     size = (size + 15) & ~(size_t)15;
     if (size == 0)
         size = 16;
@@ -36,7 +37,7 @@ void *dp_alloc(dp_arena *a, size_t size) {
     if (b == NULL || b->size - b->used < size) {
         size_t want = size > MIN_BLOCK ? size : MIN_BLOCK;
         if (a->used_total + want > limit)
-            goto refuse;
+            goto over;
         b = malloc(BLOCK_HEADER + want);
         if (b == NULL)
             goto refuse;
@@ -50,6 +51,8 @@ void *dp_alloc(dp_arena *a, size_t size) {
     b->used += size;
     memset(p, 0, size);
     return p;
+over:
+    a->over_limit = 1;
 refuse:
     a->failed = 1;
     return NULL;
@@ -71,3 +74,14 @@ char *dp_strndup(dp_arena *a, const char *s, size_t n) {
 }
 
 char *dp_strdup(dp_arena *a, const char *s) { return dp_strndup(a, s, strlen(s)); }
+
+void dp_arena_why(const dp_arena *a, const char *what, char *buf, size_t cap) {
+    size_t limit = a->limit ? a->limit : DP_ARENA_DEFAULT_LIMIT;
+    if (!a->over_limit)
+        snprintf(buf, cap, "out of memory: the system refused an allocation %s (%zu MiB in use)", what,
+                 a->used_total >> 20);
+    else if (limit >= (size_t)1 << 20)
+        snprintf(buf, cap, "out of memory: %s needs more than its memory limit of %zu MiB", what, limit >> 20);
+    else
+        snprintf(buf, cap, "out of memory: %s needs more than its memory limit of %zu KiB", what, limit >> 10);
+}

@@ -13,6 +13,7 @@ typedef struct dp_arena {
     size_t used_total;   /* bytes handed out so far */
     size_t limit;        /* 0 = DP_ARENA_DEFAULT_LIMIT */
     int failed;          /* set once an allocation was refused */
+    int over_limit;      /* ... because it would pass `limit` (else malloc failed) */
     size_t nodes;        /* AST nodes made so far (their creation order) */
 } dp_arena;
 
@@ -26,5 +27,8 @@ void *dp_alloc(dp_arena *a, size_t size);
 void *dp_alloc_array(dp_arena *a, size_t n, size_t size);
 char *dp_strndup(dp_arena *a, const char *s, size_t n);
 char *dp_strdup(dp_arena *a, const char *s);
+/* Why the last allocation failed, as a message: past the limit (naming
+ * it, in MiB or KiB), or refused by the system.  `what` names the work. */
+void dp_arena_why(const dp_arena *a, const char *what, char *buf, size_t cap);
 
 #endif

@@ -15,6 +15,10 @@ void dp_buf_free(dp_buf *b) {
 static int reserve(dp_buf *b, size_t extra) {
     if (b->oom)
         return -1;
+    if (b->limit && (extra > b->limit || b->len > b->limit - extra)) {
+        b->oom = b->over = 1;
+        return -1;
+    }
     if (b->len + extra + 1 <= b->cap)
         return 0;
     size_t cap = b->cap ? b->cap : 256;
@@ -68,3 +72,5 @@ void dp_buf_printf(dp_buf *b, const char *fmt, ...) {
 }
 
 int dp_buf_ok(const dp_buf *b) { return !b->oom; }
+
+int dp_buf_over(const dp_buf *b) { return b->over; }

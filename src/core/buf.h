@@ -1,5 +1,7 @@
 /* A growable text buffer for output.  Out-of-memory is sticky: once set,
- * further appends are ignored and dp_buf_ok() reports it. */
+ * further appends are ignored and dp_buf_ok() reports it.  So is going past
+ * `limit` (0: none), the output budget of a decompilation (depyf.h):
+ * dp_buf_over() tells that apart. */
 #ifndef DEPYF_BUF_H
 #define DEPYF_BUF_H
 
@@ -8,7 +10,9 @@
 typedef struct dp_buf {
     char *data;   /* NUL-terminated while ok */
     size_t len, cap;
-    int oom;
+    size_t limit; /* most bytes `len` may reach; 0 = no limit */
+    int oom;      /* an append failed: out of memory, or past the limit (then `over` too) */
+    int over;
 } dp_buf;
 
 void dp_buf_init(dp_buf *b);
@@ -22,5 +26,6 @@ void dp_buf_printf(dp_buf *b, const char *fmt, ...)
 #endif
     ;
 int dp_buf_ok(const dp_buf *b);
+int dp_buf_over(const dp_buf *b);
 
 #endif

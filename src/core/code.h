@@ -41,6 +41,7 @@ typedef struct dp_const {
     dp_code *code;
     const void *origin; /* the caller's object this was made from (opaque to the core; NULL from a .pyc):
                          * lets a caller bind the constants the printer names (dp_options.named) */
+    size_t at;          /* 1 + the byte of its file it was read at (marshal.c), 0: not read from one */
 } dp_const;
 
 /* Flags of co_flags that the decompiler cares about (same in every version). */
@@ -84,6 +85,20 @@ struct dp_buf;
 /* A short repr of a constant, close to Python's, cut at about `max`
  * characters (disassembly listings and messages). */
 void dp_const_repr(const dp_const *c, size_t max, struct dp_buf *out);
+
+/* How big an input is: the bytes of its bytecode, exception and line
+ * tables, names and constants, those of every code object and constant in
+ * it included, each counted once however often it is referenced (about
+ * the size of its .pyc).  `bytecode` counts the bytecode alone.  The
+ * budgets of a decompilation are in proportion to it (depyf.h). */
+typedef struct dp_input_size {
+    size_t bytes, bytecode;
+} dp_input_size;
+/* Adds `code` (and what it holds) to *size, `c` likewise; objects already
+ * counted (in `seen`, which starts zeroed) are skipped.  -1: out of memory. */
+struct dp_ptrmap;
+int dp_size_code(dp_arena *a, struct dp_ptrmap *seen, const dp_code *code, dp_input_size *size);
+int dp_size_const(dp_arena *a, struct dp_ptrmap *seen, const dp_const *c, dp_input_size *size);
 
 /* Helpers for building models (used by the marshal reader and extension). */
 dp_const *dp_const_new(dp_arena *a, dp_const_kind kind);

@@ -1069,6 +1069,44 @@ static int cond_if(dc *d, const cond *c, dp_node *test, branches *b) {
     return b->rest ? REST_OF_REGION : 0;
 }
 
+/* `a and b and c ...` as a value: every operand but the last keeps its
+ * value and jumps to the end F when it decides (JUMP_IF_FALSE_OR_POP F).
+ * The operands from B on that do so are taken here, one after the other,
+ * into *left (the chain so far, an E_BOOLOP when it grows): the value
+ * region [B, F) holding the rest is then one operand, not a chain nested
+ * as deep as it is long.  Returns where that rest starts, -1 on error. */
+static int flat_operands(dc *d, int is_or, int B, int F, dc_stack *st, dp_node **left) {
+    dp_node *chain = NULL;
+    for (;;) {
+        seg g;
+        int r = try_segment(d, B, F, st, &g);
+        if (r < 0)
+            return -1;
+        if (r == 0 || !g.or_pop || g.target != F || g.jumps_if != is_or)
+            return B;
+        for (int q = g.start; q < g.jump;)
+            if (value_step(d, q, st, &q) < 0)
+                return -1;
+        dp_node *v = dc_pop(d, st, g.jump);
+        if (v == NULL)
+            return -1;
+        d->seen[g.jump] = 1;
+        if (chain == NULL) {
+            /* (built once and grown: dc_boolop copies its operands) */
+            if ((chain = dc_boolop(d, is_or, *left, v)) == NULL)
+                return -1;
+            *left = chain;
+        } else if (v->kind == E_BOOLOP && v->op == is_or) {
+            for (int m = 0; m < v->l1.n; m++)
+                if (dc_add(d, &chain->l1, v->l1.v[m]) < 0)
+                    return -1;
+        } else if (dc_add(d, &chain->l1, v) < 0) {
+            return -1;
+        }
+        B = g.jump + 1;
+    }
+}
+
 int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next) {
     int finishes = d->cond_finishes;
     d->cond_finishes = 0;
@@ -1101,7 +1139,9 @@ int dc_cond(dc *d, int stmt_start, int i, int end, int exit, dc_stack *st, dp_no
         dp_node *left = is_or ? parse_cond(d, s, 0, k - 1, F, B) : parse_cond(d, s, 0, k - 1, B, F);
         if (k == 1)
             left = x;
-        dp_node *right = left ? dc_value_region(d, B, F, st) : NULL;
+        if (left == NULL || (B = flat_operands(d, is_or, B, F, st, &left)) < 0)
+            return -1;
+        dp_node *right = dc_value_region(d, B, F, st);
         if (right == NULL)
             return -1;
         *next = F;

@@ -8,13 +8,16 @@
 #include "cfg.h"
 #include "depyf.h"
 #include "ir.h"
+#include "ptrmap.h"
 
 /* Internal node kinds that live only on the symbolic stack. */
 enum {
     X_NULL = DP_NODE_KIND_COUNT + 1, /* NULL half of a callable pair */
     X_SLOT,       /* unpack/for target slot: a = holder tuple, op = index */
     X_FUNC,       /* made function: cst = code, a = defaults, b = kwdefaults,
-                     c = annotations */
+                     c = annotations, l1 = {the closure tuple} when it has one;
+                     op = index of its MAKE_FUNCTION (the use of the code
+                     object: see dc_shared.memo) */
     X_IMPORT,     /* IMPORT_NAME result: s = module, op = level, cst = fromlist,
                      a = the S_IMPORTFROM statement once one was emitted */
     X_ITER,       /* a loop's iterator (GET_ITER result): a = iterable */
@@ -54,9 +57,33 @@ typedef struct dc_shared {
     dp_error *err;
     const dp_options *opt;
     int depth;         /* nesting of code objects and blocks: bounded */
-    int limit_hit;     /* depth went past its limit: no retry can succeed, so none is made */
+    int limit_hit;     /* a limit was passed (dc_limit): no retry can succeed, so none is made */
+    char limit_msg[300]; /* ... which one, as reported */
     int ntemps;        /* counter for spilled temporaries */
+    /* The budgets of depyf.h: what was used and the limits. */
+    dp_usage use;
+    size_t work_limit, output_limit, validation_limit;
+    /* Nested code objects already decompiled, so that a structure tried
+     * again (a failed speculation, a function refused by validation) does
+     * not decompile them again (that was exponential in their nesting): by
+     * (path of the enclosing code object, index of the MAKE_FUNCTION, code
+     * object, body kind) -> dc_memo.  One use of a code object is never
+     * another's: each use prints its own text, paid for by the work budget. */
+    dp_ptrmap memo;
+    int npaths;        /* paths handed out (dc.path) */
 } dc_shared;
+
+/* Passes a limit: records `fmt` as the error and makes it fatal (every
+ * level unwinds with it, no retry).  Returns -1. */
+int dc_limit(dc_shared *sh, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+/* One more level of sh->depth (shared by code objects, statements and the
+ * fallback's handler levels), or dc_limit's -1 once it would pass `max`:
+ * "<what> nested more than <max> deep".  The caller decrements it. */
+int dc_nest(dc_shared *sh, int max, const char *what);
 
 /* The try statements (by handler) found in a code object: see try.c. */
 typedef struct dc_handler {
@@ -74,6 +101,7 @@ typedef struct dc_names {
 typedef struct dc {
     dc_shared *sh;
     const dp_code *code;
+    int path;          /* this use of the code object (a key of dc_shared.memo) */
     dp_irfunc f;
     const dp_instr *in;
     int n;
@@ -158,6 +186,12 @@ dp_node *dc_const(dc *d, const dp_const *c);
 dp_node *dc_none(dc *d);
 dp_node *dc_cell(dc *d, const char *name);
 int dc_is_cell(const dp_node *e);
+/* Is `closure` (MAKE_FUNCTION's) the cells of `code`'s free variables, in
+ * order, so that a def or lambda prints it? */
+int dc_closure_is_cells(const dc *d, const dp_code *code, const dp_node *closure);
+/* The call that makes function `fn` (X_FUNC) with `closure` where no def
+ * or lambda can, or NULL after dc_fail. */
+dp_node *dc_function_by_value(dc *d, dp_node *fn, dp_node *closure, int at);
 int dc_is_cell_var(const dp_code *code, const char *name);
 int dc_fast_load_is_cell(dc *d, const char *name);
 dp_node *dc_not(dc *d, dp_node *e);
@@ -288,6 +322,11 @@ dp_node *dc_generic_stmt(dc *d, dp_node *g, const char *name, int at);
 /* ---- nested code (decompile.c) ---- */
 /* Prepares `d` to walk `code` (lifted, reachability and handlers known). */
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer);
+/* The path (dc.path) of the use `site` of `code` in `outer` walked as a
+ * scope of its own (a PEP 695 type parameter scope): the same each time that
+ * use is walked again, so that what is nested in it is decompiled once.
+ * -1 when out of memory (error set). */
+int dc_scope_path(dc *outer, int site, const dp_code *code);
 /* Builds the statement for a function definition from X_FUNC `fn`, stored
  * under `name` (decorators applied by the caller). */
 dp_node *dc_funcdef(dc *d, dp_node *fn, const char *name, int at);

@@ -1,6 +1,7 @@
 /* Entry point of the decompiler and everything about code objects: a
  * function's signature, nested functions, lambdas, comprehensions and class
  * bodies, and the clean-ups that make output read like source. */
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,26 +37,53 @@ static void normalize_boolops(dc *d) {
  * arm.  Point it back at that jump (or at the arm's own RETURN_VALUE where
  * the join returned): the same stack reaches the same place, and the arm is
  * one expression again.  The arm is recognised by the conditional jump
- * before the bool op that targets the instruction right after its end. */
-static void unthread_value_jumps(dc *d) {
+ * before the bool op that targets the instruction right after its end.
+ * (Linear: a chain of bool ops all jumping to one join, `a and b and ...`,
+ * looked for its arm's end over the rest of the chain from each operand.) */
+static int unthread_value_jumps(dc *d) {
     dp_instr *in = d->f.ins;
-    for (int q = 0; q < d->n; q++) {
-        int t = in[q].target;
-        if ((in[q].op != IR_JUMP_IF_FALSE_OR_POP && in[q].op != IR_JUMP_IF_TRUE_OR_POP) || t <= q + 1 || t >= d->n)
+    int n = d->n;
+    /* next_ret[i]: the first RETURN_VALUE at or after i (n: none); the JUMPs
+     * to each target in order: first_jump[t], then next_jump[j]; cursor[t]
+     * walks them as q grows; first_pop[t]: the first pop jump to t */
+    int *next_ret = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    int *first_jump = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    int *next_jump = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    int *first_pop = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    if (next_ret == NULL || first_jump == NULL || next_jump == NULL || first_pop == NULL)
+        return dp_fail(d->sh->err, -1, "out of memory");
+    next_ret[n] = n;
+    for (int t = 0; t <= n; t++)
+        first_jump[t] = first_pop[t] = -1;
+    for (int i = n - 1; i >= 0; i--) {
+        next_ret[i] = in[i].op == IR_RETURN_VALUE ? i : next_ret[i + 1];
+        int t = in[i].target;
+        if (t < 0 || t > n)
             continue;
-        for (int j = q + 1; j < t; j++) {
-            int ends_arm = (in[j].op == IR_JUMP && in[j].target == t) ||
-                           (in[j].op == IR_RETURN_VALUE && in[t].op == IR_RETURN_VALUE);
-            if (!ends_arm)
-                continue;
-            for (int p = q - 1; p >= 0; p--)
-                if (dc_is_pop_jump(in[p].op) && in[p].target == j + 1) {
-                    in[q].target = j;
-                    break;
-                }
-            break;
+        if (in[i].op == IR_JUMP) {
+            next_jump[i] = first_jump[t];
+            first_jump[t] = i;
         }
+        if (dc_is_pop_jump(in[i].op))
+            first_pop[t] = i;
     }
+    int *cursor = first_jump; /* (consumed in place) */
+    for (int q = 0; q < n; q++) {
+        int t = in[q].target;
+        if ((in[q].op != IR_JUMP_IF_FALSE_OR_POP && in[q].op != IR_JUMP_IF_TRUE_OR_POP) || t <= q + 1 || t >= n)
+            continue;
+        while (cursor[t] >= 0 && cursor[t] <= q)
+            cursor[t] = next_jump[cursor[t]];
+        int j = cursor[t] >= 0 ? cursor[t] : n;
+        if (in[t].op == IR_RETURN_VALUE && next_ret[q + 1] < j)
+            j = next_ret[q + 1];
+        if (j >= t)
+            continue;
+        int p = first_pop[j + 1];
+        if (p >= 0 && p < q)
+            in[q].target = j;
+    }
+    return 0;
 }
 
 /* 3.12+ generators are wrapped in a handler that turns a leaked
@@ -100,12 +128,41 @@ static int structurer_arrays(dc *d) {
     return 0;
 }
 
+int dc_limit(dc_shared *sh, const char *fmt, ...) {
+    if (!sh->limit_hit) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(sh->limit_msg, sizeof sh->limit_msg, fmt, ap);
+        va_end(ap);
+        sh->limit_hit = 1;
+    }
+    return dp_fail(sh->err, -1, "%s", sh->limit_msg);
+}
+
+int dc_nest(dc_shared *sh, int max, const char *what) {
+    if (sh->limit_hit)
+        return dp_fail(sh->err, -1, "%s", sh->limit_msg);
+    if (sh->depth >= max)
+        return dc_limit(sh, "%s nested more than %d deep", what, max);
+    sh->depth++;
+    return 0;
+}
+
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     memset(d, 0, sizeof *d);
     d->sh = sh;
     d->code = code;
     d->outer = outer;
     d->open_try = -1;
+    /* (paid before the work: a code object used twice at every level of
+     * a DAG must fail early, not after exponential work) */
+    if (code->codelen > sh->work_limit - sh->use.work)
+        return dc_limit(sh,
+                        "the work limit: decompiling needs more than %zu bytes of bytecode (%d times the "
+                        "input's %zu, + %zu KiB): code objects used more than once (a DAG of marshal "
+                        "references) are decompiled once per use",
+                        sh->work_limit, DP_WORK_FACTOR, sh->use.input.bytecode, DP_WORK_FLOOR >> 10);
+    sh->use.work += code->codelen;
     if (dp_lift(sh->ar, code, &d->f, sh->err) < 0) {
         dp_error_where(sh->err, code->qualname);
         return -1;
@@ -116,7 +173,8 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         return dc_fail(d, -1, "function too long (%d instructions)", d->n);
     /* IR normalizations that move jumps, then the graph over the result */
     normalize_boolops(d);
-    unthread_value_jumps(d);
+    if (unthread_value_jumps(d) < 0)
+        return -1;
     if (code->py_minor == 10)
         dc_legacy_join_exit_copies(d);
     if (dp_cfg_build(sh->ar, &d->f, &d->cfg, sh->err) < 0) {
@@ -344,7 +402,9 @@ static int keep_generator_kind(dc *d, dp_nodes *body) {
 /* A free variable the bytecode never touches (Dynamo's resume functions
  * keep every cell of the function they resume) would be missing from the
  * recompiled code, and Dynamo fills frames by position: `if False: name`
- * makes it free again and compiles to nothing. */
+ * makes it free again and compiles to nothing.  Only reachable code counts:
+ * torch <= 2.11 leaves the whole original function, dead, after the jump
+ * of its resume functions. */
 static int keep_free_variables(dc *d, dp_nodes *body) {
     static const dp_const false_const = {.kind = DP_CONST_FALSE};
     for (size_t k = 0; k < d->code->freevars.n; k++) {
@@ -352,7 +412,7 @@ static int keep_free_variables(dc *d, dp_nodes *body) {
         int used = strcmp(name, "__class__") == 0; /* zero-argument super() reads it without a name */
         for (int j = 0; j < d->n && !used; j++) {
             int op = d->in[j].op;
-            used = (op == IR_LOAD_DEREF || op == IR_STORE_DEREF || op == IR_DELETE_DEREF || op == IR_LOAD_CLOSURE ||
+            used = d->reach[j] && (op == IR_LOAD_DEREF || op == IR_STORE_DEREF || op == IR_DELETE_DEREF || op == IR_LOAD_CLOSURE ||
                     op == IR_LOAD_CLASSDEREF || op == IR_LOAD_FAST) &&
                    d->in[j].name && strcmp(d->in[j].name, name) == 0;
         }
@@ -444,29 +504,34 @@ static int valid_tree(const dp_node *n, int depth) {
     return valid_tree(n->a, depth + 1) && valid_tree(n->b, depth + 1) && valid_tree(n->c, depth + 1);
 }
 
-/* 3.13 sets a function's defaults after MAKE_FUNCTION, so a lambda stays an
- * X_FUNC on the stack; once the structure is built, those still in it are
- * complete: each becomes its `lambda` expression (in place, as the node may
- * be shared). */
-static int finish_lambdas(dc *d, dp_node *n, int depth) {
+/* Functions made and not stored by a def, once the structure is built
+ * (in place, as the node may be shared): a lambda still an X_FUNC (3.13
+ * sets a function's defaults after MAKE_FUNCTION) is complete and becomes
+ * its `lambda`; any other is a function used as a value, which only
+ * Dynamo's code makes (torch <= 2.6 calls a resume function right where
+ * it makes it): no def says that, so it becomes the call that makes the
+ * same function from the same code object (dc_function_by_value). */
+static int finish_made_functions(dc *d, dp_node *n, int depth) {
     if (n == NULL)
         return 0;
     if (depth > 2000)
         return dc_fail(d, -1, "expression nested too deeply");
-    if (n->kind == X_FUNC && n->cst && n->cst->code && strcmp(n->cst->code->name, "<lambda>") == 0) {
-        dp_node *lam = dc_lambda(d, n, -1);
-        if (lam == NULL)
+    if (n->kind == X_FUNC && n->cst && n->cst->code) {
+        dp_node *closure = n->l1.n > 0 ? n->l1.v[0] : NULL;
+        dp_node *made = strcmp(n->cst->code->name, "<lambda>") == 0 ? dc_lambda(d, n, -1)
+                                                                   : dc_function_by_value(d, n, closure, -1);
+        if (made == NULL)
             return -1;
-        *n = *lam;
+        *n = *made;
     }
     dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
     for (int l = 0; l < 4; l++)
         for (int k = 0; k < ls[l]->n; k++)
-            if (finish_lambdas(d, ls[l]->v[k], depth + 1) < 0)
+            if (finish_made_functions(d, ls[l]->v[k], depth + 1) < 0)
                 return -1;
-    if (finish_lambdas(d, n->a, depth + 1) < 0 || finish_lambdas(d, n->b, depth + 1) < 0)
+    if (finish_made_functions(d, n->a, depth + 1) < 0 || finish_made_functions(d, n->b, depth + 1) < 0)
         return -1;
-    return finish_lambdas(d, n->c, depth + 1);
+    return finish_made_functions(d, n->c, depth + 1);
 }
 
 /* An item of an unpacked value used as a value rather than stored (Dynamo's
@@ -522,17 +587,16 @@ static int check_coverage(dc *d) {
 
 /* Decompiles a whole code object into statements; as the state machine
  * when `refused` (the reason) is set. */
-static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d,
-                          const char *refused) {
-    if (sh->limit_hit || ++sh->depth > DP_MAX_NESTING) {
-        sh->depth -= !sh->limit_hit;
-        sh->limit_hit = 1;
+static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kind, int path, dp_nodes *body,
+                          dc *d, const char *refused) {
+    if (dc_nest(sh, DP_MAX_NESTING, "code objects and blocks") < 0) {
         dp_error_where(sh->err, code->qualname);
-        return dp_fail(sh->err, -1, "code objects nested too deeply");
+        return -1;
     }
     int rc = -1;
     if (dc_setup(d, sh, code, outer) < 0)
         goto out;
+    d->path = path;
     d->is_class_body = kind == BODY_CLASS;
     dc_stack st = {0};
     dc_spec sp;
@@ -541,8 +605,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     int r = forced ? dc_fail(d, -1, "the state machine was asked for") : dc_block(d, 0, d->n, &st, body);
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
-    for (int k = 0; r >= 0 && !d->sh->err->set && code->py_minor >= 13 && k < body->n; k++)
-        r = finish_lambdas(d, body->v[k], 0);
+    for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
+        r = finish_made_functions(d, body->v[k], 0);
     for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
         r = fill_slots(d, body->v[k], 0);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
@@ -553,10 +617,11 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     }
     else if (d->sh->err->set)
         snprintf(d->why, sizeof d->why, "at offset %d: %.150s", d->sh->err->offset, d->sh->err->msg);
+    dp_utf8_trim(d->why);
     if (!dc_spec_end(d, &sp, r)) {
         /* no structured form: emit an equivalent state machine instead */
         if (d->sh->limit_hit) /* the speculation dropped the message */
-            dp_fail(sh->err, -1, "code objects and blocks nested more than %d deep", DP_MAX_NESTING);
+            dp_fail(sh->err, -1, "%s", sh->limit_msg);
         if (d->sh->ar->failed || d->sh->limit_hit)
             goto out;
         body->n = 0;
@@ -634,8 +699,9 @@ static int is_async(const dp_code *code);
  * structured from bytecode of the running Python is validated (see
  * validate.c): when it is not equivalent to its bytecode, or the check
  * could not be made, the state machine replaces it. */
-static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp_nodes *body, dc *d) {
-    if (code_body_once(sh, code, outer, kind, body, d, NULL) < 0)
+static int code_body_validated(dc_shared *sh, const dp_code *code, dc *outer, int kind, int path, dp_nodes *body,
+                               dc *d) {
+    if (code_body_once(sh, code, outer, kind, path, body, d, NULL) < 0)
         return -1;
     if (kind != BODY_FUNCTION || d->used_fallback || !dc_wants_validation(sh, code))
         return 0;
@@ -659,9 +725,78 @@ static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int kind, dp
         snprintf(checked, sizeof checked, "not checked: %.180s", why);
         memcpy(why, checked, sizeof why - 1);
         why[sizeof why - 1] = '\0';
+        dp_utf8_trim(why);
     }
     *body = (dp_nodes){0};
-    return code_body_once(sh, code, outer, kind, body, d, why);
+    return code_body_once(sh, code, outer, kind, path, body, d, why);
+}
+
+/* What a use of a nested code object gave (dc_shared.memo). */
+typedef struct dc_memo {
+    int path;       /* of that use: its own nested code objects are keyed by it */
+    int ok;
+    dp_nodes body;  /* when ok */
+    int ntemps;     /* the temporaries counter after it */
+    dp_error err;   /* when not ok */
+} dc_memo;
+
+/* The kinds of use in the memo's keys: a body kind, or a scope's path. */
+enum { USE_SCOPE = 7 };
+
+int dc_scope_path(dc *outer, int site, const dp_code *code) {
+    dc_shared *sh = outer->sh;
+    uintptr_t use = (uintptr_t)(unsigned)site << 3 | USE_SCOPE;
+    int *path = dp_ptrmap_get(&sh->memo, (uintptr_t)outer->path, use, (uintptr_t)code);
+    if (path == NULL) {
+        if ((path = dp_alloc(sh->ar, sizeof *path)) == NULL ||
+            dp_ptrmap_put(sh->ar, &sh->memo, (uintptr_t)outer->path, use, (uintptr_t)code, path) < 0)
+            return dp_fail(sh->err, -1, "out of memory");
+        *path = ++sh->npaths;
+    }
+    return *path;
+}
+
+/* code_body_validated for the use `site` (the index of its MAKE_FUNCTION,
+ * X_FUNC's op) of `code` in `outer` (NULL: the top level), once per use:
+ * tried again, the use gives the same statements (or error) without work.
+ * `d` is set up only when the work is done. */
+static int code_body(dc_shared *sh, const dp_code *code, dc *outer, int site, int kind, dp_nodes *body, dc *d) {
+    if (outer == NULL)
+        return code_body_validated(sh, code, NULL, kind, 0, body, d);
+    uintptr_t use = (uintptr_t)(unsigned)site << 3 | (uintptr_t)kind;
+    dc_memo *m = dp_ptrmap_get(&sh->memo, (uintptr_t)outer->path, use, (uintptr_t)code);
+    if (m != NULL) {
+        if (!m->ok) {
+            if (!sh->err->set)
+                *sh->err = m->err;
+            return -1;
+        }
+        *body = m->body; /* (no room left: an append copies the list) */
+        if (sh->ntemps < m->ntemps)
+            sh->ntemps = m->ntemps;
+        return 0;
+    }
+    int path = ++sh->npaths;
+    int rc = code_body_validated(sh, code, outer, kind, path, body, d);
+    if (sh->limit_hit || sh->ar->failed) /* (fatal: nothing is tried again) */
+        return rc;
+    if ((m = dp_alloc(sh->ar, sizeof *m)) == NULL ||
+        dp_ptrmap_put(sh->ar, &sh->memo, (uintptr_t)outer->path, use, (uintptr_t)code, m) < 0)
+        return dp_fail(sh->err, -1, "out of memory");
+    m->path = path;
+    m->ok = rc == 0;
+    m->ntemps = sh->ntemps;
+    if (rc < 0) {
+        m->err = *sh->err;
+        return rc;
+    }
+    m->body.n = m->body.cap = body->n;
+    if (body->n > 0) {
+        if ((m->body.v = dp_alloc_array(sh->ar, (size_t)body->n, sizeof *m->body.v)) == NULL)
+            return dp_fail(sh->err, -1, "out of memory");
+        memcpy(m->body.v, body->v, (size_t)body->n * sizeof *body->v);
+    }
+    return 0;
 }
 
 /* ---- signatures ---- */
@@ -806,7 +941,7 @@ dp_node *dc_funcdef(dc *d, dp_node *fn, const char *name, int at) {
     if ((def->c = arguments(d, code, fn, &def->b)) == NULL)
         return NULL;
     dc sub;
-    if (code_body(d->sh, code, d, BODY_FUNCTION, &def->l1, &sub) < 0)
+    if (code_body(d->sh, code, d, fn->op, BODY_FUNCTION, &def->l1, &sub) < 0)
         return NULL;
     return def;
 }
@@ -839,11 +974,18 @@ dp_node *dc_lambda(dc *d, dp_node *fn, int at) {
         return NULL;
     dc sub;
     dp_nodes body = {0};
-    if (code_body(d->sh, code, d, BODY_LAMBDA, &body, &sub) < 0)
+    if (code_body(d->sh, code, d, fn->op, BODY_LAMBDA, &body, &sub) < 0)
         return NULL;
-    /* generator lambdas end with an implicit `return None` after the yield */
-    if (body.n == 2 && body.v[0]->kind == S_EXPR && is_return_none(body.v[1]))
-        body.n = 1, body.v[0]->kind = S_RETURN;
+    /* generator lambdas end with an implicit `return None` after the yield
+     * (the statements are left as they are: another use may get them) */
+    if (body.n == 2 && body.v[0]->kind == S_EXPR && is_return_none(body.v[1])) {
+        dp_node *ret = dc_node(d, S_RETURN);
+        dp_nodes one = {0};
+        if (ret == NULL || dc_add(d, &one, ret) < 0)
+            return NULL;
+        ret->a = body.v[0]->a;
+        body = one;
+    }
     if ((lam->b = returned_value(d, &body, 0, 0)) == NULL) {
         dc_fail(d, at, "lambda body is not a single expression");
         return NULL;
@@ -861,7 +1003,7 @@ dp_node *dc_comprehension(dc *d, dp_node *fn, dp_node *iter, int at) {
     else if (strcmp(code->name, "<dictcomp>") == 0) kind = E_DICTCOMP;
     dc sub;
     dp_nodes body = {0};
-    if (code_body(d->sh, code, d, BODY_COMPREHENSION, &body, &sub) < 0)
+    if (code_body(d->sh, code, d, fn->op, BODY_COMPREHENSION, &body, &sub) < 0)
         return NULL;
     dp_node *comp = dc_node(d, kind);
     if (comp == NULL || dc_comp_clauses(d, &body, comp, NULL, iter) < 0)
@@ -892,7 +1034,7 @@ dp_node *dc_classdef(dc *d, dp_node *call, const char *name, int at) {
         if (dc_add(d, &cls->l3, call->l2.v[k]) < 0)
             return NULL;
     dc sub;
-    if (code_body(d->sh, call->l1.v[0]->cst->code, d, BODY_CLASS, &cls->l1, &sub) < 0)
+    if (code_body(d->sh, call->l1.v[0]->cst->code, d, call->l1.v[0]->op, BODY_CLASS, &cls->l1, &sub) < 0)
         return NULL;
     return cls;
 }
@@ -1016,13 +1158,44 @@ static dp_node *lambda_statement(dc *d, const dp_node *def) {
     return st;
 }
 
+/* x * f + floor, saturating. */
+static size_t budget(size_t x, size_t f, size_t floor) {
+    return x > (SIZE_MAX - floor) / f ? SIZE_MAX : x * f + floor;
+}
+
+/* The budgets of depyf.h for `code` (and a live function's defaults). */
+static int set_budgets(dc_shared *sh, const dp_code *code, const dp_options *opt) {
+    dp_ptrmap seen = {0};
+    if (dp_size_code(sh->ar, &seen, code, &sh->use.input) < 0 ||
+        (opt && opt->defaults && dp_size_const(sh->ar, &seen, opt->defaults, &sh->use.input) < 0) ||
+        (opt && opt->kwdefaults && dp_size_const(sh->ar, &seen, opt->kwdefaults, &sh->use.input) < 0))
+        return dp_fail(sh->err, -1, "out of memory");
+    sh->work_limit = budget(sh->use.input.bytecode, DP_WORK_FACTOR, DP_WORK_FLOOR);
+    sh->output_limit = budget(sh->use.input.bytes, DP_OUTPUT_FACTOR, DP_OUTPUT_FLOOR);
+    sh->validation_limit = budget(sh->use.input.bytes, DP_VALIDATION_FACTOR, DP_VALIDATION_FLOOR);
+    return 0;
+}
+
+/* Why an allocation failed, as reported: the memory budget names itself. */
+static void memory_error(dp_error *err, const dp_arena *ar) {
+    char why[200];
+    dp_arena_why(ar, "the decompilation", why, sizeof why);
+    dp_error_init(err);
+    dp_fail(err, -1, "%s", why);
+}
+
 int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_error *err) {
     dp_arena ar;
     dp_arena_init(&ar);
+    if (opt)
+        ar.limit = opt->memory_limit;
     dc_shared sh = {.ar = &ar, .err = err, .opt = opt};
     dc d;
     dp_nodes body = {0};
     int rc = -1;
+    size_t out_start = out->len, out_limit = out->limit;
+    if (set_budgets(&sh, code, opt) < 0)
+        goto out;
     int is_module = strcmp(code->name, "<module>") == 0;
     /* a class body taken on its own (no fast locals, a real name) prints as
      * the class statement without bases: a def would read its names as
@@ -1040,7 +1213,7 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         goto out;
     }
     code = named;
-    if (code_body(&sh, code, NULL, is_module ? BODY_MODULE : is_class ? BODY_CLASS : BODY_FUNCTION, &body, &d) < 0)
+    if (code_body(&sh, code, NULL, -1, is_module ? BODY_MODULE : is_class ? BODY_CLASS : BODY_FUNCTION, &body, &d) < 0)
         goto out;
     dp_nodes top = body;
     if (is_class) {
@@ -1070,6 +1243,9 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
             one.v[0] = lam;
     }
     dp_printer p;
+    /* (the caller's own limit, if any, stays in force) */
+    if (sh.output_limit <= SIZE_MAX - out_start && (out_limit == 0 || out_start + sh.output_limit < out_limit))
+        out->limit = out_start + sh.output_limit;
     dp_printer_init(&p, out, opt ? opt->indent : 4, err);
     p.py_minor = code->py_minor;
     linemap_ctx lm = {opt ? opt->linemap : NULL, 0};
@@ -1087,12 +1263,32 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         dp_fail(err, -1, "out of memory");
         goto out;
     }
+    /* the output is text: no name or text of the input may be other bytes
+     * (a bytes constant in the place of a str one, in damaged code) */
+    size_t bad = out->len > out_start ? dp_utf8_invalid_at(out->data + out_start, out->len - out_start) : 0;
+    if (bad < out->len - out_start) {
+        dp_fail(err, -1, "a name or text of the code is not UTF-8 (byte %zu of the source would be 0x%02x)", bad,
+                (unsigned char)out->data[out_start + bad]);
+        goto out;
+    }
     if (lm.map && lm.map->n > 1) /* statements do not print in offset order (loops, else blocks): sort */
         qsort(lm.map->entries, lm.map->n, sizeof *lm.map->entries, cmp_entry);
     rc = 0;
 out:
-    if (rc < 0 && ar.failed && !err->set)
-        dp_fail(err, -1, "out of memory");
+    if (out->over && !sh.limit_hit) {
+        dp_error_init(err);
+        dp_fail(err, -1,
+                "the output limit: the source would be longer than %zu bytes (%d times the input's %zu, + %zu "
+                "MiB): constants or code objects used many times are printed once per use",
+                sh.output_limit, DP_OUTPUT_FACTOR, sh.use.input.bytes, DP_OUTPUT_FLOOR >> 20);
+    } else if (rc < 0 && ar.failed) {
+        memory_error(err, &ar);
+    }
+    out->limit = out_limit;
+    sh.use.output = out->len - out_start;
+    sh.use.memory = ar.used_total;
+    if (opt && opt->usage)
+        *opt->usage = sh.use;
     dp_error_where(err, code->qualname);
     dp_arena_free(&ar);
     return rc;

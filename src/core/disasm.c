@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "depyf.h"
+#include "ptrmap.h"
 #include "opcodes.h"
 
 /* Also used by marshal.c for the text of list, set and dict values. */
@@ -816,16 +817,30 @@ static int disasm_one(const dp_code *co, dp_buf *out, dp_error *err) {
     return 0;
 }
 
-/* Nested code objects follow their parent in constant order, as in dis.
- * Constants can share code objects (marshal references), so the work is
- * bounded by a budget of code units rather than by the input size. */
-static int disasm_rec(const dp_code *co, dp_buf *out, dp_error *err, int depth, size_t *budget) {
+/* Nested code objects follow their parent in constant order, as in dis;
+ * one that constants share (marshal references) is listed once, at its
+ * first use: the listing stays in proportion to the input (a DAG of code
+ * objects used twice at each of n levels would list 2**n of them). */
+typedef struct lister {
+    dp_arena a;       /* for `listed` */
+    dp_ptrmap listed; /* code objects listed so far */
+    size_t budget;    /* instructions left to list */
+} lister;
+
+static int disasm_rec(lister *ls, const dp_code *co, dp_buf *out, dp_error *err, int depth) {
     if (depth >= DP_MAX_NESTING) /* depth counts from 0 */
         return dp_fail(err, -1, "code objects nested more than %d deep", DP_MAX_NESTING);
+    if (dp_ptrmap_get(&ls->listed, (uintptr_t)co, 0, 0) != NULL) {
+        dp_buf_printf(out, "Code object %s (name %s) again: listed above\n", or_empty(co->qualname),
+                      or_empty(co->name));
+        return 0;
+    }
+    if (dp_ptrmap_put(&ls->a, &ls->listed, (uintptr_t)co, 0, 0, (void *)co) < 0)
+        return dp_fail(err, -1, "out of memory writing the disassembly");
     size_t cost = co->codelen / 2 + 1;
-    if (cost > *budget)
+    if (cost > ls->budget)
         return dp_fail(err, -1, "more than %d instructions to list", DP_MAX_INSTRUCTIONS);
-    *budget -= cost;
+    ls->budget -= cost;
     if (disasm_one(co, out, err) < 0) {
         dp_error_where(err, or_empty(co->qualname));
         return -1;
@@ -834,7 +849,7 @@ static int disasm_rec(const dp_code *co, dp_buf *out, dp_error *err, int depth, 
         const dp_const *c = co->consts[i];
         if (c != NULL && c->kind == DP_CONST_CODE && c->code != NULL) {
             dp_buf_putc(out, '\n');
-            if (disasm_rec(c->code, out, err, depth + 1, budget) < 0)
+            if (disasm_rec(ls, c->code, out, err, depth + 1) < 0)
                 return -1;
         }
     }
@@ -842,8 +857,11 @@ static int disasm_rec(const dp_code *co, dp_buf *out, dp_error *err, int depth, 
 }
 
 int dp_disasm(const dp_code *code, dp_buf *out, dp_error *err) {
-    size_t budget = DP_MAX_INSTRUCTIONS;
-    if (disasm_rec(code, out, err, 0, &budget) < 0)
+    lister ls = {.budget = DP_MAX_INSTRUCTIONS};
+    dp_arena_init(&ls.a);
+    int rc = disasm_rec(&ls, code, out, err, 0);
+    dp_arena_free(&ls.a);
+    if (rc < 0)
         return -1;
     if (!dp_buf_ok(out))
         return dp_fail(err, -1, "out of memory writing the disassembly");

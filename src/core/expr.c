@@ -394,6 +394,16 @@ static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
     int nargs = ins->arg;
     if (nargs < nkw || nargs > st->n)
         return dc_fail(d, at, "bad call argument count"), NULL;
+    /* (the names are printed as they are: bytes would not be text) */
+    for (int k = 0; k < nkw; k++) {
+        const dp_const *name = ins->cst->items[k];
+        if (name->kind == DP_CONST_STR && dc_is_identifier(name->text))
+            continue;
+        if (name->at)
+            return dc_fail(d, at, "keyword argument name %d of the call (the constant at byte %zu of the file) is "
+                                  "not an identifier", k, name->at - 1), NULL;
+        return dc_fail(d, at, "keyword argument name %d of the call is not an identifier", k), NULL;
+    }
     int base = st->n - nargs;
     dp_node **vals = st->v ? st->v + base : NULL; /* NULL + 0 is undefined */
     st->n = base;
@@ -441,23 +451,78 @@ static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
     return call;
 }
 
+/* A `def` or `lambda` names its free variables, so a made function can be
+ * printed as one only when its closure is the cells of those names, in
+ * order, as the compiler builds it (3.13 may load a cell with LOAD_FAST,
+ * read as the name). */
+int dc_closure_is_cells(const dc *d, const dp_code *code, const dp_node *closure) {
+    if (closure == NULL || closure->kind != E_TUPLE || closure->l1.n < 0 ||
+        (size_t)closure->l1.n != code->freevars.n)
+        return 0;
+    for (int k = 0; k < closure->l1.n; k++) {
+        const dp_node *e = closure->l1.v[k];
+        const char *name = dc_is_cell(e) ? e->a->a->b->s
+                           : e && e->kind == E_NAME && d->code->py_minor >= 13 ? e->s : NULL;
+        if (name == NULL || strcmp(name, code->freevars.v[k]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
+/* A function made with another closure (Dynamo's code passes the closure
+ * of a resume function through lists), or used as a value rather than
+ * stored by a def, has no def or lambda form; it is the call that makes the
+ * same function from the same code object: `(lambda: 0).__class__` is the
+ * function type and `(lambda: 0).__globals__` the globals MAKE_FUNCTION
+ * uses, both read without looking up a name.  `closure` may be NULL (none).
+ * The name and (3.11+) the qualified name come from the code object as with
+ * MAKE_FUNCTION; before 3.11 MAKE_FUNCTION takes the qualified name from
+ * the stack, and keyword defaults or annotations would need statements:
+ * those fail. */
+dp_node *dc_function_by_value(dc *d, dp_node *fn, dp_node *closure, int at) {
+    static const dp_const none = {.kind = DP_CONST_NONE}, zero = {.kind = DP_CONST_INT, .text = "0", .len = 1};
+    if (d->code->py_minor < 11 || fn->b != NULL || fn->c != NULL)
+        return dc_fail(d, at, "a function made as a value (no def or lambda makes it)"), NULL;
+    dp_node *call = dc_node(d, E_CALL), *type = dc_node(d, E_ATTR), *globals = dc_node(d, E_ATTR);
+    dp_node *lam1 = dc_node(d, E_LAMBDA), *lam2 = dc_node(d, E_LAMBDA);
+    if (call == NULL || type == NULL || globals == NULL || lam1 == NULL || lam2 == NULL ||
+        (lam1->b = dc_const(d, &zero)) == NULL || (lam2->b = dc_const(d, &zero)) == NULL)
+        return NULL;
+    type->a = lam1;
+    type->s = "__class__";
+    globals->a = lam2;
+    globals->s = "__globals__";
+    call->a = type;
+    dp_node *args[5] = {dc_const(d, fn->cst), globals, dc_const(d, &none), fn->a ? fn->a : dc_const(d, &none),
+                        closure ? closure : dc_const(d, &none)};
+    for (int k = 0; k < 5; k++)
+        if (args[k] == NULL || dc_add(d, &call->l1, args[k]) < 0)
+            return NULL;
+    return call;
+}
+
 static dp_node *make_function(dc *d, dc_stack *st, int flags, int at) {
     dp_node *code = dc_pop(d, st, at);
     if (code == NULL)
         return NULL;
     if (!dc_is_const_kind(code, DP_CONST_CODE))
         return dc_fail(d, at, "MAKE_FUNCTION without a code constant"), NULL;
-    dp_node *fn = dc_node(d, X_FUNC);
+    dp_node *fn = dc_node(d, X_FUNC), *closure = NULL;
     if (fn == NULL)
         return NULL;
     fn->cst = code->cst;
-    if (flags & DP_FN_CLOSURE && dc_pop(d, st, at) == NULL)
+    fn->op = at;
+    if (flags & DP_FN_CLOSURE && (closure = dc_pop(d, st, at)) == NULL)
         return NULL;
     if (flags & DP_FN_ANNOTATIONS && (fn->c = dc_pop(d, st, at)) == NULL)
         return NULL;
     if (flags & DP_FN_KWDEFAULTS && (fn->b = dc_pop(d, st, at)) == NULL)
         return NULL;
     if (flags & DP_FN_DEFAULTS && (fn->a = dc_pop(d, st, at)) == NULL)
+        return NULL;
+    if (closure && !dc_closure_is_cells(d, code->cst->code, closure))
+        return dc_function_by_value(d, fn, closure, at);
+    if (closure && dc_add(d, &fn->l1, closure) < 0)
         return NULL;
     if (strcmp(fn->cst->code->name, "<lambda>") == 0 && d->code->py_minor < 13)
         return dc_lambda(d, fn, at);
@@ -811,6 +876,10 @@ static int operator_step(dc *d, int i, dc_stack *st) {
         if (ins->arg == DP_FN_DEFAULTS) a->a = b;
         else if (ins->arg == DP_FN_KWDEFAULTS) a->b = b;
         else if (ins->arg == DP_FN_ANNOTATIONS) a->c = b;
+        else if (ins->arg == DP_FN_CLOSURE && !dc_closure_is_cells(d, a->cst->code, b))
+            a = dc_function_by_value(d, a, b, i);
+        else if (ins->arg == DP_FN_CLOSURE && dc_add(d, &a->l1, b) < 0)
+            return -1;
         return dc_push(d, st, a) < 0 ? -1 : 1;
     default:
         return SW_NOT_MINE;

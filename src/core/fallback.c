@@ -324,6 +324,12 @@ dp_node *fb_lower(fb *F, dp_node *e, int depth) {
     }
     case X_ASSERTION:
         return fb_builtin(F, "AssertionError");
+    case X_FUNC: /* made and used as a value, never bound by a def (Dynamo's code, 3.11+) */
+        if (F->d->code->py_minor >= 11 && e->cst && e->cst->code && strcmp(e->cst->code->name, "<lambda>") != 0) {
+            dp_node *made = dc_function_by_value(F->d, e, e->l1.n > 0 ? e->l1.v[0] : NULL, F->at);
+            return made ? fb_lower(F, made, depth + 1) : NULL;
+        }
+        break;
     case E_BINOP:
         if (e->op2) { /* an in-place operator whose result is not stored back */
             static const char *const names[DP_BIN_COUNT] = {"iadd", "iand", "ifloordiv", "ilshift", "imatmul", "imul",
@@ -620,12 +626,30 @@ dp_node *fb_pop(fb *F) { return dc_pop(F->d, &F->st, F->at); }
 
 dp_node *fb_top(fb *F, int k) { return dc_top(F->d, &F->st, k, F->at); }
 
+/* Does the code bind or read `name` anywhere (so that a def may bind it)? */
+static int code_has_name(const dp_code *c, const char *name) {
+    const dp_strs *lists[4] = {&c->varnames, &c->cellvars, &c->freevars, &c->names};
+    for (int l = 0; l < 4; l++)
+        for (size_t k = 0; k < lists[l]->n; k++)
+            if (strcmp(lists[l]->v[k], name) == 0)
+                return 1;
+    return 0;
+}
+
 /* Evaluates v into an atom now. */
 dp_node *fb_spill(fb *F, dp_node *v) {
     if (fb_is_atom(v))
         return v;
     const char *name = fb_def_name(v);
     dp_node *t = fb_temp(F);
+    /* In Dynamo's code (stable globals), a function the code never names (its
+     * resume functions, 3.11+) is made from its own code object (fb_lower): a def
+     * would add a local and compile another code object, where Dynamo keys its
+     * caches on the code object.  Elsewhere the def shows the function's source,
+     * unless no def can bind its name (a generator expression's `<genexpr>`). */
+    if (name && v->kind == X_FUNC && F->d->code->py_minor >= 11 &&
+        (!dc_is_identifier(name) || (F->d->sh->opt->stable_globals && !code_has_name(F->d->code, name))))
+        name = NULL;
     if (name) { /* a function or class value: its def statement binds its name */
         if (fb_emit_def(F, v, name) < 0 || fb_emit_assign(F, t, dc_name(F->d, name)) < 0)
             return NULL;
@@ -1388,11 +1412,8 @@ static int unflatten(fb *F, const dp_nodes *body, dp_nodes *out) {
  *     [except BaseException as __esc<level>: <route the re-raise>] */
 static int machine(fb *F, int level, dp_nodes *out) {
     dc *d = F->d;
-    if (d->sh->limit_hit || ++d->sh->depth > DP_MAX_NESTING * 4) {
-        d->sh->depth -= !d->sh->limit_hit;
-        d->sh->limit_hit = 1;
-        return fb_fail(F, -1, "exception handlers nested too deeply");
-    }
+    if (dc_nest(d->sh, DP_MAX_NESTING * 4, "exception handlers and blocks") < 0)
+        return -1;
     int *raisers = dp_alloc_array(d->sh->ar, (size_t)F->nb + 1, sizeof(int));
     if (raisers == NULL)
         return fb_oom(F);

@@ -115,6 +115,19 @@ int fb_settle_class(fb *F, int next) {
     return 0;
 }
 
+/* The closure the compiler builds: LOAD_CLOSURE of each free variable, in
+ * order (see dc_closure_is_cells). */
+static int closure_is_cells(const dp_code *code, const dp_node *closure) {
+    if (closure->kind != E_TUPLE || closure->l1.n < 0 || (size_t)closure->l1.n != code->freevars.n)
+        return 0;
+    for (int k = 0; k < closure->l1.n; k++) {
+        const dp_node *e = closure->l1.v[k];
+        if ((fb_mark_of(e) & M_KIND) != M_CELL || strcmp(e->s, code->freevars.v[k]) != 0)
+            return 0;
+    }
+    return 1;
+}
+
 int fb_make_function(fb *F, const dp_instr *ins) {
     dp_node *code = fb_pop(F);
     if (code == NULL)
@@ -125,8 +138,10 @@ int fb_make_function(fb *F, const dp_instr *ins) {
     if (fn == NULL)
         return -1;
     fn->cst = code->cst;
+    fn->op = F->at;
     int depth = 0;
-    dp_node **parts[4] = {NULL, &fn->c, &fn->b, &fn->a};
+    dp_node *closure = NULL;
+    dp_node **parts[4] = {&closure, &fn->c, &fn->b, &fn->a};
     static const int flags[4] = {DP_FN_CLOSURE, DP_FN_ANNOTATIONS, DP_FN_KWDEFAULTS, DP_FN_DEFAULTS};
     for (int k = 0; k < 4; k++) {
         if (!(ins->arg & flags[k]))
@@ -136,9 +151,13 @@ int fb_make_function(fb *F, const dp_instr *ins) {
         dp_node *v = fb_pop(F);
         if (v == NULL)
             return -1;
-        if (parts[k])
-            *parts[k] = v;
+        *parts[k] = v;
     }
+    if (closure && !closure_is_cells(fn->cst->code, closure) &&
+        (fn = dc_function_by_value(F->d, fn, closure, F->at)) == NULL)
+        return -1;
+    if (closure && fn->kind == X_FUNC && dc_add(F->d, &fn->l1, closure) < 0)
+        return -1;
     return fb_push(F, fn, depth + 1);
 }
 

@@ -290,6 +290,9 @@ static int step(gen *g, int i, dp_node **result) {
     case IR_LOAD_FAST: case IR_LOAD_DEREF: case IR_LOAD_CLOSURE:
         if (in->name[0] != '.')
             break;
+        /* the cell itself (a closure's; 3.13 loads it with LOAD_FAST), not its value */
+        if (in->op == IR_LOAD_CLOSURE || (in->op == IR_LOAD_FAST && dc_fast_load_is_cell(d, in->name)))
+            return dc_push(d, &g->st, dc_cell(d, in->name));
         if ((v = hidden(g, in->name)) == NULL)
             return dc_fail(d, i, "%s read before it is bound", in->name);
         return dc_push(d, &g->st, v);
@@ -324,12 +327,8 @@ dp_node *dc_generic(dc *outer, dp_node *fn, const dp_nodes *args, int at) {
         dc_fail(outer, at, "malformed call of %s", code->name);
         return NULL;
     }
-    if (sh->limit_hit || ++sh->depth > DP_MAX_NESTING) {
-        sh->depth -= !sh->limit_hit;
-        sh->limit_hit = 1;
-        dp_fail(sh->err, -1, "code objects nested too deeply");
+    if (dc_nest(sh, DP_MAX_NESTING, "code objects and blocks") < 0)
         return NULL;
-    }
     dp_node *result = NULL;
     dc sub;
     gen g = {.d = &sub};
@@ -340,7 +339,7 @@ dp_node *dc_generic(dc *outer, dp_node *fn, const dp_nodes *args, int at) {
     }
     memcpy(g.name, code->name + sizeof PREFIX - 1, len);
     g.name[len] = '\0';
-    if (dc_setup(&sub, sh, code, outer) < 0)
+    if (dc_setup(&sub, sh, code, outer) < 0 || (sub.path = dc_scope_path(outer, fn->op, code)) < 0)
         goto out;
     /* the arguments bind the hidden parameters .defaults and .kwdefaults */
     if (code->argcount != args->n || code->kwonlyargcount || (code->flags & (DP_CO_VARARGS | DP_CO_VARKEYWORDS)) ||

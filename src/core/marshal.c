@@ -65,18 +65,24 @@ typedef struct reader {
     dp_const **refs; /* malloc'ed; NULL entries are objects still being built */
     size_t nrefs, caprefs;
     dp_error *err;
+    size_t base; /* where the data starts in its file: positions in messages are the file's */
 } reader;
 
+/* A position of the data as reported: in the file. */
+static size_t in_file(const reader *r, size_t pos) { return r->base + pos; }
 /* dp_error keeps offsets as int. */
-static int off(size_t pos) { return pos > INT_MAX ? INT_MAX : (int)pos; }
-static int at(const reader *r) { return off(r->pos); }
+static int off(const reader *r, size_t pos) {
+    pos = in_file(r, pos);
+    return pos > INT_MAX ? INT_MAX : (int)pos;
+}
+static int at(const reader *r) { return off(r, r->pos); }
 
 static int fail_at(reader *r, size_t pos, const char *what) {
-    return dp_fail(r->err, off(pos), "bad marshal data at byte %zu: %s", pos, what);
+    return dp_fail(r->err, off(r, pos), "bad marshal data at byte %zu: %s", in_file(r, pos), what);
 }
 
 static int oom(reader *r) {
-    return dp_fail(r->err, at(r), "out of memory reading marshal data at byte %zu", r->pos);
+    return dp_fail(r->err, at(r), "out of memory reading marshal data at byte %zu", in_file(r, r->pos));
 }
 
 static size_t left(const reader *r) { return r->len - r->pos; }
@@ -85,7 +91,7 @@ static int need(reader *r, size_t n, const char *what) {
     if (left(r) >= n)
         return 0;
     return dp_fail(r->err, at(r),
-                   "marshal data truncated at byte %zu: %s needs %zu bytes, %zu left", r->pos,
+                   "marshal data truncated at byte %zu: %s needs %zu bytes, %zu left", in_file(r, r->pos),
                    what, n, left(r));
 }
 
@@ -119,7 +125,7 @@ static int r_size(reader *r, const char *what, size_t *out) {
         return dp_fail(r->err, at(r),
                        "marshal data truncated at byte %zu: %s of %d needs at least as many "
                        "bytes, %zu left",
-                       r->pos, what, n, left(r));
+                       in_file(r, r->pos), what, n, left(r));
     *out = (size_t)n;
     return 0;
 }
@@ -153,42 +159,6 @@ static int r_double_str(reader *r, double *out) {
         return fail_at(r, start, "float text is not a number");
     *out = d;
     return 0;
-}
-
-static int is_cont(uint8_t b) { return (b & 0xC0) == 0x80; }
-
-/* UTF-8 as CPython's decoder with "surrogatepass" accepts it: shortest
- * forms only, up to U+10FFFF, encoded surrogates allowed. */
-static int valid_utf8_surrogatepass(const uint8_t *s, size_t n) {
-    size_t i = 0;
-    while (i < n) {
-        uint8_t b = s[i];
-        size_t k;
-        uint32_t cp, min;
-        if (b < 0x80) {
-            i++;
-            continue;
-        } else if ((b & 0xE0) == 0xC0) {
-            k = 1, cp = b & 0x1F, min = 0x80;
-        } else if ((b & 0xF0) == 0xE0) {
-            k = 2, cp = b & 0x0F, min = 0x800;
-        } else if ((b & 0xF8) == 0xF0) {
-            k = 3, cp = b & 0x07, min = 0x10000;
-        } else {
-            return 0;
-        }
-        if (n - i <= k)
-            return 0;
-        for (size_t j = 1; j <= k; j++) {
-            if (!is_cont(s[i + j]))
-                return 0;
-            cp = cp << 6 | (s[i + j] & 0x3F);
-        }
-        if (cp < min || cp > 0x10FFFF)
-            return 0;
-        i += k + 1;
-    }
-    return 1;
 }
 
 static dp_const *new_const(reader *r, dp_const_kind kind) {
@@ -452,15 +422,15 @@ static int r_str_tuple(reader *r, const char *field, dp_strs *out) {
     if (r_object(r, &t, 0) < 0)
         return -1;
     if (t->kind != DP_CONST_TUPLE)
-        return dp_fail(r->err, off(pos), "bad marshal data at byte %zu: code %s is not a tuple",
-                       pos, field);
+        return dp_fail(r->err, off(r, pos), "bad marshal data at byte %zu: code %s is not a tuple",
+                       in_file(r, pos), field);
     out->v = dp_alloc_array(r->a, t->n ? t->n : 1, sizeof *out->v);
     if (out->v == NULL)
         return oom(r);
     for (size_t i = 0; i < t->n; i++) {
         if (t->items[i]->kind != DP_CONST_STR)
-            return dp_fail(r->err, off(pos),
-                           "bad marshal data at byte %zu: code %s holds a non-string", pos, field);
+            return dp_fail(r->err, off(r, pos),
+                           "bad marshal data at byte %zu: code %s holds a non-string", in_file(r, pos), field);
         out->v[i] = t->items[i]->text;
     }
     out->n = t->n;
@@ -472,7 +442,7 @@ static int r_typed(reader *r, dp_const_kind kind, const char *field, dp_const **
     if (r_object(r, out, 0) < 0)
         return -1;
     if ((*out)->kind != kind)
-        return dp_fail(r->err, off(pos), "bad marshal data at byte %zu: code %s is not a %s", pos,
+        return dp_fail(r->err, off(r, pos), "bad marshal data at byte %zu: code %s is not a %s", in_file(r, pos),
                        field, kind == DP_CONST_STR     ? "str"
                               : kind == DP_CONST_TUPLE ? "tuple"
                                                        : "bytes");
@@ -493,8 +463,8 @@ static int r_int_field(reader *r, const char *field, int *out) {
 static int split_localsplus(reader *r, dp_code *co, const dp_strs *names, const dp_const *kinds,
                             size_t pos) {
     if (kinds->len != names->n)
-        return dp_fail(r->err, off(pos),
-                       "bad marshal data at byte %zu: %zu localsplus names but %zu kinds", pos,
+        return dp_fail(r->err, off(r, pos),
+                       "bad marshal data at byte %zu: %zu localsplus names but %zu kinds", in_file(r, pos),
                        names->n, kinds->len);
     struct {
         dp_strs *out;
@@ -589,17 +559,17 @@ static int r_unnumbered(reader *r, int type, size_t start, dp_const **out) {
         if (r_i32(r, "reference index", &idx) < 0)
             return -1;
         if (idx < 0 || (size_t)idx >= r->nrefs)
-            return dp_fail(r->err, off(start),
+            return dp_fail(r->err, off(r, start),
                            "bad marshal data at byte %zu: reference %d, but only %zu objects "
                            "are numbered",
-                           start, idx, r->nrefs);
+                           in_file(r, start), idx, r->nrefs);
         /* CPython hands out a half-built tuple here; a cycle would hang
          * every consumer of the model, so refuse it */
         if (r->refs[idx] == NULL)
-            return dp_fail(r->err, off(start),
+            return dp_fail(r->err, off(r, start),
                            "bad marshal data at byte %zu: reference %d to an object still being "
                            "built",
-                           start, idx);
+                           in_file(r, start), idx);
         *out = r->refs[idx];
         return 0;
     }
@@ -664,8 +634,9 @@ static int r_string(reader *r, int type, dp_const **out) {
     if (type == TYPE_ASCII || type == TYPE_ASCII_INTERNED)
         return r_ascii(r, n, out);
     const uint8_t *s = r->data + r->pos;
-    if (type != TYPE_STRING && !valid_utf8_surrogatepass(s, n))
-        return fail_at(r, r->pos, "str is not valid UTF-8");
+    size_t bad = type != TYPE_STRING ? dp_utf8_invalid_at((const char *)s, n) : n;
+    if (bad < n)
+        return fail_at(r, r->pos + bad, "str is not valid UTF-8");
     r->pos += n;
     *out = new_text(r, type == TYPE_STRING ? DP_CONST_BYTES : DP_CONST_STR, s, n);
     return *out ? 0 : -1;
@@ -713,10 +684,10 @@ static int r_numbered(reader *r, int type, size_t start, dp_const **out) {
         *out = new_const(r, DP_CONST_CODE);
         return *out ? r_code(r, *out) : -1;
     default:
-        return dp_fail(r->err, off(start),
+        return dp_fail(r->err, off(r, start),
                        "bad marshal data at byte %zu: unknown type code 0x%02x ('%c'), "
                        "expected one of 0NTF.SirIlfgxysuatAzZ()[{<>c",
-                       start, (unsigned)type, type >= 0x20 && type < 0x7f ? type : '?');
+                       in_file(r, start), (unsigned)type, type >= 0x20 && type < 0x7f ? type : '?');
     }
 }
 
@@ -743,8 +714,8 @@ static int r_object(reader *r, dp_const **out, int null_ok) {
         break;
     }
     if (r->depth >= MARSHAL_MAX_DEPTH)
-        return dp_fail(r->err, off(start),
-                       "bad marshal data at byte %zu: nested more than %d levels deep", start,
+        return dp_fail(r->err, off(r, start),
+                       "bad marshal data at byte %zu: nested more than %d levels deep", in_file(r, start),
                        MARSHAL_MAX_DEPTH);
     /* the slot is taken before the contents are read, as CPython does */
     size_t idx = flag ? ref_reserve(r) : SIZE_MAX;
@@ -756,6 +727,7 @@ static int r_object(reader *r, dp_const **out, int null_ok) {
     r->depth--;
     if (rc < 0 || c == NULL)
         return -1;
+    c->at = in_file(r, start) + 1;
     if (flag)
         r->refs[idx] = c;
     *out = c;
@@ -764,11 +736,16 @@ static int r_object(reader *r, dp_const **out, int null_ok) {
 
 int dp_marshal_load(dp_arena *a, const uint8_t *data, size_t len, int py_minor, dp_const **out,
                     dp_error *err) {
+    return dp_marshal_load_at(a, data, len, 0, py_minor, out, err);
+}
+
+int dp_marshal_load_at(dp_arena *a, const uint8_t *data, size_t len, size_t base, int py_minor, dp_const **out,
+                       dp_error *err) {
     *out = NULL;
     if (py_minor < DP_MIN_MINOR || py_minor > DP_MAX_MINOR)
         return dp_fail(err, -1, "marshal data of Python 3.%d is not supported (3.%d to 3.%d are)",
                        py_minor, DP_MIN_MINOR, DP_MAX_MINOR);
-    reader r = {.a = a, .data = data, .len = data ? len : 0, .py_minor = py_minor, .err = err};
+    reader r = {.a = a, .data = data, .len = data ? len : 0, .py_minor = py_minor, .err = err, .base = base};
     dp_const *c;
     int rc = r_object(&r, &c, 0);
     free(r.refs);

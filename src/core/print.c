@@ -78,16 +78,26 @@ static void sync_line(pr *r) {
             r->p->line++;
 }
 
-static int enter(pr *r) {
-    if (++r->depth > MAX_DEPTH)
-        return dp_fail(r->p->err, -1, "expression or block nested deeper than %d levels", MAX_DEPTH);
-    return 0;
-}
-
 static int oom(pr *r) {
+    if (dp_buf_over(r->out) || dp_buf_over(r->main))
+        return dp_fail(r->p->err, -1, "the source is longer than its limit of %zu bytes",
+                       dp_buf_over(r->main) ? r->main->limit : r->out->limit);
     if (!dp_buf_ok(r->out) || !dp_buf_ok(r->main))
         return dp_fail(r->p->err, -1, "out of memory while printing source");
     return 0;
+}
+
+/* put_const failed: the text could not grow, or the constant is too deep. */
+static int const_failed(pr *r) {
+    return oom(r) < 0 ? -1 : dp_fail(r->p->err, -1, "constant nested deeper than %d levels", MAX_DEPTH);
+}
+
+/* One level deeper; the walk also stops here once the text cannot grow
+ * (past the output limit, a tree of shared nodes is not walked on). */
+static int enter(pr *r) {
+    if (++r->depth > MAX_DEPTH)
+        return dp_fail(r->p->err, -1, "expression or block nested deeper than %d levels", MAX_DEPTH);
+    return oom(r);
 }
 
 /* ------------------------------------------------------------------ */
@@ -448,7 +458,9 @@ static int put_const(dp_printer *p, dp_buf *o, const dp_const *c, unsigned forbi
         for (size_t i = 0; i < c->n; i++) {
             if (i)
                 dp_buf_puts(o, ", ");
-            if (put_const(p, o, c->items[i], forbid, depth + 1, 0) < 0)
+            /* (a tuple of marshal references to one tuple, n levels deep,
+             * is 2**n items long: stop once the text cannot grow) */
+            if (!dp_buf_ok(o) || put_const(p, o, c->items[i], forbid, depth + 1, 0) < 0)
                 return -1;
         }
         dp_buf_puts(o, tuple ? (c->n == 1 ? ",)" : ")") : as_set ? "}" : "})");
@@ -528,8 +540,9 @@ static int name_of_nonliteral(dp_printer *p, dp_buf *o, const dp_const *c) {
 static void put_repr_comment(dp_buf *o, const dp_const *c) {
     dp_buf t;
     dp_buf_init(&t);
+    t.limit = 4096; /* (160 bytes are kept) */
     put_const(NULL, &t, c, 0, 0, 0);
-    size_t len = dp_buf_ok(&t) ? t.len : 0, cut = len;
+    size_t len = dp_buf_ok(&t) || dp_buf_over(&t) ? t.len : 0, cut = len;
     if (cut > 160) {
         cut = 160;
         while (cut > 0 && ((unsigned char)t.data[cut] & 0xC0) == 0x80)
@@ -642,7 +655,7 @@ static int need(pr *r, const dp_node *e, const char *what) {
 static int expr_set_ok(pr *r, const dp_node *e, int level) {
     if (e != NULL && e->kind == E_CONST && e->cst && e->cst->kind == DP_CONST_FROZENSET && e->cst->n > 0) {
         if (put_const(r->p, r->out, e->cst, r->fs_forbid, r->depth, 1) < 0)
-            return dp_fail(r->p->err, -1, "constant nested deeper than %d levels", MAX_DEPTH);
+            return const_failed(r);
         return 0;
     }
     return expr(r, e, level);
@@ -755,7 +768,7 @@ static int subscript_index(pr *r, const dp_node *i) {
             if (k)
                 put(r, ", ");
             if (put_const(r->p, r->out, i->cst->items[k], r->fs_forbid, r->depth, 0) < 0)
-                return dp_fail(r->p->err, -1, "constant nested deeper than %d levels", MAX_DEPTH);
+                return const_failed(r);
         }
         return 0;
     }
@@ -835,7 +848,7 @@ static int expr_atom(pr *r, const dp_node *e) {
         if (e->cst == NULL)
             return dp_fail(err, -1, "E_CONST without a constant");
         if (put_const(r->p, r->out, e->cst, r->fs_forbid, r->depth, 0) < 0)
-            return dp_fail(err, -1, "constant nested deeper than %d levels", MAX_DEPTH);
+            return const_failed(r);
         return 0;
     case E_ATTR:
         if (need(r, e->a, "attribute base") < 0 || e->s == NULL)
@@ -1288,13 +1301,17 @@ static int fstring(pr *r, const dp_node *e) {
     for (size_t i = 0; i < 4; i++) {
         dp_buf scratch;
         dp_buf_init(&scratch);
+        if (saved->limit) /* (what cannot fit where it goes is not printed here either) */
+            scratch.limit = saved->limit - saved->len;
         r->out = &scratch;
         r->fs_bad = 0;
         int rc = fstring_with(r, e, quotes[i]);
         r->out = saved;
         if (rc < 0 || !dp_buf_ok(&scratch)) {
+            if (dp_buf_over(&scratch))
+                saved->oom = saved->over = 1;
             dp_buf_free(&scratch);
-            return rc < 0 ? rc : dp_fail(r->p->err, -1, "out of memory while printing source");
+            return rc < 0 ? rc : oom(r);
         }
         if (!r->fs_bad) {
             dp_buf_putn(saved, scratch.data, scratch.len);

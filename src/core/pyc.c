@@ -5,8 +5,7 @@
 
 #define PYC_HEADER_SIZE 16
 
-int dp_read_pyc(dp_arena *a, const uint8_t *data, size_t len, dp_code **out, dp_error *err) {
-    *out = NULL;
+int dp_check_pyc_header(const uint8_t *data, size_t len, int *minor_out, dp_error *err) {
     if (data == NULL || len < PYC_HEADER_SIZE)
         return dp_fail(err, 0, "not a .pyc file: %zu bytes, the header alone takes %d",
                        data ? len : 0, PYC_HEADER_SIZE);
@@ -25,8 +24,17 @@ int dp_read_pyc(dp_arena *a, const uint8_t *data, size_t len, dp_code **out, dp_
         return dp_fail(err, 4,
                        ".pyc header flags 0x%x have unknown bits (PEP 552 defines 0x1 and 0x2)",
                        (unsigned)flags);
+    *minor_out = minor;
+    return 0;
+}
+
+int dp_read_pyc(dp_arena *a, const uint8_t *data, size_t len, dp_code **out, dp_error *err) {
+    *out = NULL;
+    int minor = 0;
+    if (dp_check_pyc_header(data, len, &minor, err) < 0)
+        return -1;
     dp_const *top;
-    if (dp_marshal_load(a, data + PYC_HEADER_SIZE, len - PYC_HEADER_SIZE, minor, &top, err) < 0) {
+    if (dp_marshal_load_at(a, data + PYC_HEADER_SIZE, len - PYC_HEADER_SIZE, PYC_HEADER_SIZE, minor, &top, err) < 0) {
         dp_error_where(err, "the marshal data after the 16-byte .pyc header");
         return -1;
     }

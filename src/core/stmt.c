@@ -1870,10 +1870,9 @@ static int walk_region(dc *d, walk *w) {
 }
 
 int dc_region(dc *d, int start, int end, int exit, dc_stack *st, dp_nodes *out) {
-    if (d->sh->limit_hit || ++d->sh->depth > DP_MAX_NESTING * 4) {
-        d->sh->depth -= !d->sh->limit_hit;
-        d->sh->limit_hit = 1;
-        return dc_fail(d, start, "statements nested too deeply");
+    if (dc_nest(d->sh, DP_MAX_NESTING * 4, "blocks and expressions") < 0) {
+        dp_error_where(d->sh->err, d->code->qualname);
+        return -1;
     }
     int saved_base = d->base;
     dp_node **saved_vals = d->base_vals;

@@ -120,8 +120,16 @@ static void import_names(dp_buf *b, const dc *d) {
 int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     const dp_code *code = d->code;
     const dp_options *o = d->sh->opt;
+    dc_shared *sh = d->sh;
+    /* (the budget is paid before the text is printed: a function's text
+     * holds its nested functions', printed again for each) */
+    if (sh->use.validation >= sh->validation_limit) {
+        snprintf(why, whylen, "the validation limit of %zu bytes of source is spent", sh->validation_limit);
+        return -1;
+    }
     dp_buf src;
     dp_buf_init(&src);
+    src.limit = sh->validation_limit - sh->use.validation;
     dp_error err;
     dp_error_init(&err);
     import_names(&src, d);
@@ -141,6 +149,13 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
         v[k] = dp_printer_named(&p, k);
     named.v = v;
     dp_printer_free(&p);
+    sh->use.validation += src.len;
+    if (dp_buf_over(&src)) {
+        sh->use.validation = sh->validation_limit;
+        snprintf(why, whylen, "the validation limit of %zu bytes of source is spent", sh->validation_limit);
+        dp_arena_free(&ar);
+        goto out;
+    }
     if (printed < 0 || !dp_buf_ok(&src) || (named.n > 0 && v == NULL)) {
         snprintf(why, whylen, "could not print: %s", printed < 0 ? err.msg : "out of memory");
         dp_arena_free(&ar);

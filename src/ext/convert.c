@@ -4,37 +4,81 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ptrmap.h"
+
 typedef struct conv {
     dp_arena *a;
     dp_error *err;
     int repr_is_source; /* see dpx_const_from_py */
+    /* objects converted so far -> their dp_const: an object referenced
+     * twice (code objects and tuples loaded from marshal data share their
+     * references) is converted once, so that a DAG stays one */
+    dp_ptrmap done;
+    PyObject *keep; /* a list holding every key of `done` alive (an attribute
+                       may be made anew on each access: its address must not
+                       be reused while it is a key) */
 } conv;
 
-static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out);
-
-static int no_memory(void) {
-    PyErr_NoMemory();
+static int no_memory(const conv *cv) {
+    char why[200];
+    dp_arena_why(cv->a, "converting the code object", why, sizeof why);
+    PyErr_SetString(PyExc_MemoryError, why);
     return -1;
 }
+
+/* Records `value` as what `o` converts to (key (o, tag)). */
+static int remember(conv *cv, PyObject *o, uintptr_t tag, void *value) {
+    if (cv->keep == NULL && (cv->keep = PyList_New(0)) == NULL)
+        return -1;
+    if (PyList_Append(cv->keep, o) < 0)
+        return -1;
+    return dp_ptrmap_put(cv->a, &cv->done, (uintptr_t)o, tag, 0, value) < 0 ? no_memory(cv) : 0;
+}
+
+static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out);
 
 static int copy_bytes(conv *cv, const char *s, Py_ssize_t n, const char **text, size_t *len) {
     char *p = dp_strndup(cv->a, s, (size_t)n);
     if (p == NULL)
-        return no_memory();
+        return no_memory(cv);
     *text = p;
     if (len != NULL)
         *len = (size_t)n;
     return 0;
 }
 
-/* UTF-8; "surrogatepass" keeps lone surrogates, which str constants may hold. */
-static int copy_str(conv *cv, PyObject *s, const char **text, size_t *len) {
-    PyObject *b = PyUnicode_AsEncodedString(s, "utf-8", "surrogatepass");
+/* A copy of str or bytes `o` made once (shared text stays shared, as the
+ * size of an input counts it once: code.h): key (o, 1 + kind of copy). */
+static int copy_once(conv *cv, PyObject *o, int utf8, const char **text, size_t *len) {
+    size_t *known = dp_ptrmap_get(&cv->done, (uintptr_t)o, 1 + (uintptr_t)utf8, 0);
+    if (known != NULL) {
+        memcpy(text, known + 1, sizeof *text);
+        if (len != NULL)
+            *len = known[0];
+        return 0;
+    }
+    PyObject *b = utf8 ? PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass") : (Py_INCREF(o), o);
     if (b == NULL)
         return -1;
-    int rc = copy_bytes(cv, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), text, len);
+    size_t n;
+    int rc = copy_bytes(cv, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), text, &n);
     Py_DECREF(b);
-    return rc;
+    if (rc < 0)
+        return -1;
+    if (len != NULL)
+        *len = n;
+    /* (the length, then the pointer) */
+    size_t *entry = dp_alloc(cv->a, sizeof(size_t) + sizeof *text);
+    if (entry == NULL)
+        return no_memory(cv);
+    entry[0] = n;
+    memcpy(entry + 1, text, sizeof *text);
+    return remember(cv, o, 1 + (uintptr_t)utf8, entry);
+}
+
+/* UTF-8; "surrogatepass" keeps lone surrogates, which str constants may hold. */
+static int copy_str(conv *cv, PyObject *s, const char **text, size_t *len) {
+    return copy_once(cv, s, 1, text, len);
 }
 
 /* Identifiers and qualnames end up as C strings: a NUL inside would silently
@@ -85,7 +129,7 @@ static int bytes_attr(conv *cv, PyObject *co, const char *attr, const uint8_t **
     if (!PyBytes_Check(v))
         PyErr_Format(PyExc_TypeError, "%s must be bytes, not %.100s", attr, Py_TYPE(v)->tp_name);
     else
-        rc = copy_bytes(cv, PyBytes_AS_STRING(v), PyBytes_GET_SIZE(v), (const char **)data, len);
+        rc = copy_once(cv, v, 0, (const char **)data, len);
     Py_DECREF(v);
     return rc;
 }
@@ -102,7 +146,7 @@ static int strs_attr(conv *cv, PyObject *co, const char *attr, dp_strs *out) {
     Py_ssize_t n = PyTuple_GET_SIZE(t);
     out->v = dp_alloc_array(cv->a, (size_t)n + 1, sizeof *out->v);
     if (out->v == NULL) {
-        no_memory();
+        no_memory(cv);
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
@@ -159,7 +203,7 @@ static int conv_items(conv *cv, PyObject *items, int depth, dp_const *c) {
     Py_ssize_t n = PySequence_Fast_GET_SIZE(items);
     c->items = dp_alloc_array(cv->a, (size_t)n + 1, sizeof *c->items);
     if (c->items == NULL)
-        return no_memory();
+        return no_memory(cv);
     for (Py_ssize_t i = 0; i < n; i++)
         if (conv_const(cv, PySequence_Fast_GET_ITEM(items, i), depth + 1, &c->items[i]) < 0)
             return -1;
@@ -201,12 +245,16 @@ static dp_const_kind kind_of(const conv *cv, PyObject *o) {
 
 /* Code objects are constants too, so this one check bounds all nesting. */
 static int conv_const(conv *cv, PyObject *o, int depth, dp_const **out) {
+    if ((*out = dp_ptrmap_get(&cv->done, (uintptr_t)o, 0, 0)) != NULL)
+        return 0;
     if (depth > DP_MAX_NESTING)
         return dp_fail(cv->err, -1, "constants nested deeper than %d levels", DP_MAX_NESTING);
     dp_const_kind kind = kind_of(cv, o);
     dp_const *c = dp_const_new(cv->a, kind);
     if (c == NULL)
-        return no_memory();
+        return no_memory(cv);
+    if (remember(cv, o, 0, c) < 0)
+        return -1;
     c->origin = o;
     *out = c;
     switch (kind) {
@@ -227,7 +275,7 @@ static int conv_const(conv *cv, PyObject *o, int depth, dp_const **out) {
     case DP_CONST_STR:
         return copy_str(cv, o, &c->text, &c->len);
     case DP_CONST_BYTES:
-        return copy_bytes(cv, PyBytes_AS_STRING(o), PyBytes_GET_SIZE(o), &c->text, &c->len);
+        return copy_once(cv, o, 0, &c->text, &c->len);
     case DP_CONST_TUPLE:
     case DP_CONST_FROZENSET: {
         PyObject *items = PySequence_Fast(o, "constant is not iterable");
@@ -258,7 +306,7 @@ static int conv_consts(conv *cv, PyObject *co, int depth, dp_code *c) {
     Py_ssize_t n = PyTuple_GET_SIZE(t);
     c->consts = dp_alloc_array(cv->a, (size_t)n + 1, sizeof *c->consts);
     if (c->consts == NULL) {
-        no_memory();
+        no_memory(cv);
         goto done;
     }
     for (Py_ssize_t i = 0; i < n; i++)
@@ -307,7 +355,7 @@ static int conv_fields(conv *cv, PyObject *co, int depth, dp_code *c) {
 static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out) {
     dp_code *c = dp_code_new(cv->a);
     if (c == NULL)
-        return no_memory();
+        return no_memory(cv);
     c->py_minor = PY_MINOR_VERSION;
     if (name_attr(cv, co, "co_name", &c->name) < 0)
         return -1;
@@ -327,15 +375,19 @@ static int conv_code(conv *cv, PyObject *co, int depth, dp_code **out) {
 }
 
 int dpx_code_from_py(PyObject *code, dp_arena *a, dp_code **out, dp_error *err) {
-    conv cv = {a, err, 0};
+    conv cv = {a, err, 0, {0}, NULL};
     if (!PyCode_Check(code)) {
         PyErr_Format(PyExc_TypeError, "expected a code object, not %.100s", Py_TYPE(code)->tp_name);
         return -1;
     }
-    return conv_code(&cv, code, 0, out);
+    int rc = conv_code(&cv, code, 0, out);
+    Py_XDECREF(cv.keep);
+    return rc;
 }
 
 int dpx_const_from_py(PyObject *value, int repr_is_source, dp_arena *a, dp_const **out, dp_error *err) {
-    conv cv = {a, err, repr_is_source};
-    return conv_const(&cv, value, 1, out);
+    conv cv = {a, err, repr_is_source, {0}, NULL};
+    int rc = conv_const(&cv, value, 1, out);
+    Py_XDECREF(cv.keep);
+    return rc;
 }

@@ -31,6 +31,7 @@ typedef struct request {
     int stable_globals;   /* ... taking global reads as stable (Dynamo's code) */
     PyObject *def_name;   /* str, or NULL */
     int named;            /* also return the objects of the constants the output names */
+    Py_ssize_t memory_limit; /* bytes, 0: DP_ARENA_DEFAULT_LIMIT (tests reach the limit with it) */
 } request;
 
 /* Everything one call owns; released by call_free on every path. */
@@ -102,14 +103,16 @@ done:
  * messages that start this way; they become MemoryError. */
 static int out_of_memory(const call *c) {
     static const char prefix[] = "out of memory";
-    return c->arena.failed || !dp_buf_ok(&c->out) || strncmp(c->err.msg, prefix, sizeof prefix - 1) == 0;
+    return c->arena.failed || (!dp_buf_ok(&c->out) && !dp_buf_over(&c->out)) ||
+           strncmp(c->err.msg, prefix, sizeof prefix - 1) == 0;
 }
 
+/* MemoryError with a message that says which memory ran out. */
 static PyObject *raise_memory_error(const call *c) {
-    if (c->err.msg[0] != '\0')
-        PyErr_SetString(PyExc_MemoryError, c->err.msg);
-    else
-        PyErr_NoMemory();
+    char why[200];
+    dp_arena_why(&c->arena, "reading the input", why, sizeof why);
+    PyErr_SetString(PyExc_MemoryError, c->err.msg[0] != '\0' && strcmp(c->err.msg, "out of memory") != 0 &&
+                                           !c->arena.failed ? c->err.msg : why);
     return NULL;
 }
 
@@ -170,8 +173,13 @@ static PyObject *named_tuple(const dp_named_out *named) {
  * the line map, the named constants (in that order). */
 static PyObject *job_result(call *c, const request *rq) {
     if (!dp_buf_ok(&c->out))
-        return PyErr_NoMemory();
+        return raise_memory_error(c);
     PyObject *text = PyUnicode_DecodeUTF8(c->out.data ? c->out.data : "", (Py_ssize_t)c->out.len, "surrogatepass");
+    if (text == NULL && PyErr_ExceptionMatches(PyExc_MemoryError)) {
+        PyErr_Clear();
+        return PyErr_Format(PyExc_MemoryError, "out of memory: the %zu bytes of source do not fit in a str",
+                            c->out.len);
+    }
     if (text == NULL || !(rq->linemap || rq->named))
         return text;
     PyObject *lines = rq->linemap ? linemap_list(&c->linemap) : NULL;
@@ -222,6 +230,8 @@ static int compile_hook(void *ctx, const char *src, int flags, dp_arena *a, dp_c
 
 static dp_options options_for(call *c, const request *rq) {
     dp_options opt = {0};
+    c->arena.limit = (size_t)rq->memory_limit;
+    opt.memory_limit = (size_t)rq->memory_limit;
     opt.indent = rq->indent;
     opt.linemap = rq->linemap ? &c->linemap : NULL;
     opt.named = rq->named ? &c->named : NULL;
@@ -329,17 +339,46 @@ static PyObject *run_on_pyc(PyObject *module, const Py_buffer *data, const reque
     return result;
 }
 
-static int check_indent(int indent) {
-    if (indent < 1 || indent > 16) {
-        PyErr_Format(PyExc_ValueError, "indent must be between 1 and 16, not %d", indent);
+/* indent: an int from 1 to 16 (TypeError for another type, ValueError
+ * for another int however big). */
+static int parse_indent(PyObject *obj, int *indent) {
+    if (obj == NULL)
+        return 0;
+    if (!PyLong_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "indent must be an int, not %.100s", Py_TYPE(obj)->tp_name);
         return -1;
     }
+    int overflow;
+    long v = PyLong_AsLongAndOverflow(obj, &overflow);
+    if (v == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || v < 1 || v > 16) {
+        PyErr_Format(PyExc_ValueError, "indent must be between 1 and 16, not %S", obj);
+        return -1;
+    }
+    *indent = (int)v;
+    return 0;
+}
+
+/* memory_limit (tests): None or a non-negative int of bytes. */
+static int parse_memory_limit(PyObject *obj, Py_ssize_t *limit) {
+    if (obj == NULL || obj == Py_None)
+        return 0;
+    Py_ssize_t v = PyLong_Check(obj) ? PyLong_AsSsize_t(obj) : -1;
+    if (v < 0) {
+        if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_OverflowError)) {
+            PyErr_Clear();
+            PyErr_Format(PyExc_ValueError, "memory_limit must be None or a non-negative int of bytes, not %R", obj);
+        }
+        return -1;
+    }
+    *limit = v;
     return 0;
 }
 
 PyDoc_STRVAR(decompile_doc,
 "decompile(code, indent=4, linemap=False, defaults=None, kwdefaults=None, force_fallback=False,\n"
-"          validate=True, stable_globals=False, def_name=None, named=False)\n--\n\n"
+"          validate=True, stable_globals=False, def_name=None, named=False, memory_limit=None)\n--\n\n"
 "Source of a code object: a `def` statement for a function, module source for a module.\n"
 "A function whose name is no identifier prints under a valid one (`<lambda>` as `_lambda`,\n"
 "or as a `lambda` expression when its body is one value); def_name (an identifier)\n"
@@ -359,7 +398,10 @@ PyDoc_STRVAR(decompile_doc,
 "outside a function definition) prints as the name _depyf_const_<k>; also return the\n"
 "tuple of those objects, k-th at k, after the source (and the line map), so that the\n"
 "caller can bind the names and run the output.\n"
-"Raises DecompilationError when the code cannot be decompiled.");
+"memory_limit (bytes, for tests): the memory budget instead of the default 2 GiB.\n"
+"Raises DecompilationError when the code cannot be decompiled or the input passes a limit\n"
+"(docs/limits.md: nesting, work and output in proportion to the input), MemoryError (its\n"
+"message naming the limit) past the memory budget, TypeError or ValueError for arguments.");
 
 /* None -> NULL; otherwise `obj` must be exactly of `type`. */
 static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
@@ -377,13 +419,15 @@ static int optional_arg(PyObject **obj, PyTypeObject *type, const char *name) {
 
 static PyObject *core_decompile(PyObject *module, PyObject *args, PyObject *kwargs) {
     static char *kwlist[] = {"code",           "indent",   "linemap",        "defaults", "kwdefaults",
-                             "force_fallback", "validate", "stable_globals", "def_name", "named", NULL};
-    PyObject *code;
-    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1, 0, Py_None, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|ipOOpppOp:decompile", kwlist, &PyCode_Type, &code, &rq.indent,
+                             "force_fallback", "validate", "stable_globals", "def_name", "named",
+                             "memory_limit",   NULL};
+    PyObject *code, *indent = NULL, *memory_limit = NULL;
+    request rq = {JOB_DECOMPILE, 4, 0, Py_None, Py_None, 0, 1, 0, Py_None, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!|OpOOpppOpO:decompile", kwlist, &PyCode_Type, &code, &indent,
                                      &rq.linemap, &rq.defaults, &rq.kwdefaults, &rq.force_fallback, &rq.validate,
-                                     &rq.stable_globals, &rq.def_name, &rq.named) ||
-        check_indent(rq.indent) < 0 || optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
+                                     &rq.stable_globals, &rq.def_name, &rq.named, &memory_limit) ||
+        parse_indent(indent, &rq.indent) < 0 || parse_memory_limit(memory_limit, &rq.memory_limit) < 0 ||
+        optional_arg(&rq.defaults, &PyTuple_Type, "defaults") < 0 ||
         optional_arg(&rq.kwdefaults, &PyDict_Type, "kwdefaults") < 0 ||
         optional_arg(&rq.def_name, &PyUnicode_Type, "def_name") < 0)
         return NULL;
@@ -403,7 +447,7 @@ PyDoc_STRVAR(disasm_doc,
 static PyObject *core_disasm(PyObject *module, PyObject *code) {
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "disasm() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -422,25 +466,53 @@ static PyObject *core_ir_dump(PyObject *module, PyObject *args, PyObject *kwargs
         return NULL;
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {effects ? JOB_IR_DUMP_EFFECTS : JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0};
+    request rq = {effects ? JOB_IR_DUMP_EFFECTS : JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0};
     return run_on_code(module, code, &rq);
 }
 
 PyDoc_STRVAR(decompile_pyc_doc,
-"decompile_pyc(data, indent=4, validate=True)\n--\n\n"
+"decompile_pyc(data, indent=4, validate=True, memory_limit=None)\n--\n\n"
 "Module source of the contents of a .pyc file written by CPython 3.8-3.13.\n"
-"validate: as for decompile(); only a .pyc of the running Python's version is validated.\n"
-"Raises ValueError when `data` is not a valid .pyc file.");
+"validate, memory_limit: as for decompile(); only a .pyc of the running Python's version\n"
+"is validated.\n"
+"Raises ValueError when `data` is not a valid .pyc file (the message names the byte), and\n"
+"otherwise as decompile().");
 
 static PyObject *core_decompile_pyc(PyObject *module, PyObject *args, PyObject *kwargs) {
-    static char *kwlist[] = {"data", "indent", "validate", NULL};
+    static char *kwlist[] = {"data", "indent", "validate", "memory_limit", NULL};
     Py_buffer data;
-    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1, 0, NULL, 0};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|ip:decompile_pyc", kwlist, &data, &rq.indent, &rq.validate))
+    PyObject *indent = NULL, *memory_limit = NULL;
+    request rq = {JOB_DECOMPILE, 4, 0, NULL, NULL, 0, 1, 0, NULL, 0, 0};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "y*|OpO:decompile_pyc", kwlist, &data, &indent, &rq.validate,
+                                     &memory_limit))
         return NULL;
-    PyObject *result = check_indent(rq.indent) < 0 ? NULL : run_on_pyc(module, &data, &rq);
+    PyObject *result = parse_indent(indent, &rq.indent) < 0 || parse_memory_limit(memory_limit, &rq.memory_limit) < 0
+                           ? NULL
+                           : run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;
+}
+
+PyDoc_STRVAR(check_pyc_header_doc,
+"check_pyc_header(header)\n--\n\n"
+"The Python minor version (8 to 13) of a .pyc file whose first 16 bytes (or more) are\n"
+"`header`: the checks decompile_pyc makes on them, so that a caller can refuse a file\n"
+"(a sparse file, a device) before reading the rest.  Raises ValueError as decompile_pyc\n"
+"does for a bad header.");
+
+static PyObject *core_check_pyc_header(PyObject *module, PyObject *arg) {
+    (void)module;
+    Py_buffer data;
+    if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
+        return NULL;
+    dp_error err;
+    dp_error_init(&err);
+    int minor = 0;
+    int rc = dp_check_pyc_header(data.buf, (size_t)data.len, &minor, &err);
+    PyBuffer_Release(&data);
+    if (rc < 0)
+        return PyErr_Format(PyExc_ValueError, "%s", err.msg);
+    return PyLong_FromLong(minor);
 }
 
 PyDoc_STRVAR(disasm_pyc_doc,
@@ -452,7 +524,7 @@ static PyObject *core_disasm_pyc(PyObject *module, PyObject *arg) {
     Py_buffer data;
     if (PyObject_GetBuffer(arg, &data, PyBUF_SIMPLE) < 0)
         return NULL;
-    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0};
+    request rq = {JOB_DISASM, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0};
     PyObject *result = run_on_pyc(module, &data, &rq);
     PyBuffer_Release(&data);
     return result;
@@ -482,7 +554,7 @@ static PyObject *core_equivalent(PyObject *module, PyObject *args, PyObject *kwa
     Py_ssize_t nnamed = named_objs ? PyTuple_GET_SIZE(named_objs) : 0;
     const dp_const **named = nnamed ? dp_alloc_array(&c.arena, (size_t)nnamed, sizeof *named) : NULL;
     if (nnamed && named == NULL) {
-        PyErr_NoMemory();
+        raise_memory_error(&c);
         goto done;
     }
     for (Py_ssize_t k = 0; k < nnamed; k++) {
@@ -540,6 +612,7 @@ static PyMethodDef core_methods[] = {
     {"decompile_pyc", (PyCFunction)(void (*)(void))core_decompile_pyc, METH_VARARGS | METH_KEYWORDS,
      decompile_pyc_doc},
     {"disasm_pyc", core_disasm_pyc, METH_O, disasm_pyc_doc},
+    {"check_pyc_header", core_check_pyc_header, METH_O, check_pyc_header_doc},
     {NULL, NULL, 0, NULL},
 };
 

@@ -1,5 +1,6 @@
 /* The documented limits (docs/limits.md): past each one a clear error, never
- * a crash, and up to it the work stays proportional to the input.  The code
+ * a crash, and up to it the work stays proportional to the input: the
+ * budgets of depyf.h are reached here and their use (dp_usage) checked.  The code
  * objects are built here from 3.11 opcodes, as a compiler would not. */
 #include <stdint.h>
 #include <stdio.h>
@@ -365,6 +366,215 @@ static void test_many_code_objects_decompile(void) {
     dp_arena_free(&a);
 }
 
+/* The code object `inner` made `uses` times into g, then return None; it
+ * is constant 1 and constant 2 (as marshal references share it). */
+static dp_code *uses_of(dp_arena *a, const char *name, dp_code *inner, int uses) {
+    emitter e = {0};
+    emit(&e, DPO_RESUME, 0);
+    dp_const **consts = dp_alloc_array(a, 3, sizeof *consts);
+    if (consts == NULL || (consts[0] = none_const(a)) == NULL || (consts[1] = dp_const_new(a, DP_CONST_CODE)) == NULL) {
+        free(e.code);
+        return NULL;
+    }
+    consts[1]->code = inner;
+    consts[2] = consts[1];
+    for (int k = 0; k < uses; k++) {
+        emit(&e, DPO_LOAD_CONST, 1 + k % 2);
+        emit(&e, DPO_MAKE_FUNCTION, 0);
+        emit(&e, DPO_STORE_FAST, 1);
+    }
+    emit(&e, DPO_LOAD_CONST, 0);
+    emit(&e, DPO_RETURN_VALUE, 0);
+    return function(a, name, &e, consts, 3);
+}
+
+/* def g(x): return <text of `len` bytes> */
+static dp_code *returns_text(dp_arena *a, size_t len) {
+    emitter e = {0};
+    emit(&e, DPO_RESUME, 0);
+    emit(&e, DPO_LOAD_CONST, 1);
+    emit(&e, DPO_RETURN_VALUE, 0);
+    dp_const **consts = dp_alloc_array(a, 2, sizeof *consts); /* (a text first would be the docstring) */
+    char *text = dp_alloc(a, len + 1);
+    if (consts == NULL || text == NULL || (consts[0] = none_const(a)) == NULL ||
+        (consts[1] = dp_const_new(a, DP_CONST_STR)) == NULL) {
+        free(e.code);
+        return NULL;
+    }
+    memset(text, 'q', len);
+    consts[1]->text = text;
+    consts[1]->len = len;
+    return function(a, "g", &e, consts, 2);
+}
+
+/* `levels` functions, each making the one below it twice: one code object
+ * per level (marshal references share them), 2**levels uses of the leaf. */
+static dp_code *shared_levels(dp_arena *a, dp_code *leaf, int levels) {
+    dp_code *co = leaf;
+    for (int k = 0; k < levels && co != NULL; k++)
+        co = uses_of(a, k + 1 == levels ? "f" : "g", co, 2);
+    return co;
+}
+
+static int decompile_with(const dp_code *co, dp_options *opt, dp_usage *use, dp_buf *out, dp_error *err) {
+    opt->usage = use;
+    dp_buf_init(out);
+    dp_error_init(err);
+    return dp_decompile(co, opt, out, err);
+}
+
+/* A DAG of code objects prints each use in full: up to the work limit it
+ * decompiles, past it the error names the limit, and the work done stays
+ * within it (nothing like the 2**30 uses). */
+static void test_shared_code_objects_decompile_up_to_the_work_limit(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *small = shared_levels(&a, returns_text(&a, 1), 4), *big = shared_levels(&a, returns_text(&a, 1), 30);
+    CHECK(small != NULL && big != NULL);
+    if (small != NULL && big != NULL) {
+        dp_options opt = {0};
+        dp_usage use;
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile_with(small, &opt, &use, &out, &err) == 0);
+        CHECK(out.data != NULL && count(out.data, "def g(x):") == 2 + 4 + 8 + 16 && count(out.data, "return 'q'") == 16);
+        dp_buf_free(&out);
+        CHECK(decompile_with(big, &opt, &use, &out, &err) < 0);
+        CHECK(strstr(err.msg, "the work limit") != NULL && strstr(err.msg, "once per use") != NULL);
+        CHECK(use.work <= DP_WORK_FACTOR * use.input.bytecode + DP_WORK_FLOOR);
+        CHECK(use.input.bytecode < 4096); /* each shared code object counted once */
+        dp_buf_free(&out);
+        /* the listing shows each code object once */
+        dp_buf_init(&out);
+        dp_error_init(&err);
+        CHECK(dp_disasm(big, &out, &err) == 0);
+        CHECK(count(out.data, "Disassembly of code object") == 31 && count(out.data, "listed above") == 30);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+/* A text constant printed once per use: up to the output limit the source
+ * holds it each time, past it the error names the limit and nothing more
+ * than the limit was printed. */
+static void test_text_used_many_times_prints_up_to_the_output_limit(void) {
+    const size_t len = (size_t)64 << 10;
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *leaf = returns_text(&a, len);
+    dp_code *few = leaf ? uses_of(&a, "f", leaf, 8) : NULL, *many = leaf ? shared_levels(&a, leaf, 8) : NULL;
+    CHECK(few != NULL && many != NULL);
+    if (few != NULL && many != NULL) {
+        dp_options opt = {0};
+        dp_usage use;
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile_with(few, &opt, &use, &out, &err) == 0);
+        CHECK(use.output > 8 * len && use.output == out.len);
+        dp_buf_free(&out);
+        CHECK(decompile_with(many, &opt, &use, &out, &err) < 0);
+        CHECK(strstr(err.msg, "the output limit") != NULL);
+        CHECK(use.output <= DP_OUTPUT_FACTOR * use.input.bytes + DP_OUTPUT_FLOOR);
+        CHECK(use.input.bytes < 2 * len);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+/* One tuple held twice at each of 60 levels (2**60 items when printed). */
+static void test_a_shared_tuple_prints_up_to_the_output_limit(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_const *t = dp_const_new(&a, DP_CONST_INT);
+    if (t != NULL)
+        t->text = "1", t->len = 1;
+    for (int k = 0; k < 60 && t != NULL; k++) {
+        dp_const *up = dp_const_new(&a, DP_CONST_TUPLE);
+        dp_const **items = dp_alloc_array(&a, 2, sizeof *items);
+        if (up == NULL || items == NULL) {
+            t = NULL;
+            break;
+        }
+        items[0] = items[1] = t;
+        up->items = items;
+        up->n = 2;
+        t = up;
+    }
+    emitter e = {0};
+    emit(&e, DPO_RESUME, 0);
+    emit(&e, DPO_LOAD_CONST, 0);
+    emit(&e, DPO_RETURN_VALUE, 0);
+    dp_const **consts = dp_alloc_array(&a, 1, sizeof *consts);
+    if (consts != NULL)
+        consts[0] = t;
+    dp_code *co = t && consts ? function(&a, "f", &e, consts, 1) : (free(e.code), NULL);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        dp_options opt = {0};
+        dp_usage use;
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile_with(co, &opt, &use, &out, &err) < 0);
+        CHECK(strstr(err.msg, "the output limit") != NULL);
+        CHECK(use.output <= DP_OUTPUT_FACTOR * use.input.bytes + DP_OUTPUT_FLOOR);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+/* Validation prints each function with the functions in it: a hook that
+ * refuses everything makes every function print as the state machine,
+ * until the validation budget is spent; then they are not validated. */
+static int refuse(void *ctx, const char *src, int flags, dp_arena *a, dp_code **out, char *why, size_t whylen) {
+    (void)src, (void)flags, (void)a, (void)out;
+    ++*(int *)ctx;
+    snprintf(why, whylen, "refused by the test");
+    return 1;
+}
+
+static void test_validation_stops_at_its_limit(void) {
+    const size_t len = (size_t)64 << 10;
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *co = shared_levels(&a, returns_text(&a, len), 6);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        int compiled = 0;
+        dp_validation_stats stats = {0};
+        dp_options opt = {.compile = refuse, .compile_ctx = &compiled, .compile_minor = MINOR, .stats = &stats};
+        dp_usage use;
+        dp_buf out;
+        dp_error err;
+        int rc = decompile_with(co, &opt, &use, &out, &err);
+        CHECK(rc == 0);
+        CHECK(use.validation <= DP_VALIDATION_FACTOR * use.input.bytes + DP_VALIDATION_FLOOR);
+        CHECK(stats.fallback == compiled && stats.fallback > 0 && stats.unchecked > 0);
+        CHECK(rc < 0 || count(out.data, "qqqq\'") == 64); /* each use of the leaf printed */
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+/* The memory limit names itself. */
+static void test_the_memory_limit_names_itself(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *co = many_functions(&a, 2000);
+    CHECK(co != NULL);
+    if (co != NULL) {
+        dp_options opt = {.memory_limit = (size_t)1 << 20};
+        dp_usage use;
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile_with(co, &opt, &use, &out, &err) < 0);
+        CHECK(strstr(err.msg, "out of memory") == err.msg && strstr(err.msg, "memory limit of 1 MiB") != NULL);
+        CHECK(use.memory <= opt.memory_limit);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
+
 int main(void) {
     RUN(test_code_objects_nested_up_to_the_limit_decompile);
     RUN(test_defs_nested_one_past_the_limit_are_an_error);
@@ -373,5 +583,10 @@ int main(void) {
     RUN(test_a_function_past_the_instruction_limit_is_an_error);
     RUN(test_a_large_constant_is_printed_whole);
     RUN(test_many_code_objects_decompile);
+    RUN(test_shared_code_objects_decompile_up_to_the_work_limit);
+    RUN(test_text_used_many_times_prints_up_to_the_output_limit);
+    RUN(test_a_shared_tuple_prints_up_to_the_output_limit);
+    RUN(test_validation_stops_at_its_limit);
+    RUN(test_the_memory_limit_names_itself);
     return TEST_REPORT();
 }

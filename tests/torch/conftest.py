@@ -1,9 +1,11 @@
 """A depyf hook that fails keeps the user's program running (one warning,
 torch goes on), which would also hide the failure from a test.  Here every
-failure is recorded and a test that did not ask for one fails."""
+failure is recorded and a test that did not ask for one fails.  Also the
+`browser` the report tests drive."""
 import pytest
 
 import depyf._torch_internals as ti
+import report_browser
 
 
 @pytest.fixture(autouse=True)
@@ -23,3 +25,10 @@ def no_hook_fails(request, monkeypatch):
 
 def pytest_configure(config):
     config.addinivalue_line("markers", "hook_failures_expected: the test makes depyf hooks fail")
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """Headless Chromium for the report tests of one module (see report_browser.py)."""
+    with report_browser.chromium() as driver:
+        yield driver

@@ -3,6 +3,7 @@
 import ast
 import contextlib
 import io
+import json
 import os
 import re
 
@@ -52,8 +53,16 @@ REPORT_FILES = ("index.html", "depyf_manifest.json")  # depyf report's page and 
 
 
 def files(dump_dir):
-    """The dumped files (the report's own files left out)."""
-    return sorted(n for n in os.listdir(dump_dir) if n not in REPORT_FILES)
+    """The dumped files (the report's own files and depyf's `.depyf/` bookkeeping left out)."""
+    return sorted(n for n in os.listdir(dump_dir) if n not in REPORT_FILES and not n.startswith("."))
+
+
+def report_data(dump_dir):
+    """What the report page of the dump shows (the JSON the page renders)."""
+    from depyf.report import build
+
+    page = build.render(str(dump_dir))
+    return json.loads(re.search(r'<script type="application/json" id="depyf-data">(.*?)</script>', page, re.S).group(1))
 
 
 def read(dump_dir, name):

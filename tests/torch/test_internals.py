@@ -147,22 +147,33 @@ def test_graph_logging_reports_every_stage_and_is_restored():
         assert bound is None or bound is original, name
 
 
-def test_graph_recompile_hook_and_boxed_codegen():
-    recompiled = []
-    restore = ti.patch_graph_recompile(recompiled.append)
-    try:
-        gm = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
-        gm.recompile()
-    finally:
-        restore()
-    assert "recompile" not in vars(type(gm)) and recompiled[-1] is gm
+def test_graph_watch_is_on_that_graph_module_only_and_boxed_codegen(tmp_path):
+    import copy
+
+    from torch.fx._lazy_graph_module import _LazyGraphModule
+
+    seen = []
+    gm = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
+    other = torch.fx.symbolic_trace(torch.nn.Linear(2, 2))
+    assert ti.watch_graph(gm, str(tmp_path / "g.py"), seen.append)
+    gm.recompile()
+    other.recompile()
+    assert seen == [gm] and ti.graph_file(gm) == str(tmp_path / "g.py") and ti.graph_file(other) is None
+    assert torch.fx.GraphModule.recompile.__module__ == "torch.fx.graph_module", "GraphModule itself unchanged"
+    duplicate = copy.deepcopy(gm)
+    assert seen[-1] is duplicate and ti.graph_file(duplicate) == ti.graph_file(gm), "copies are watched"
+    lazy = _LazyGraphModule(gm, gm.graph)
+    assert ti.watch_graph(lazy, str(tmp_path / "lazy.py"), seen.append) and ti.needs_codegen(lazy)
+    lazy(torch.ones(2))  # a lazy graph module generates its code on its first call
+    assert seen[-1] is lazy and not ti.needs_codegen(lazy)
+    del seen[1:]
     assert not ti.is_boxed_codegen(gm)
     boxed = getattr(torch.fx.graph, "_BoxedCodeGen", None)
     if boxed is None:  # (torch <= 2.9: AOTAutograd boxes a graph by a wrapper, not by its codegen)
         return
     gm.graph.set_codegen(boxed())
     gm.recompile()
-    assert ti.is_boxed_codegen(gm) and len(recompiled) == 2
+    assert ti.is_boxed_codegen(gm) and seen == [gm, gm]
 
 
 def test_run_graph_from_file_runs_the_same_instructions_from_that_file(tmp_path):
@@ -228,6 +239,28 @@ def test_compile_caches_disabled_restores_the_config():
     with ti.compile_caches_disabled():
         assert (fconfig.enable_autograd_cache, iconfig.fx_graph_cache) == (False, False)
     assert (fconfig.enable_autograd_cache, iconfig.fx_graph_cache) == before
+
+
+def test_debugger_frames_are_skipped_by_dynamo_only_while_depyf_is_active(tmp_path):
+    """A debugger stopped in compiled code runs its own functions in that thread; Dynamo
+    must not compile them (torch 2.6 failed on debugpy's and never answered `evaluate`)."""
+    import importlib.util
+
+    import torch._dynamo.trace_rules as trace_rules
+
+    debugpy = importlib.util.find_spec("debugpy")
+    if debugpy is None:
+        pytest.skip("debugpy is not installed")
+    debugger_file = debugpy.submodule_search_locations[0] + "/server/cli.py"
+    user_file = str(tmp_path / "model.py")
+    assert not trace_rules.check_file(debugger_file).skipped
+    restore = ti.skip_debugger_frames()
+    try:
+        assert trace_rules.check_file(debugger_file).skipped
+        assert not trace_rules.check_file(user_file).skipped  # the program itself is compiled as before
+    finally:
+        restore()
+    assert not trace_rules.check_file(debugger_file).skipped
 
 
 def test_process_rank_follows_torchrun(monkeypatch):

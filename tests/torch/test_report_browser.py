@@ -32,12 +32,6 @@ def dump(tmp_path_factory):
     return path, err.getvalue()
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with rb.chromium() as driver:
-        yield driver
-
-
 def _count(driver, name):
     return int(rb.wait_for(driver, "#count-%s .num" % name).text)
 
@@ -111,7 +105,7 @@ def test_graph_breaks_and_recompilations_have_their_reasons(dump, browser):
     assert "toy_example \u2014 entry 2" in recompiles
     # (torch <= 2.6 names the tensor by its source, L['a'])
     assert re.search(r"tensor '(?:a|L\['a'\])' size mismatch at index 0\. expected 10, actual 8", recompiles), recompiles
-    assert "resume at line %d" % wl.ITEM_LINE in recompiles, "the .item() value changed"
+    assert "torch_dynamo_resume_in_graph_breaks_at_%d \u2014 entry 2" % wl.ITEM_LINE in recompiles, "the .item() value changed"
     rb.screenshot(browser, "report_recompilations")
 
 
@@ -153,3 +147,119 @@ def test_paths_are_shown_for_editors_and_breakpoints(dump, browser):
     assert any(p.endswith("torch_workloads.py:%d" % wl.graph_breaks.__code__.co_firstlineno) for p in paths)
     assert str(path / "__transformed_code_0_for_graph_breaks.py") in paths
     assert os.path.isfile(path / "__transformed_code_0_for_graph_breaks.py")
+
+
+# Whether the user can see an element: each ancestor that clips (overflow other than
+# visible) either holds it within its box, or scrolls and can bring it there (then, for the
+# ancestors further out, the element is where that scrolling puts it).
+REACHABLE = """
+var el = arguments[0], b = el.getBoundingClientRect();
+var r = {left: b.left, right: b.right, top: b.top, bottom: b.bottom};
+if (!b.width || !b.height) return "not rendered";
+for (var a = el.parentElement; a && a !== document.documentElement; a = a.parentElement) {
+  var style = getComputedStyle(a), box = a.getBoundingClientRect(), scrolls = /auto|scroll/;
+  var name = a.tagName.toLowerCase() + (a.className ? "." + String(a.className).split(" ").join(".") : "");
+  var axes = [["overflowX", "left", "right", "scrollLeft", "scrollWidth"], ["overflowY", "top", "bottom", "scrollTop", "scrollHeight"]];
+  for (var i = 0; i < 2; i++) {
+    var ax = axes[i], lo = ax[1], hi = ax[2], overflow = style[ax[0]];
+    if (overflow === "visible" || (r[lo] >= box[lo] - 1 && r[hi] <= box[hi] + 1)) continue;
+    if (!scrolls.test(overflow)) return "cut off by " + name + " (" + ax[0] + ": " + overflow + ")";
+    if (r[hi] - box[lo] + a[ax[3]] > a[ax[4]] + 1) return "beyond the scrolling of " + name;
+    var size = r[hi] - r[lo];
+    r[lo] = box[lo];
+    r[hi] = Math.min(box[hi], box[lo] + size);
+  }
+}
+return "";
+"""
+
+
+def _open_entry(driver, function_name, compile_id):
+    """The function's page, and on it the entry card of `compile_id`."""
+    rb.follow(driver, rb.wait_for(driver, "nav.side a", function_name))
+    rb.wait_for(driver, "main h1", function_name)
+    return rb.wait_for(driver, ".entry", "compile id %s" % compile_id)
+
+
+def test_every_guard_shows_in_full_with_its_source_line(dump, browser):
+    path, _ = dump
+    manifest = json.loads((path / "depyf_manifest.json").read_text())
+    guards = [(fn["name"], entry["compile_id"], guard) for fn in manifest["functions"]
+              for entry in fn["entries"] for guard in entry["guards"]]
+    longest = max(guards, key=lambda g: len(g[2]["expr"] or "") + len(g[2]["comment"]))
+    with_line = max((g for g in guards if g[2]["expr"] and " # " in g[2]["comment"]), key=lambda g: len(g[2]["expr"]))
+    rb.open_report(browser, path / "index.html")
+    for name, compile_id, guard in (longest, with_line):
+        rb.open_report(browser, path / "index.html")
+        entry = _open_entry(browser, name, compile_id)
+        entry.find_element("xpath", ".//summary[starts-with(normalize-space(), 'Guards')]").click()
+        table = rb.wait_for(browser, "#%s table.guards" % entry.get_attribute("id"))
+        shown = guard["expr"] or guard["comment"].split(" # ")[0]
+        (row,) = [r for r in table.find_elements("css selector", "tr.guard")
+                  if r.find_element("css selector", ".expr").get_attribute("textContent").startswith(shown)]
+        expr = row.find_element("css selector", ".expr")
+        assert browser.execute_script(REACHABLE, expr) == "", "%s: %s" % (guard["kind"], shown[:80])
+        browser.execute_script("arguments[0].scrollIntoView({block: 'center'})", row)
+        assert expr.is_displayed()
+        if guard is with_line[2]:
+            source = row.find_element("css selector", ".src")
+            code, where = guard["comment"].lstrip("# ").split(" # ")
+            assert source.find_element("css selector", ".code").get_attribute("textContent") == code
+            assert source.find_element("css selector", ".where").get_attribute("textContent") == where
+            assert browser.execute_script(REACHABLE, source) == ""
+            assert source.is_displayed()
+            rb.screenshot(browser, "report_guards")
+    assert rb.console_errors(browser) == []
+
+
+def test_the_compile_stack_shows_every_frame_of_the_graph_break_traceback(dump, browser):
+    path, _ = dump
+    manifest = json.loads((path / "depyf_manifest.json").read_text())
+    (first,) = [c for c in manifest["compilations"] if c["function"]["name"] == "graph_breaks"]
+    (brk,) = first["graph_breaks"]
+    frames = re.findall(r'^  File "(.*)", line (\d+), in (.*)$', brk["user_stack"], re.M)
+    assert frames
+    rb.open_report(browser, path / "index.html")
+    entry = _open_entry(browser, "graph_breaks", first["compile_id"])
+    entry.find_element("xpath", ".//summary[starts-with(normalize-space(), 'Compiled when called from')]").click()
+    stack = entry.find_element("css selector", ".stack")
+    folded = stack.find_elements("css selector", "details.folded")
+    assert folded, "pytest's and torch's frames, folded"
+    summaries = [d.find_element("css selector", "summary").text for d in folded]
+    assert any(re.fullmatch(r"\d+ frames? (inside torch|in torch and libraries) \(folded\)", s) for s in summaries), summaries
+    for details in folded:
+        details.find_element("css selector", "summary").click()
+    text = stack.text
+    for file, line, name in frames[:-1]:  # (the last: the break's line in the compiled frame)
+        assert "%s:%s in %s" % (file, line, name) in text
+    assert "%s:%d in graph_breaks" % (wl.__file__, wl.graph_breaks.__code__.co_firstlineno) in text
+    assert "NoneType" not in entry.text
+
+
+def test_one_name_per_resume_function_in_files_summary_and_page(dump, browser):
+    path, err = dump
+    manifest = json.loads((path / "depyf_manifest.json").read_text())
+    resumes = [fn for fn in manifest["functions"] if fn["resume"]]
+    names = sorted({fn["name"] for fn in resumes})
+    assert "torch_dynamo_resume_in_toy_example_at_%d" % (wl.toy_example.__code__.co_firstlineno + 2) in names
+    (summary,) = [line for line in err.splitlines() if "resume functions:" in line]
+    for name in names:
+        assert any(f.startswith("__transformed_code_") and f.endswith("_for_%s.py" % name) for f in files(path))
+        assert name in summary
+    assert re.search(r"resume functions: %d \(" % len(resumes), summary), summary
+    rb.open_report(browser, path / "index.html")
+    side = [a.find_element("css selector", ".name") for a in browser.find_elements("css selector", "nav.side li a")]
+    shown = [el.get_attribute("textContent") for el in side]
+    assert sorted({s.split("\u00a0", 1)[-1].split("__resume_at_")[0] for s in shown if "resume" in s}) == names
+    assert "resume at line" not in browser.find_element("css selector", "body").text
+    # two resume functions Dynamo named alike: told apart by their globals, shown as a detail
+    shared = [el for el in side if el.find_elements("css selector", "small.detail")]
+    details = [el.find_element("css selector", "small.detail").get_attribute("textContent") for el in shared]
+    # (one global per cache entry that calls it: toy_example was compiled twice)
+    assert len(shared) >= 2 and all(re.fullmatch(r"__resume_at_\d+_\d+(, __resume_at_\d+_\d+)*", d) for d in details), details
+    assert len(set(details)) == len(details), details
+    rb.follow(browser, shared[0].find_element("xpath", ".."))
+    title = rb.wait_for(browser, "main h1").text
+    assert title.startswith(shared[0].get_attribute("textContent").split("\u00a0", 1)[-1].split("__resume_at_")[0])
+    assert re.search(r"Bound to the globals? %s, the names? the transformed code calls it by" % details[0],
+                     rb.wait_for(browser, "main .card").text)

@@ -3,6 +3,8 @@ holding each compilation's stack, graph breaks, recompile reasons, guards and fi
 import contextlib
 import io
 import json
+import os
+import re
 
 import pytest
 
@@ -26,6 +28,27 @@ def manifest(tmp_path_factory):
     with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
         with depyf.prepare_debug(str(path), report=False):
             wl.run_graph_breaks(compiler("aot_eager"))
+    return _manifest(path)
+
+
+class _Printing(torch.nn.Module):
+    def forward(self, x):
+        y = x + 1
+        print("depyf test: a print breaks the graph")
+        if y.sum() > 0:  # (a data-dependent branch: a break Dynamo reports with no exception)
+            y = y * 2
+        return y
+
+
+@pytest.fixture(scope="module")
+def module_manifest(tmp_path_factory):
+    """A compiled nn.Module with a graph break: nn.Module's __call__ frames sit between the
+    caller and forward."""
+    path = tmp_path_factory.mktemp("module_manifest")
+    torch._dynamo.reset()
+    with contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
+        with depyf.prepare_debug(str(path), report=False):
+            torch.compile(_Printing(), backend="eager")(torch.ones(3))
     return _manifest(path)
 
 
@@ -55,6 +78,61 @@ def test_graph_breaks_carry_their_reason_and_source_line(manifest):
     assert "item" in after_print["graph_breaks"][0]["reason"]  # (torch 2.7 words it "Tensor.item")
 
 
+def _traceback_frames(text):
+    return [(path, int(line), name) for path, line, name in
+            re.findall(r'^  File "(.*)", line (\d+), in (.*)$', text, re.M)]
+
+
+def _as_torch_names_it(frame):
+    """(torch's traceback calls a resume function's frame by the function it resumes)"""
+    path, line, name = frame
+    return path, line, re.sub(r"^torch_dynamo_resume_in_(\w+)_at_\d+$", r"\1", name)
+
+
+@pytest.mark.parametrize("which", ["manifest", "module_manifest"])
+def test_the_compile_stack_has_every_frame_of_the_graph_break_traceback(request, which):
+    manifest = request.getfixturevalue(which)
+    breaks = 0
+    for compilation in manifest["compilations"]:
+        for brk in compilation["graph_breaks"]:
+            traceback = _traceback_frames(brk["user_stack"])
+            stack = [_as_torch_names_it((f["file"], f["line"], f["name"])) for f in compilation["stack"]]
+            assert traceback and stack
+            # the traceback's last frame is the break's line in the compiled frame; the stack's,
+            # the compiled frame's first line
+            assert traceback[-1][::2] == stack[-1][::2]
+            frames = iter(stack[:-1])
+            missing = [frame for frame in traceback[:-1] if frame not in frames]  # (in order)
+            assert not missing, "frames of the traceback the compile stack lacks: %s" % missing
+            breaks += 1
+    assert breaks >= 1
+    if which == "module_manifest":
+        (forward,) = _compilations_of(manifest, "forward")
+        assert any(f["origin"] == "torch" and f["name"] == "_call_impl" for f in forward["stack"]), \
+            "nn.Module.__call__ is in the stack, marked as torch's"
+
+
+def test_graph_break_tracebacks_end_with_the_users_frame(module_manifest):
+    """(Dynamo appends traceback.format_exc(): "NoneType: None" after a break it reports with
+    no exception, such as a data-dependent branch)"""
+    breaks = [b for c in module_manifest["compilations"] for b in c["graph_breaks"]]
+    assert len(breaks) == 2, "the print, the branch"
+    for brk in breaks:
+        lines = brk["user_stack"].rstrip().splitlines()
+        last = max(i for i, line in enumerate(lines) if line.startswith("  File "))
+        assert lines[last].endswith("line %d, in forward" % brk["line"])
+        code, *carets = lines[last + 1:]  # (the carets under it: Python 3.11+)
+        assert code.strip() == brk["code"] and all(set(line.strip()) <= set("^~") for line in carets), lines[last:]
+
+
+def test_guards_name_where_torch_made_them_never_depyf(manifest):
+    """A guard with no user line (global state, the default device) is named after the frame
+    that added it: torch's, not the wrapper depyf puts around GuardsSet.add."""
+    comments = [g["comment"] for fn in manifest["functions"] for e in fn["entries"] for g in e["guards"]]
+    assert any(re.search(r"\.py:\d+ in \w+$", c) for c in comments)
+    assert not [c for c in comments if re.search(r"\bdepyf/\w+\.py:\d+ in ", c)], "depyf's own frames"
+
+
 def test_recompilations_carry_their_reasons(manifest):
     after_item = _compilations_of(manifest, "torch_dynamo_resume_in_graph_breaks_at_%d" % wl.ITEM_LINE)
     assert len(after_item) >= 2, "the .item() value differs between calls"
@@ -65,10 +143,13 @@ def test_recompilations_carry_their_reasons(manifest):
 
 def test_each_compilation_knows_its_stack_files_and_graphs(manifest):
     (first,) = _compilations_of(manifest, "graph_breaks")
-    # (the list comprehension calling it is a frame of its own before 3.12; torch's own
-    # stack of a compile leaves out the frame right below the compiled one)
-    names = [frame["name"] for frame in first["stack"] if frame["name"] != "<listcomp>"]
+    # (the list comprehension calling it is a frame of its own before 3.12)
+    names = [frame["name"] for frame in first["stack"] if frame["name"] != "<listcomp>" and not frame["origin"]]
     assert names[-3:] == ["manifest", "run_graph_breaks", "graph_breaks"], "the callers, then the compiled frame"
+    origins = {frame["origin"] for frame in first["stack"]}
+    assert origins == {None, "torch", "library"}, "torch.compile's wrapper and pytest's frames are there, marked"
+    inside_torch = os.path.join(os.path.dirname(torch.__file__), "")
+    assert all((frame["origin"] == "torch") == frame["file"].startswith(inside_torch) for frame in first["stack"])
     assert first["guards_text"] and "TREE_GUARD_MANAGER" in first["guards_text"]
     (graph,) = first["graphs"]
     files = {g["name"]: g["files"] for g in manifest["graphs"]}

@@ -18,12 +18,6 @@ from depyf.report import write_report
 DEPYF_HOME = os.path.dirname(os.path.dirname(os.path.abspath(depyf.__file__)))
 
 
-@pytest.fixture(scope="module")
-def browser():
-    with rb.chromium() as driver:
-        yield driver
-
-
 def _prepare_debug_with(path, body, **options):
     torch = pytest.importorskip("torch")
     torch._dynamo.reset()
@@ -71,6 +65,99 @@ def test_ranks_each_have_their_tab(tmp_path, browser):
     rb.wait_for(browser, "#where", "rank_0")
 
 
+def _side_count(driver, heading):
+    """The number the side bar gives next to `heading` (Functions, Graphs, Files)."""
+    rb.wait_for(driver, "nav.side h3")
+    return int(driver.find_element("xpath", "//nav//h3[starts-with(normalize-space(), '%s')]/span" % heading).text)
+
+
+def test_processes_of_one_run_each_have_their_tab(tmp_path, browser):
+    """Three processes dumped into one directory: each one's graph __compiled_fn_1 is its own
+    (its files numbered apart from the others'), never the three merged into one."""
+    dump = tmp_path / "dump"
+    pids = [101, 202, 303]
+    report_synthetic.make_dump(str(dump), functions=2, entries=1, pids=pids)
+    manifest = json.loads((dump / "depyf_manifest.json").read_text())
+    index = write_report(str(dump))
+    rb.open_report(browser, index)
+    tabs = browser.find_elements("css selector", "#ranks button")
+    assert [t.text for t in tabs] == ["process %d" % pid for pid in pids]
+    rows = rb.wait_for(browser, "#runs-card", "3 processes dumped into this directory").find_elements(
+        "css selector", "tr[data-run]")
+    assert [r.text.split()[:4] for r in rows] == [["process", str(pid), "2", "2"] for pid in pids], "functions, graphs"
+    for i, pid in enumerate(pids):
+        mine = [g for g in manifest["graphs"] if g["pid"] == pid and g["name"] == "__compiled_fn_1"]
+        (own,) = [f for f in mine[0]["files"] if ".Captured_Graph." in f]
+        rb.open_report(browser, index, "#/%d/graph/__compiled_fn_1" % i)
+        assert "on" in rb.wait_for(browser, "#ranks button", "process %d" % pid).get_attribute("class")
+        steps = browser.find_elements("css selector", "#pipeline .step")
+        assert [s.get_attribute("data-stage") for s in steps].count("Captured_Graph") == 1, "this process's only"
+        assert [s.find_element("css selector", "small").text for s in steps
+                if s.get_attribute("data-stage") == "AFTER_POST_GRAD"] == ["forward", "backward"], \
+            "told apart by their order, not their numbers"
+        shown = rb.wait_for(browser, "#stage-view", "Captured_Graph of process %d" % pid)
+        assert own in shown.find_element("css selector", ".ptitle").text
+        (process,) = [p for p in manifest["processes"] if p["pid"] == pid]
+        assert _side_count(browser, "Files") == len(process["files"]) - 1, "its files, without the manifest"
+        rb.open_report(browser, index, "#/%d/fn/f0" % i)
+        assert "compile id 0/0" in rb.wait_for(browser, ".entry .head").text, "as Dynamo's logs in that process say"
+    rb.screenshot(browser, "report_processes")
+    assert rb.console_errors(browser) == []
+
+
+def test_files_depyf_did_not_write_in_its_last_run_are_neither_counted_nor_linked(tmp_path, browser):
+    dump = tmp_path / "dump"
+    report_synthetic.make_dump(str(dump), functions=1, entries=1)
+    listed = json.loads((dump / "depyf_manifest.json").read_text())["files"]
+    foreign = {"notes.txt": "the user's notes, stale_or_foreign\n",
+               "__transformed_code_9_for_layer_0.py": "def stale_or_foreign(x):\n    return __compiled_fn_77(x)\n",
+               "__compiled_fn_77.Captured_Graph.0.py": "# stale_or_foreign graph of an earlier run\n",
+               "full_code_for_layer_0_7.py": "# stale_or_foreign\n"}
+    for name, text in foreign.items():
+        (dump / name).write_text(text)
+    index = write_report(str(dump))
+    rb.open_report(browser, index)
+    assert rb.wait_for(browser, "#count-graphs .num").text == "1"
+    side = rb.wait_for(browser, "nav.side").text
+    assert "__compiled_fn_77" not in side
+    assert _side_count(browser, "Files") == len(listed) - 1, "every file the manifest lists but itself"
+    rb.follow(browser, rb.wait_for(browser, "nav.side a", "Browse all files"))
+    shown = rb.wait_for(browser, "main .card", "All files").text
+    assert "left out" in shown
+    assert not [name for name in foreign if name in shown]
+    assert "__transformed_code_0_for_layer_0.py" in shown
+    rb.wait_for(browser, "#search").send_keys("stale_or_foreign")
+    assert "No file contains" in rb.wait_for(browser, "main .card", "Search: stale_or_foreign").text
+    for view in ("file/notes.txt", "file/__transformed_code_9_for_layer_0.py", "graph/__compiled_fn_77"):
+        rb.open_report(browser, index, "#/0/" + view)
+        assert rb.wait_for(browser, "main h2").text.startswith("No such"), view
+
+
+def test_a_page_made_while_another_process_rewrote_the_manifest_is_made_again(tmp_path, monkeypatch):
+    """Processes of one run each write the page when they finish: one that read the manifest
+    before another process's last save must not leave its older page over the newer one."""
+    from depyf.report import build
+
+    dump = tmp_path / "dump"
+    report_synthetic.make_dump(str(dump), functions=1, entries=1)
+    real, pages = build.render, []
+
+    def render_meanwhile_rewritten(path):
+        html = real(path)
+        if not pages:  # another process saves its last manifest (atomically, as depyf does)
+            manifest = json.loads((dump / "depyf_manifest.json").read_text())
+            manifest["updated"] = "written by the last save"
+            (dump / "manifest.tmp").write_text(json.dumps(manifest))
+            os.replace(dump / "manifest.tmp", dump / "depyf_manifest.json")
+        pages.append(html)
+        return html
+
+    monkeypatch.setattr(build, "render", render_meanwhile_rewritten)
+    index = write_report(str(dump))
+    assert len(pages) == 2
+    assert "written by the last save" in open(index, encoding="utf-8").read()
+
+
 @pytest.mark.parametrize("manifest", [None, '{"format": "depyf-manifest", "compilations": [1, 2]}', "{trunc"])
 def test_a_dump_without_a_usable_manifest_still_shows_its_files(tmp_path, browser, manifest):
     dump = tmp_path / "dump"
@@ -100,6 +187,26 @@ def test_cli_writes_the_report_and_rejects_a_missing_directory(tmp_path):
     assert missing.stderr.strip() == "depyf: %s: not a directory" % (tmp_path / "nowhere")
 
 
+@pytest.mark.parametrize("layout", ["empty", "other files", "empty rank directories"])
+def test_cli_refuses_a_folder_with_no_dump_and_writes_nothing(tmp_path, layout):
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    if layout == "other files":
+        (folder / "notes.py").write_text("x = 1\n")
+        (folder / "index.html").write_text("<p>the user's own page</p>")
+    elif layout == "empty rank directories":
+        (folder / "rank_0").mkdir()
+        (folder / "rank_1").mkdir()
+    before = sorted((p.relative_to(folder), p.stat().st_mtime_ns) for p in folder.rglob("*"))
+    env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-m", "depyf", "report", str(folder)], capture_output=True, text=True, env=env)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("depyf: %s: not a depyf dump (no depyf_manifest.json" % folder), line
+    assert sorted((p.relative_to(folder), p.stat().st_mtime_ns) for p in folder.rglob("*")) == before, "nothing written"
+
+
 def test_file_texts_cannot_break_out_of_the_page(tmp_path, browser):
     """Dumped code is data: `</script>` or HTML in a file shows as text."""
     dump = tmp_path / "dump"
@@ -121,7 +228,7 @@ def test_report_files_are_the_package_data(tmp_path):
     assets = os.path.join(os.path.dirname(os.path.abspath(depyf.__file__)), "report", "assets")
     assert sorted(os.listdir(assets)) == ["highlight.js", "report.css", "report.html", "report.js"]
     dump = tmp_path / "dump"
-    os.makedirs(dump)
+    report_synthetic.make_dump(str(dump), functions=1, entries=1)
     html = open(write_report(str(dump)), encoding="utf-8").read()
     for name in ("highlight.js", "report.css", "report.js"):
         with open(os.path.join(assets, name), encoding="utf-8") as f:

@@ -105,11 +105,101 @@ for _ in range(100):
 '''
 
 
-def run_example(tmp_path, source, **env_vars):
+# The first example of the README (shared/seeds/000): prepare_debug alone.
+README_FIRST_EXAMPLE = '''
+import torch
+from torch import _dynamo as torchdynamo
+from typing import List
+
+@torch.compile
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+def main():
+    for _ in range(100):
+        toy_example(torch.randn(10), torch.randn(10))
+
+if __name__ == "__main__":
+    # main()
+    # surround the code you want to run inside `with depyf.prepare_debug`
+    import depyf
+    with depyf.prepare_debug("./dump_src_dir"):
+        main()
+'''
+
+# The blog post's test.py (shared/seeds/001), indented by 3 as there.
+BLOG_EXAMPLE = '''
+# test.py
+import torch
+from torch import _dynamo as torchdynamo
+from typing import List
+
+@torch.compile
+def toy_example(a, b):
+   x = a / (torch.abs(a) + 1)
+   if b.sum() < 0:
+       b = b * -1
+   return x * b
+
+def main():
+   for _ in range(100):
+       toy_example(torch.randn(10), torch.randn(10))
+
+if __name__ == "__main__":
+   import depyf
+   with depyf.prepare_debug("depyf_debug_dir"):
+       main()
+   with depyf.debug():
+       main()
+'''
+
+# The older README's debugger example (shared/seeds/003), its diff applied.
+DEBUGGER_EXAMPLE = '''
+import torch
+from torch import _dynamo as torchdynamo
+from typing import List
+
+@torch.compile(backend="eager")
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+import depyf
+with depyf.prepare_debug(toy_example, "./dump_src_dir"):
+    # run your code long enough under `depyf.prepare_debug` to prepare all the source code for debugging
+    for _ in range(100):
+        toy_example(torch.randn(10), torch.randn(10))
+# the program will pause here for you to set breakpoints
+with depyf.debug():
+    # then you can hit breakpoints when running the function
+    toy_example(torch.randn(10), torch.randn(10))
+'''
+
+# The older README's "General Usage" (shared/seeds/003).
+GENERAL_USAGE_EXAMPLE = '''
+# obtain a callable object or codeobject
+def func():
+    print("hello, world!")
+# import the `decompile` function
+from depyf import decompile
+# and decompile it into source code!
+print(decompile(func))
+'''
+
+
+def run_example(tmp_path, source, stdin_text=None, **env_vars):
+    """Run `source` as a script in `tmp_path`; stdin is /dev/null, or a pipe holding `stdin_text`."""
     (tmp_path / "example.py").write_text(source)
     env = dict(os.environ, PYTHONPATH=DEPYF_HOME + os.pathsep + os.environ.get("PYTHONPATH", ""), **env_vars)
-    proc = subprocess.run([sys.executable, "example.py"], cwd=str(tmp_path), stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=900, env=env)
+    env.pop("PYTHONBREAKPOINT", None)
+    stdin = {"stdin": subprocess.DEVNULL} if stdin_text is None else {"input": stdin_text}
+    proc = subprocess.run([sys.executable, "example.py"], cwd=str(tmp_path), capture_output=True, text=True,
+                          timeout=900, env=env, **stdin)
     assert proc.returncode == 0, proc.stderr[-4000:]
     return proc
 
@@ -152,3 +242,31 @@ def test_install_example_logs_the_decompiled_source(tmp_path):
     assert "my_compiler() called with FX graph:" in proc.stdout
     after = proc.stderr[proc.stderr.index("MODIFIED BYTECODE toy_example"):]
     assert re.search(r"possible source code:|depyf could not decompile", after)
+
+
+def test_readme_first_example(tmp_path):
+    run_example(tmp_path, README_FIRST_EXAMPLE)
+    names = os.listdir(tmp_path / "dump_src_dir")
+    assert "full_code_for_toy_example_0.py" in names and "__transformed_code_0_for_toy_example.py" in names
+
+
+def test_blog_example_with_debug(tmp_path):
+    run_example(tmp_path, BLOG_EXAMPLE)
+    names = os.listdir(tmp_path / "depyf_debug_dir")
+    assert "full_code_for_toy_example_0.py" in names and "__transformed_code_0_for_toy_example.py" in names
+
+
+def test_debugger_example_pauses_in_pdb_and_goes_on(tmp_path):
+    # "the program will pause here for you to set breakpoints": pdb's prompt, then `c`
+    proc = run_example(tmp_path, DEBUGGER_EXAMPLE, stdin_text="c\n")
+    assert "(Pdb)" in proc.stdout
+    names = os.listdir(tmp_path / "dump_src_dir")
+    assert "full_code_for_toy_example_0.py" in names
+    assert any(n.endswith("Captured_Graph.0.py") for n in names), sorted(names)
+
+
+def test_general_usage_example_prints_the_function(tmp_path):
+    proc = run_example(tmp_path, GENERAL_USAGE_EXAMPLE)
+    namespace = {}
+    exec(compile(proc.stdout, "<printed>", "exec"), namespace)
+    assert proc.stdout.startswith("def func():") and "print('hello, world!')" in proc.stdout

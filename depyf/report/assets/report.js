@@ -25,7 +25,11 @@
     run.fnById = {};
     run.functions.forEach(function (fn) { run.fnById[fn.id] = fn; });
     run.graphByName = {};
-    run.graphs.forEach(function (g) { run.graphByName[g.name] = g; });
+    run.graphOfFile = {};
+    run.graphs.forEach(function (g) {
+      run.graphByName[g.name] = g;
+      g.stages.forEach(function (s) { run.graphOfFile[s.file] = g; });
+    });
     run.resumeByGlobal = {};
     run.callerOfGraph = {};
     run.fnOfFile = {};
@@ -42,7 +46,7 @@
 
   // [{fn, depth}]: functions in display order, each resume function under the one it continues.
   function functionTree(functions) {
-    var children = {}, out = [], seen = {}, labels = {};
+    var children = {}, out = [], seen = {}, named = {};
     functions.forEach(function (fn) {
       if (fn.parent && fn.parent !== fn.id) (children[fn.parent] = children[fn.parent] || []).push(fn);
     });
@@ -54,18 +58,11 @@
     }
     functions.forEach(function (fn) { if (!fn.parent || !run.fnById[fn.parent]) visit(fn, 0); });
     functions.forEach(function (fn) { visit(fn, 0); });
-    out.forEach(function (item) {  // resume functions after the same line: number them
-      var base = baseLabel(item.fn);
-      labels[base] = (labels[base] || 0) + 1;
-      item.fn.label = labels[base] > 1 ? base + " (" + labels[base] + ")" : base;
-    });
+    // Dynamo names the resume functions after one line alike (torch_dynamo_resume_in_f_at_10):
+    // those are told apart by the global each is bound to.
+    out.forEach(function (item) { named[item.fn.name] = (named[item.fn.name] || 0) + 1; });
+    out.forEach(function (item) { item.fn.nameShared = named[item.fn.name] > 1; });
     return out;
-  }
-
-  function baseLabel(fn) {
-    if (!fn.resume) return fn.name;
-    var m = /_at_(\d+)$/.exec(fn.name);
-    return m ? "resume at line " + m[1] : fn.name;
   }
 
   // ------------------------------------------------------------ helpers
@@ -82,9 +79,16 @@
     if (!f) return esc(name || "");
     return link(esc(name), href("file", name) + (line ? "/" + line : ""));
   }
-  function isTorchInternal(path) { return /[\/\\](torch|functorch)[\/\\]/.test(path || ""); }
-  function isLibrary(path) { return isTorchInternal(path) || /[\/\\](site|dist)-packages[\/\\]/.test(path || ""); }
-  function fnLabel(fn) { return fn.label || baseLabel(fn); }
+  // Whose code a stack frame runs: "torch", "library" or "" (the program's own); the manifest
+  // says so (an older one does not: then the path tells).
+  function origin(frame) {
+    if (frame.origin !== undefined) return frame.origin || "";
+    var path = frame.file || "";
+    return /[\/\\]torch[\/\\]/.test(path) ? "torch" : /[\/\\](site|dist)-packages[\/\\]/.test(path) ? "library" : "";
+  }
+  // A resume function's global (`__resume_at_102_2`, what the transformed code calls): a detail.
+  function fnName(fn) { return fn.name || "?"; }
+  function boundTo(fn) { return fn.globals && fn.globals.length ? fn.globals.join(", ") : ""; }
   function shortPath(p) {
     if (!p) return "";
     var parts = p.split(/[\/\\]/);
@@ -124,7 +128,8 @@
         name + rest + "</a>";
     }).replace(/<span class="hg">(__resume_at_\d+_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?)<\/span>/g, function (all, name) {
       var id = run.resumeByGlobal[name];
-      return id ? '<a class="hg" href="' + href("fn", id) + '" title="the resume function">' + name + "</a>" : all;
+      return id ? '<a class="hg" href="' + href("fn", id) + '" title="the resume function ' + esc(run.fnById[id].name) + '">' +
+        name + "</a>" : all;
     });
   }
 
@@ -166,7 +171,8 @@
       'autocomplete="off" spellcheck="false">'];
     html.push("<h3>Functions <span>" + run.counts.functions + "</span></h3><ul>");
     run.tree.forEach(function (item) {
-      html.push(sideItem(fnLabel(item.fn), href("fn", item.fn.id), item.fn.compilations.length, item.depth));
+      html.push(sideItem(fnName(item.fn), href("fn", item.fn.id), item.fn.compilations.length, item.depth,
+        item.fn.nameShared ? boundTo(item.fn) : ""));
     });
     html.push("</ul>");
     html.push('<h3>Graphs <span>' + run.graphs.length + "</span></h3><ul>");
@@ -183,18 +189,23 @@
     side.innerHTML = html.join("");
     $("search").value = value;
   }
-  function sideItem(label, target, n, depth) {
+  function sideItem(label, target, n, depth, detail) {
     return '<li><a href="' + target + '" style="padding-left:' + (8 + 14 * depth) + 'px" title="' +
-      esc(label) + '"><span class="name">' + (depth ? "\u21b3 " : "") + esc(label) + '</span><span class="note">' +
-      n + "</span></a></li>";
+      esc(label + (detail ? " (" + detail + ")" : "")) + '"><span class="name">' + (depth ? "\u21b3\u00a0" : "") + esc(label) +
+      (detail ? '<small class="detail">' + esc(detail) + "</small>" : "") + '</span><span class="note">' + n + "</span></a></li>";
   }
 
   // ------------------------------------------------------------ views
-  // With several ranks: their counts side by side, so that a rank that compiled differently stands out.
+  // With several ranks or processes: their counts side by side, so that one that compiled
+  // differently stands out.
   function ranksCard() {
     if (DATA.runs.length < 2) return "";
     var keys = ["functions", "graphs", "graph_breaks", "recompilations", "kernels"];
-    var html = ['<div class="card"><h2>Ranks</h2><table class="list"><tr><th>Rank</th>' + keys.map(function (k) {
+    var processes = DATA.runs_are === "processes";
+    var html = ['<div class="card" id="runs-card"><h2>' + (processes ? "Processes" : "Ranks") + "</h2>" +
+      (processes ? '<p class="sub-title">' + DATA.runs.length + " processes dumped into this directory in one run; " +
+        "each numbered its files apart. Pick one to see its work.</p>" : "") +
+      '<table class="list"><tr><th>' + (processes ? "Process" : "Rank") + "</th>" + keys.map(function (k) {
       return '<th class="num">' + k.replace("_", " ") + "</th>";
     }).join("") + "</tr>"];
     DATA.runs.forEach(function (r, i) {
@@ -222,8 +233,8 @@
         graphs = graphs.concat(c.graphs || []);
       });
       html.push('<tr class="click" data-go="' + href("fn", fn.id) + '"><td>' +
-        '<span style="padding-left:' + 16 * item.depth + 'px"></span>' + (item.depth ? "\u21b3 " : "") + link("<b>" + esc(fnLabel(fn)) + "</b>", href("fn", fn.id)) +
-        (fn.resume ? badge("resume", "") : "") + '</td><td class="mono" title="' + esc(fn.file || "") + '">' +
+        '<span style="padding-left:' + 16 * item.depth + 'px"></span>' + (item.depth ? "\u21b3 " : "") + link("<b>" + esc(fnName(fn)) + "</b>", href("fn", fn.id)) +
+        (fn.resume ? badge("resume", "") : "") + (fn.nameShared ? ' <span class="note mono">' + esc(boundTo(fn)) + "</span>" : "") + '</td><td class="mono" title="' + esc(fn.file || "") + '">' +
         esc(shortPath(fn.file)) + (fn.line ? ":" + fn.line : "") + '</td><td class="num">' + fn.compilations.length +
         '</td><td class="num">' + breaks + '</td><td class="num">' + recompiles + "</td><td>" +
         graphs.slice(0, 4).map(function (g) { return link(esc(g), href("graph", g)); }).join(", ") +
@@ -264,10 +275,12 @@
     if (!fn) return notFound("function");
     var parent = fn.parent && run.fnById[fn.parent];
     var html = ['<div class="card">'];
-    if (parent) html.push('<div class="crumbs">' + link(esc(fnLabel(parent)), href("fn", parent.id)) + " \u203a resume function</div>");
-    html.push("<h1>" + esc(fnLabel(fn)) + (fn.resume ? badge("resume function") : "") +
+    if (parent) html.push('<div class="crumbs">' + link(esc(fnName(parent)), href("fn", parent.id)) + " \u203a resume function</div>");
+    html.push("<h1>" + esc(fnName(fn)) + (fn.resume ? badge("resume function") : "") +
       badge(plural(fn.compilations.length, "cache entry", "cache entries"), "accent") + "</h1>");
-    if (fn.resume) html.push('<div class="sub-title mono">' + esc(fn.name) + "</div>");
+    if (fn.resume && boundTo(fn)) html.push('<div class="sub-title">' + (fn.globals.length > 1 ?
+      "Bound to the globals <code>" + esc(boundTo(fn)) + "</code>, the names the transformed code calls it by." :
+      "Bound to the global <code>" + esc(boundTo(fn)) + "</code>, the name the transformed code calls it by.") + "</div>");
     html.push(fn.resume ? '<div class="note">Generated by Dynamo to continue ' + (parent ? esc(parent.name) : "the function") +
       " after a graph break; its source below is decompiled. Defined at:</div>" : '<div class="note">Defined at:</div>');
     html.push(pathRow(fn.file, fn.line));
@@ -313,24 +326,13 @@
       });
     }
     if (c.stack && c.stack.length) {
-      html.push('<details><summary>Compiled when called from ' + esc(callerOf(c.stack)) + "</summary><div class=\"stack\">");
-      var frames = c.stack.map(function (f) {
-        return '<div class="' + (isLibrary(f.file) ? "internal" : "") + '"><span class="fr">' +
-          esc(f.file) + ":" + f.line + " in <b>" + esc(f.name) + "</b></span>" + (f.code ? "<code>" + esc(f.code) + "</code>" : "") + "</div>";
-      });
-      var SHOWN = 8;  // the frames nearest to the compiled function; older ones fold away
-      if (frames.length > SHOWN + 2)
-        frames.splice(0, frames.length - SHOWN, '<details class="more"><summary>' + (frames.length - SHOWN) +
-          " outer frames</summary>" + frames.slice(0, frames.length - SHOWN).join("") + "</details>");
-      html.push(frames.join("") + "</div></details>");
+      html.push('<details><summary>Compiled when called from ' + esc(callerOf(c.stack)) + "</summary>" +
+        stackFrames(c.stack) + "</details>");
     }
     if (c.guards && c.guards.length) {
-      html.push("<details><summary>Guards (" + c.guards.length + ")</summary><table class=\"list guards\">");
-      c.guards.forEach(function (g) {
-        html.push('<tr><td class="kind">' + esc(g.kind) + "</td><td>" +
-          (g.expr ? H.highlightLines(g.expr, "python").join(" ") : esc(g.comment || "")) +
-          '</td><td class="note">' + (g.expr ? esc(g.comment || "") : "") + "</td></tr>");
-      });
+      html.push("<details><summary>Guards (" + c.guards.length + ')</summary><table class="list guards">' +
+        '<colgroup><col class="kind"><col></colgroup>');
+      c.guards.forEach(function (g) { html.push(guardRow(g)); });
       html.push("</table></details>");
     } else if (c.guards_text) {
       html.push('<details><summary>Guards</summary><pre class="code">' + esc(c.guards_text) + "</pre></details>");
@@ -340,7 +342,8 @@
         return run.graphByName[g] ? '<a class="chip graph-link" href="' + href("graph", g) + '">' + esc(g) +
           " \u2192 stages</a>" : '<span class="chip plain">' + esc(g) + "</span>";
       }).join("") + (c.resumes || []).map(function (r) {
-        return '<a class="chip plain" href="' + href("fn", r.id) + '">' + esc(r.global) + " \u2192 resume</a>";
+        return '<a class="chip plain resume-link" href="' + href("fn", r.id) + '" title="bound to the global ' + esc(r.global) +
+          '">' + esc(r.name) + ' <small class="detail">' + esc(r.global) + "</small> \u2192 resume</a>";
       }).join("") + "</div>");
     }
     var marks = {};
@@ -359,6 +362,44 @@
     return html.join("");
   }
 
+  // The whole stack of the program, outermost first: its own frames shown, each run of torch's
+  // or libraries' frames folded under a line that says how many there are.
+  function stackFrames(stack) {
+    var html = ['<div class="stack">'], folded = [];
+    function frame(f) {
+      return '<div class="frame' + (origin(f) ? " internal" : "") + '"><span class="fr">' + esc(f.file) + ":" + f.line +
+        " in <b>" + esc(f.name) + "</b></span>" + (f.code ? "<code>" + esc(f.code) + "</code>" : "") + "</div>";
+    }
+    function flush() {
+      if (!folded.length) return;
+      var kinds = {};
+      folded.forEach(function (f) { kinds[origin(f)] = true; });
+      var where = kinds.torch && kinds.library ? "in torch and libraries" : kinds.torch ? "inside torch" :
+        "in the standard library and installed packages";
+      html.push('<details class="more folded"><summary>' + plural(folded.length, "frame") + " " + where + " (folded)</summary>" +
+        folded.map(frame).join("") + "</details>");
+      folded = [];
+    }
+    stack.forEach(function (f) {
+      if (origin(f)) { folded.push(f); return; }
+      flush();
+      html.push(frame(f));
+    });
+    flush();
+    return html.join("") + "</div>";
+  }
+
+  // A guard: what it checks (its Python expression, or what Dynamo checks in C++), and the
+  // user's source line it comes from; long ones wrap, never hide.
+  function guardRow(g) {
+    var what = g.expr ? '<div class="expr">' + H.highlightLines(g.expr, "python").join("\n") + "</div>" :
+      '<div class="expr cpp">' + esc(g.check || "") + ' <span class="badge">checked in C++</span></div>';
+    var detail = g.expr && g.check ? '<div class="check">' + esc(g.check) + "</div>" : "";
+    var source = g.code || g.where ? '<div class="src">\u21b3 ' + (g.code ? '<span class="code">' + H.highlightLines(g.code, "python").join("\n") +
+      "</span>" : "") + (g.where ? ' <span class="where">' + esc(g.where) + "</span>" : "") + "</div>" : "";
+    return '<tr class="guard"><td class="kind">' + esc(g.kind || "") + "</td><td>" + what + detail + source + "</td></tr>";
+  }
+
   // Dynamo's message opens with a generic line ("Encountered graph break when attempting to
   // trace CALL ..."); the specific reason and its explanation follow.
   function breakSummary(reason) {
@@ -371,7 +412,7 @@
 
   function callerOf(stack) {
     for (var i = stack.length - 2; i >= 0; i--)
-      if (!isTorchInternal(stack[i].file)) return shortPath(stack[i].file) + ":" + stack[i].line + " (" + stack[i].name + ")";
+      if (!origin(stack[i])) return shortPath(stack[i].file) + ":" + stack[i].line + " (" + stack[i].name + ")";
     return "(unknown)";
   }
 
@@ -384,7 +425,7 @@
     if (!g) return notFound("graph");
     var stage = g.stages.filter(function (s) { return s.file === fileName; })[0] || preferredStage(g);
     var caller = run.callerOfGraph[name];
-    var html = ['<div class="card"><div class="crumbs">' + (caller ? link(esc(fnLabel(caller.fn)), href("fn", caller.fn.id)) +
+    var html = ['<div class="card"><div class="crumbs">' + (caller ? link(esc(fnName(caller.fn)), href("fn", caller.fn.id)) +
       " \u203a entry " + (caller.entry + 1) + " \u203a " : "") + "graph</div>"];
     html.push("<h1>" + esc(name) + (g.compile_id ? badge("compile id " + g.compile_id) : "") +
       badge(plural(g.stages.length, "stage file"), "accent") + "</h1>");
@@ -418,9 +459,9 @@
     var f = run.fileByName[name];
     if (!f) return notFound("file");
     var lang = /\.py$/.test(f.name) ? "python" : "text";
-    var graph = /^(__compiled_fn_\d+)\./.exec(f.name), owner = run.fnOfFile[f.name];
-    var up = graph && run.graphByName[graph[1]] ? link(esc(graph[1]), href("graph", graph[1], f.name)) :
-      owner ? link(esc(fnLabel(owner)), href("fn", owner.id)) : esc(f.kind.replace("_", " "));
+    var graph = run.graphOfFile[f.name], owner = run.fnOfFile[f.name];
+    var up = graph ? link(esc(graph.name), href("graph", graph.name, f.name)) :
+      owner ? link(esc(fnName(owner)), href("fn", owner.id)) : esc(f.kind.replace("_", " "));
     return '<div class="card"><div class="crumbs">' + link("files", href("files")) + " \u203a " + up +
       "</div><h1>" + esc(f.name) + badge(plural(f.lines, "line")) + "</h1>" + pathRow(f.path, line) +
       '<div class="pane" style="margin-top:10px">' + codeBlock(body(f.body), { target: line, linkify: true, lang: lang, full: true }) +
@@ -430,7 +471,9 @@
   function viewFiles() {
     var groups = [["transformed", "Transformed code (decompiled)"], ["full_code", "Explained functions"],
       ["graph", "Graphs"], ["kernel", "Inductor kernels"], ["other", "Other files"]];
-    var html = ['<div class="card"><h2>All files</h2><p class="sub-title">' + esc(run.dir) + "</p>"];
+    var html = ['<div class="card"><h2>All files</h2><p class="sub-title">' + esc(run.dir) +
+      (run.listed ? "<br>The files depyf wrote here" + (run.pid_label ? " in " + esc(run.pid_label) : "") +
+        " in its last run (its manifest lists them); other files in the directory are left out." : "") + "</p>"];
     groups.forEach(function (grp) {
       var files = run.files.filter(function (f) { return f.kind === grp[0]; });
       if (!files.length) return;
@@ -453,7 +496,7 @@
       if (kernelsOnly && !stages.length) return;
       var caller = run.callerOfGraph[g.name];
       html.push("<tr><td>" + link("<b>" + esc(g.name) + "</b>", href("graph", g.name)) + "</td><td>" +
-        (caller ? link(esc(fnLabel(caller.fn)), href("fn", caller.fn.id)) + " entry " + (caller.entry + 1) : "") + "</td><td>" +
+        (caller ? link(esc(fnName(caller.fn)), href("fn", caller.fn.id)) + " entry " + (caller.entry + 1) : "") + "</td><td>" +
         stages.map(function (s) {
           return link(esc(s.label + (s.note ? " " + s.note : "")), href("graph", g.name, s.file));
         }).join(" \u00b7 ") + "</td></tr>");
@@ -471,7 +514,7 @@
       fn.compilations.forEach(function (c, k) {
         c.graph_breaks.forEach(function (b) {
           n++;
-          html.push('<div class="reason break graph-break"><span class="where">' + link(esc(fnLabel(fn)) + " entry " + (k + 1), href("fn", fn.id)) +
+          html.push('<div class="reason break graph-break"><span class="where">' + link(esc(fnName(fn)) + " entry " + (k + 1), href("fn", fn.id)) +
             " \u2014 " + esc((b.file || "?") + ":" + (b.line || "?")) + (b.code ? "  " + esc(b.code) : "") + "</span><b>" +
             esc(breakSummary(b.reason).head) + "</b>" + (breakSummary(b.reason).why ? "\n" + esc(breakSummary(b.reason).why) : "") + "</div>");
         });
@@ -489,7 +532,7 @@
       fn.compilations.forEach(function (c, k) {
         if (!isRecompile(c)) return;
         n++;
-        html.push('<div class="item-title">' + link(esc(fnLabel(fn)) + " \u2014 entry " + (k + 1), href("fn", fn.id)) +
+        html.push('<div class="item-title">' + link(esc(fnName(fn)) + " \u2014 entry " + (k + 1), href("fn", fn.id)) +
           ' <span class="note">compile id ' + esc(c.compile_id) + "</span></div>");
         (c.recompile_reasons.length ? c.recompile_reasons : ["(reason not recorded)"]).forEach(function (r) {
           html.push(reasonBlock(r, ""));

@@ -10,6 +10,7 @@ way Dynamo does before running a cache entry.
 import inspect
 import re
 import textwrap
+import types
 
 from depyf import _decompiled, _fold_uses
 from depyf import _torch_internals as _ti
@@ -22,12 +23,17 @@ RESUME_CODE_PREFIX = "torch_dynamo_resume_in_"  # the co_name Dynamo gives a res
 _TYPE_SUFFIX = re.compile(r",\s*(type=<class '[^']*'>)$")
 
 
-def dump_src(fn):
+def dump_src(fn, module=None):
     """The explained source (guards, transformed code, resume functions) of a compiled function.
 
     `fn` is what torch.compile returned (function or module) or the original
-    function; it must have run at least once so that Dynamo compiled it.
+    function; it must have run at least once so that Dynamo compiled it.  The
+    original depyf's form, `dump_src(code, module)`, takes the code object Dynamo
+    compiled and the globals it ran with (a dict or a module).
     """
+    if isinstance(fn, types.CodeType):
+        scope = vars(module) if isinstance(module, types.ModuleType) else module
+        return explain_code(fn, scope, OnDemandNames())
     func = _ti.unwrap_compiled(fn)
     return explain_code(func.__code__, func.__globals__, OnDemandNames())
 
@@ -93,10 +99,10 @@ def explain_code(code, scope, names, seen=None):
     """The explanation of `code` (compiled by Dynamo) and of its resume functions.
 
     `scope` is the function's globals when known (cache entries carry them too);
-    `seen` collects the ids of every code object explained.
+    `seen` collects every code object explained ({id: code}).
     """
     out, graph_notes = [], set()
-    seen = set() if seen is None else seen
+    seen = {} if seen is None else seen
     # (a lambda's code is `<lambda>`: the defs below need a valid name; a resume function that
     # Dynamo compiled as a frame of its own is code Dynamo generated)
     generated = code.co_name.startswith(RESUME_CODE_PREFIX)
@@ -107,7 +113,7 @@ def explain_code(code, scope, names, seen=None):
 def _explain_one(code, call_name, generated, scope, names, out, seen, graph_notes):
     if id(code) in seen:
         return
-    seen.add(id(code))
+    seen[id(code)] = code
     label = label_of(code.co_name)
     entries = _ti.cache_entries(code)
     params, call = _decompiled.signature_of(code)
