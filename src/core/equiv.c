@@ -1690,7 +1690,11 @@ static int depth_operand(int op) {
 
 static int same_op(eq *E, const sstate *A, const sstate *B) {
     const dp_instr *a = &E->s[0].f.ins[A->pc], *b = &E->s[1].f.ins[B->pc];
-    int32_t mask = a->op == IR_CALL || a->op == IR_CALL_EX ? ~DP_CALL_PAIR : ~0;
+    /* (hints for the structurer, not semantics: a call's NULL pair, a
+     * 3.12+ return of a constant left unfused, DP_RETURN_ARM) */
+    int32_t mask = a->op == IR_CALL || a->op == IR_CALL_EX ? ~DP_CALL_PAIR
+                   : a->op == IR_RETURN_VALUE               ? ~DP_RETURN_ARM
+                                                            : ~0;
     if (op_class(a->op) != op_class(b->op) || (a->arg2 & mask) != (b->arg2 & mask) || !same_name(a->name, b->name))
         return 0;
     /* the argument of a named operation is the name's index (co_names,
