@@ -3,9 +3,10 @@
 
 For every code object of a stdlib corpus the IR must agree with `dis`
 (source lines, jump targets, exception handlers) and be stack-consistent:
-simulating the stack effects ir.h documents along every edge never
-underflows and gives every instruction a single depth.  That is what the
-structurer relies on, and it catches a wrong translation of any opcode.
+simulating the stack effects of the core's op table (irop.c, printed by
+`ir_dump(code, effects=True)`) along every edge never underflows and gives
+every instruction a single depth.  That is what the structurer relies on,
+and it catches a wrong translation of any opcode or a wrong table entry.
 
 The same check runs under each other installed interpreter whose build of
 the extension is importable (`python tests/test_lift.py --check`, printing a
@@ -32,10 +33,11 @@ CORPUS = [
     "asyncio/base_events", "pathlib", "enum", "traceback",
 ]
 
-INSTR = re.compile(r"^\s*(\d+)\s+(\d+)\s+(-|\d+)([* ]) (>>|  ) (\S+)(.*?)(?: -> (\d+))?$")
+INSTR = re.compile(r"^\s*(\d+)\s+(\d+)\s+(-|\d+)([* ]) (>>|  ) (\S+)(.*?)(?: -> (\d+))?"
+                   r"(?: ; (\?|\d+>\d+)(?: \| (\d+>\d+))?)?$")
 EXC = re.compile(r"^exc (\d+)\.\.(\d+) -> (\d+) depth (\d+)( lasti)?$")
 
-Instr = collections.namedtuple("Instr", "offset line start target_flag op operands target")
+Instr = collections.namedtuple("Instr", "offset line start target_flag op operands target effect jump_effect")
 
 
 def parse_dump(text):
@@ -49,91 +51,24 @@ def parse_dump(text):
         m = INSTR.match(line)
         if not m:
             raise ValueError("unparsable IR line: %r" % line)
-        _, off, lno, star, flag, op, rest, target = m.groups()
+        _, off, lno, star, flag, op, rest, target, effect, jump_effect = m.groups()
+        effect = None if effect in (None, "?") else tuple(int(v) for v in effect.split(">"))
+        jump_effect = effect if jump_effect is None else tuple(int(v) for v in jump_effect.split(">"))
         ins.append(Instr(int(off), None if lno == "-" else int(lno), star == "*", flag == ">>", op,
-                         rest.split(), None if target is None else int(target)))
+                         rest.split(), None if target is None else int(target), effect, jump_effect))
     return ins, exc
 
 
 # ---------------------------------------------------------------- stack effects
 
-def _int(operands, i=0, default=0):
-    try:
-        return int(operands[i])
-    except (IndexError, ValueError):
-        return default
-
-
-def stack_effect(ins):
-    """(pops, pushes) of one IR instruction as documented in ir.h."""
-    op, a = ins.op, ins.operands
-    fixed = {
-        "NOP": (0, 0), "LOAD_CONST": (0, 1), "LOAD_NAME": (0, 1), "LOAD_GLOBAL": (0, 1), "LOAD_FAST": (0, 1),
-        "LOAD_DEREF": (0, 1), "LOAD_CLASSDEREF": (0, 1), "LOAD_CLOSURE": (0, 1), "LOAD_FAST_AND_CLEAR": (0, 1),
-        "STORE_NAME": (1, 0), "STORE_GLOBAL": (1, 0), "STORE_FAST": (1, 0), "STORE_DEREF": (1, 0),
-        "DELETE_NAME": (0, 0), "DELETE_GLOBAL": (0, 0), "DELETE_FAST": (0, 0), "DELETE_DEREF": (0, 0),
-        "LOAD_ATTR": (1, 1), "LOAD_METHOD": (1, 2), "STORE_ATTR": (2, 0), "DELETE_ATTR": (1, 0),
-        "PUSH_NULL": (0, 1), "LOAD_ASSERTION_ERROR": (0, 1), "LOAD_BUILD_CLASS": (0, 1), "LOAD_LOCALS": (0, 1),
-        "BINARY_OP": (2, 1), "UNARY": (1, 1), "COMPARE": (2, 1), "IS": (2, 1), "CONTAINS": (2, 1),
-        "BINARY_SUBSCR": (2, 1), "STORE_SUBSCR": (3, 0), "DELETE_SUBSCR": (2, 0), "BINARY_SLICE": (3, 1),
-        "STORE_SLICE": (4, 0), "SET_FUNCTION_ATTRIBUTE": (2, 1), "CALL_INTRINSIC_1": (1, 1),
-        "CALL_INTRINSIC_2": (2, 1), "LIST_APPEND": (1, 0), "SET_ADD": (1, 0), "MAP_ADD": (2, 0),
-        "LIST_EXTEND": (1, 0), "SET_UPDATE": (1, 0), "DICT_UPDATE": (1, 0), "DICT_MERGE": (1, 0),
-        "LIST_TO_TUPLE": (1, 1), "CONVERT_VALUE": (1, 1), "POP_TOP": (1, 0), "SWAP": (0, 0),
-        "RETURN_VALUE": (1, 0), "JUMP": (0, 0), "POP_JUMP_IF_FALSE": (1, 0), "POP_JUMP_IF_TRUE": (1, 0),
-        "POP_JUMP_IF_NONE": (1, 0), "POP_JUMP_IF_NOT_NONE": (1, 0), "GET_ITER": (1, 1),
-        "RERAISE": (1, 0), "RETURN_GENERATOR": (0, 0), "YIELD_VALUE": (1, 1), "GET_YIELD_FROM_ITER": (1, 1),
-        "GET_AWAITABLE": (1, 1), "YIELD_FROM": (1, 1), "GET_AITER": (1, 1), "GET_ANEXT": (1, 2),
-        "END_ASYNC_FOR": (2, 0), "BEFORE_ASYNC_WITH": (1, 2), "ASYNC_GEN_WRAP": (1, 1),
-        "STOPITERATION_ERROR": (1, 1), "PUSH_EXC_INFO": (1, 2), "POP_EXCEPT": (1, 0),
-        "CHECK_EXC_MATCH": (2, 2), "CHECK_EG_MATCH": (2, 2), "PREP_RERAISE_STAR": (2, 1),
-        "BEFORE_WITH": (1, 2), "WITH_EXCEPT_START": (0, 1), "IMPORT_NAME": (2, 1), "IMPORT_FROM": (1, 2),
-        "IMPORT_STAR": (1, 0), "SETUP_ANNOTATIONS": (0, 0), "PRINT_EXPR": (1, 0), "MATCH_CLASS": (3, 1),
-        "MATCH_MAPPING": (1, 2), "MATCH_SEQUENCE": (1, 2), "MATCH_KEYS": (2, 3), "GET_LEN": (1, 2),
-    }
-    if op in fixed:
-        return fixed[op]
-    n = _int(a)
-    if op == "LOAD_SUPER_ATTR":  # operands: name [flags]
-        return 3, 2 if _int(a, 1) & 1 else 1
-    if op == "CALL":
-        return n + (2 if "pair" in a else 1), 1
-    if op == "CALL_EX":
-        return (2 if "pair" in a else 1) + 1 + (n & 1), 1
-    if op == "MAKE_FUNCTION":
-        return 1 + bin(n).count("1"), 1
-    if op in ("BUILD_TUPLE", "BUILD_LIST", "BUILD_SET", "BUILD_STRING", "BUILD_SLICE", "BUILD_UNPACK"):
-        return n, 1
-    if op == "BUILD_MAP":
-        return 2 * n, 1
-    if op == "BUILD_CONST_KEY_MAP":
-        return n + 1, 1
-    if op == "FORMAT_VALUE":
-        return 2 if n & 4 else 1, 1
-    if op == "UNPACK_SEQUENCE":
-        return 1, n
-    if op == "UNPACK_EX":
-        return 1, (n & 0xFF) + (n >> 8) + 1
-    if op == "COPY":
-        return n, n + 1
-    if op == "RAISE":
-        return n, 0
-    raise KeyError(op)
-
-
 TERMINATORS = {"RETURN_VALUE", "RAISE", "RERAISE", "JUMP"}
-# Before 3.11 an exception handler starts with 6 values above the block's
-# level (3 of them the previous exception) and these ops handle 3 at a time.
-BLOCK_ERA = {"POP_EXCEPT": (3, 0), "RERAISE": (3, 0), "END_ASYNC_FOR": (7, 0), "POP_BLOCK": (0, 0)}
-SETUP = {"SETUP_FINALLY": (0, 6), "SETUP_WITH": (1, 6), "SETUP_ASYNC_WITH": (0, 5)}  # (fall through, handler)
-# 3.8's finally blocks push and pop a variable number of values: not simulated.
-DYNAMIC = {"BEGIN_FINALLY", "END_FINALLY", "CALL_FINALLY", "POP_FINALLY", "WITH_CLEANUP_START",
-           "WITH_CLEANUP_FINISH"}
 
 
-def stack_problems(ins, exc, stacksize, minor=V[1]):
-    """Simulates stack depths over every edge; returns a list of problems."""
-    if any(i.op in DYNAMIC for i in ins):
+def stack_problems(ins, exc, stacksize):
+    """Simulates stack depths over every edge with the effects of the core's
+    op table (falling through, and taking the jump or entering a SETUP_*'s
+    handler); returns a list of problems."""
+    if any(i.effect is None for i in ins):  # 3.8's finally machinery: no fixed effect
         return []
     depth = {0: 0}
     work, problems = [0], []
@@ -157,27 +92,14 @@ def stack_problems(ins, exc, stacksize, minor=V[1]):
                 if d < edepth:
                     problems.append("%d: depth %d below handler depth %d" % (i, d, edepth))
                 reach(target, edepth + 1 + lasti, "handler of %d" % i)
-        if cur.op in ("JUMP_IF_FALSE_OR_POP", "JUMP_IF_TRUE_OR_POP"):  # [v] -> [v] if jumping, else []
-            reach(cur.target, d, "%d" % i)
-            reach(i + 1, d - 1, "%d" % i)
-            continue
-        if cur.op == "FOR_ITER":  # [it] -> [it, next], or [] at the target
-            reach(cur.target, d - 1, "%d" % i)
-            reach(i + 1, d + 1, "%d" % i)
-            continue
-        if cur.op in SETUP:
-            reach(cur.target, d + SETUP[cur.op][1], "%d" % i)
-            reach(i + 1, d + SETUP[cur.op][0], "%d" % i)
-            continue
-        pops, pushes = BLOCK_ERA[cur.op] if minor <= 10 and cur.op in BLOCK_ERA else stack_effect(cur)
-        after = d - pops + pushes
+        pops, pushes = cur.effect
         if d - pops < 0:
             problems.append("%d %s: underflow" % (i, cur.op))
             continue
         if cur.target is not None:
-            reach(cur.target, after, "%d" % i)
+            reach(cur.target, d - cur.jump_effect[0] + cur.jump_effect[1], "%d" % i)
         if cur.op not in TERMINATORS:
-            reach(i + 1, after, "%d" % i)
+            reach(i + 1, d - pops + pushes, "%d" % i)
     # ir.h's forms may hold one or two values more than CPython's own counting
     if max(depth.values()) > stacksize + 2:
         problems.append("max depth %d > co_stacksize %d" % (max(depth.values()), stacksize))
@@ -266,7 +188,7 @@ def check_corpus(ir_dump):
         n += 1
         where = "%s:%s" % (name, getattr(co, "co_qualname", co.co_name))
         try:
-            ins, exc = parse_dump(ir_dump(co))
+            ins, exc = parse_dump(ir_dump(co, effects=True))
         except Exception as e:  # a lift error is a problem like any other
             problems.append("%s: %s" % (where, e))
             continue

@@ -255,6 +255,16 @@ def test_membership_in_frozensets_of_the_same_items_in_any_order():
     assert _core.equivalent(with_set([1, 9]), with_set([9, 1]))[0] is False
 
 
+def test_a_constant_returned_from_an_arm_is_the_same_return():
+    # (3.12+ does not fuse `None` of a conditional expression's arm into
+    # RETURN_CONST; the lifter marks that RETURN_VALUE for the structurer, a
+    # mark the checker must not read as another operation)
+    arm = "def f(x):\n    return None if x.a is None else 1\n"
+    stmt = "def f(x):\n    if x.a is None:\n        pass\n    else:\n        return 1\n"
+    assert equivalent(arm, stmt) == (True, "")
+    assert equivalent(arm, stmt.replace("return 1", "return 2"))[0] is False
+
+
 def test_a_run_of_ifs_settles():
     # every path into a join is merged before the pairs after it are
     # explored (the pairs after twelve `if`s were explored once per path)

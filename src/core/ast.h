@@ -54,7 +54,7 @@ typedef enum dp_node_kind {
     S_ANNASSIGN,  /* a: b = c (c may be NULL); op = 1 when the target is a simple name */
     S_DELETE,     /* del l1 */
     S_PASS, S_BREAK, S_CONTINUE,
-    S_RETURN,     /* return a (a may be NULL) */
+    S_RETURN,     /* return a (a may be NULL); op2 = 1: a conditional expression's arm (DP_RETURN_ARM) */
     S_RAISE,      /* raise a from b (both may be NULL) */
     S_GLOBAL, S_NONLOCAL, /* l1 = E_NAME nodes */
     S_IMPORT,     /* l1 = E_ALIAS nodes */

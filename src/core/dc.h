@@ -5,6 +5,7 @@
 #define DEPYF_DC_H
 
 #include "ast.h"
+#include "cfg.h"
 #include "depyf.h"
 #include "ir.h"
 #include "ptrmap.h"
@@ -104,9 +105,9 @@ typedef struct dc {
     dp_irfunc f;
     const dp_instr *in;
     int n;
-    int *handler;      /* per instruction: innermost handler target, -1 */
+    dp_cfg cfg;        /* the control-flow graph, built once after the IR normalizations */
     int *nref;         /* per instruction: reachable jumps and handlers that target it */
-    unsigned char *reach; /* per instruction: can it run at all */
+    const unsigned char *reach; /* per instruction: can it run at all (cfg.reach) */
     unsigned char *seen;  /* per instruction: consumed by the structurer (see dc_seen) */
     dc_handler *handlers;
     int nhandlers;
@@ -154,6 +155,19 @@ typedef struct dc {
     dp_nodes globals, nonlocals; /* declarations this code needs */
     int is_class_body, is_module;
 } dc;
+
+/* The handler of instruction i from the exception table (3.11+), -1 if
+ * none or outside the code.  The 3.12+ generator epilogue, which protects
+ * every instruction of a generator, is no try statement's: -1 there too.
+ * 3.8-3.10 blocks are structured from their SETUP_* instructions
+ * (try_legacy.c), so their regions give -1 here as well. */
+static inline int dc_handler_at(const dc *d, int i) {
+    int32_t r = i >= 0 && i < d->n ? d->cfg.exc_of[i] : -1;
+    if (r < 0 || d->cfg.exc[r].setup >= 0)
+        return -1;
+    int32_t h = d->cfg.exc[r].target;
+    return d->in[h].op == IR_STOPITERATION_ERROR ? -1 : h;
+}
 
 /* Marks [from, to) as consumed.  After structuring, a reachable instruction
  * nobody consumed means the structure lost code: the result is discarded. */
@@ -259,6 +273,9 @@ int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *ne
  * instruction, a jump (the stacks of other ways out are not known here)
  * (try.c). */
 int dc_carry_on(dc *d, int i, int stop, int live, dc_stack *left, dp_nodes *body, dc_stack *st);
+/* Can the statements `l` complete normally (fall off their end)?  A
+ * conservative yes where it cannot tell (stmt.c). */
+int dc_can_complete(const dp_nodes *l, int depth);
 /* A new temporary's name, `__temp_<n>` (stmt.c); NULL when out of memory. */
 dp_node *dc_new_temp(dc *d);
 /* Puts every value pending on the stack into a temporary, in the order the

@@ -9,33 +9,6 @@
 #include "dc.h"
 #include "print.h"
 
-/* Which instructions can run: from the entry through fall-through, jumps
- * and exception handlers. */
-static int mark_reachable(dc *d) {
-    d->reach = dp_alloc(d->sh->ar, (size_t)d->n + 1);
-    d->seen = dp_alloc(d->sh->ar, (size_t)d->n + 1);
-    int *work = dp_alloc_array(d->sh->ar, (size_t)d->n * 3 + 1, sizeof(int));
-    if (d->reach == NULL || d->seen == NULL || work == NULL)
-        return dp_fail(d->sh->err, -1, "out of memory");
-    int top = 0;
-    if (d->n > 0)
-        work[top++] = 0;
-    while (top > 0) {
-        int i = work[--top];
-        if (i < 0 || i >= d->n || d->reach[i])
-            continue;
-        d->reach[i] = 1;
-        const dp_instr *x = &d->in[i];
-        if (x->target >= 0)
-            work[top++] = x->target;
-        if (d->handler[i] >= 0)
-            work[top++] = d->handler[i];
-        if (x->op != IR_RETURN_VALUE && x->op != IR_RAISE && x->op != IR_RERAISE && x->op != IR_JUMP)
-            work[top++] = i + 1;
-    }
-    return 0;
-}
-
 /* 3.12+ compiles `a and b` (as a value) to `a; COPY 1; POP_JUMP_IF_FALSE L;
  * POP_TOP; b; L:` where earlier versions had JUMP_IF_FALSE_OR_POP: rewrite
  * to that form (3.13's TO_BOOL is already a NOP). */
@@ -127,6 +100,34 @@ static void skip_generator_epilogue(dc *d) {
     }
 }
 
+/* Where the walk of the structurer may count on more than the graph:
+ * the references to each instruction (reachable jumps, and the start of
+ * each range of a handler), and the places to step over or read as jumps
+ * (see dc.h), filled by the passes that know them. */
+static int structurer_arrays(dc *d) {
+    dp_arena *ar = d->sh->ar;
+    d->seen = dp_alloc(ar, (size_t)d->n + 1);
+    d->nref = dp_alloc_array(ar, (size_t)d->n + 1, sizeof(int));
+    d->skip_to = dp_alloc_array(ar, (size_t)d->n + 1, sizeof(int));
+    d->vjump = dp_alloc_array(ar, (size_t)d->n + 1, sizeof(int));
+    if (d->seen == NULL || d->nref == NULL || d->skip_to == NULL || d->vjump == NULL)
+        return dp_fail(d->sh->err, -1, "out of memory");
+    for (int i = 0; i < d->n; i++)
+        d->skip_to[i] = d->vjump[i] = -1;
+    /* (from reachable code only: code that cannot run, an empty try
+     * body's handler, must not look like a join point) */
+    for (int i = 0; i < d->n; i++) {
+        if (!d->reach[i])
+            continue;
+        if (d->in[i].target >= 0)
+            d->nref[d->in[i].target]++;
+        int h = dc_handler_at(d, i);
+        if (h >= 0 && (i == 0 || dc_handler_at(d, i - 1) != h || !d->reach[i - 1]))
+            d->nref[h]++;
+    }
+    return 0;
+}
+
 int dc_limit(dc_shared *sh, const char *fmt, ...) {
     if (!sh->limit_hit) {
         va_list ap;
@@ -170,51 +171,21 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     d->n = d->f.n;
     if (d->n > DP_MAX_INSTRUCTIONS)
         return dc_fail(d, -1, "function too long (%d instructions)", d->n);
-    d->nref = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
-    d->handler = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
-    d->skip_to = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
-    d->vjump = dp_alloc_array(sh->ar, (size_t)d->n + 1, sizeof(int));
-    if (d->nref == NULL || d->handler == NULL || d->skip_to == NULL || d->vjump == NULL)
-        return dp_fail(sh->err, -1, "out of memory");
-    for (int i = 0; i < d->n; i++) {
-        d->handler[i] = -1;
-        d->skip_to[i] = -1;
-        d->vjump[i] = -1;
-        int t = d->in[i].target;
-        if (t > d->n || (t < 0 && t != -1))
-            return dc_fail(d, i, "jump target out of range");
-    }
-    for (int k = 0; k < d->f.nexc; k++) {
-        const dp_exc_entry *e = &d->f.exc[k];
-        if (e->start < 0 || e->end > d->n || e->target < 0 || e->target >= d->n || e->start > e->end)
-            return dc_fail(d, -1, "bad exception table entry");
-        /* (the 3.12+ generator epilogue protects every instruction of a
-         * generator: no try statement, and where a try body ends is where
-         * no handler of one protects the code any more) */
-        if (d->in[e->target].op == IR_STOPITERATION_ERROR)
-            continue;
-        for (int i = e->start; i < e->end; i++)
-            d->handler[i] = e->target;
-    }
+    /* IR normalizations that move jumps, then the graph over the result */
     normalize_boolops(d);
     if (unthread_value_jumps(d) < 0)
         return -1;
-    skip_generator_epilogue(d);
-    dc_inline_comp_cleanups(d);
     if (code->py_minor == 10)
         dc_legacy_join_exit_copies(d);
-    if (mark_reachable(d) < 0)
+    if (dp_cfg_build(sh->ar, &d->f, &d->cfg, sh->err) < 0) {
+        dp_error_where(sh->err, code->qualname);
         return -1;
-    /* count references from reachable code only: code that cannot run
-     * (an empty try body's handler) must not look like a join point */
-    for (int i = 0; i < d->n; i++) {
-        if (!d->reach[i])
-            continue;
-        if (d->in[i].target >= 0)
-            d->nref[d->in[i].target]++;
-        if (d->handler[i] >= 0 && (i == 0 || d->handler[i - 1] != d->handler[i] || !d->reach[i - 1]))
-            d->nref[d->handler[i]]++;
     }
+    d->reach = d->cfg.reach;
+    if (structurer_arrays(d) < 0)
+        return -1;
+    skip_generator_epilogue(d);
+    dc_inline_comp_cleanups(d);
     d->is_module = strcmp(code->name, "<module>") == 0;
     return 0;
 }
@@ -253,9 +224,83 @@ static int rebuild_tail_else(dc *d, dp_nodes *body, int depth) {
     return 0;
 }
 
+/* Up to 3.9 the compiler ends a function whose last statement is no
+ * `return` with `return None` even where that statement never completes
+ * (`if c: return a` / `else: return b`): that `return None` is dead.  So a
+ * dead `LOAD_CONST None; RETURN_VALUE` ending the code says the source
+ * ended with a compound statement: when the body ends with `if c: <never
+ * completes>` then simple statements ending in a `return`, those are its
+ * else (3.10+ removes dead code: no such ending). */
+static int else_before_dead_return(dc *d, dp_nodes *body) {
+    int n = d->n;
+    if (n < 2 || d->reach[n - 1] || d->reach[n - 2] || d->in[n - 1].op != IR_RETURN_VALUE ||
+        d->in[n - 2].op != IR_LOAD_CONST || d->in[n - 2].cst == NULL || d->in[n - 2].cst->kind != DP_CONST_NONE)
+        return 0;
+    /* (a compound statement at the end, or a `raise`, whose block the
+     * compiler does not count as returning, explains the dead return) */
+    if (body->n < 2 || body->v[body->n - 1]->kind != S_RETURN)
+        return 0;
+    for (int k = body->n - 2; k >= 0; k--) {
+        dp_node *s = body->v[k];
+        if (s->kind != S_IF)
+            continue;
+        if (s->l2.n != 0 || dc_can_complete(&s->l1, 0))
+            return 0;
+        for (int q = k + 1; q < body->n; q++)
+            if (dc_add(d, &s->l2, body->v[q]) < 0)
+                return -1;
+        body->n = k + 1;
+        return 0;
+    }
+    return 0;
+}
+
+/* `if c: return a` then `return b`, one of them an arm of a conditional
+ * expression (S_RETURN op2, DP_RETURN_ARM: 3.12+ copies the return into
+ * each arm, where a return statement of a constant would be fused), is
+ * `return a if c else b`; in every block of the body. */
+static void remove_at(dp_nodes *l, int at);
+
+static int returned_ifexps(dc *d, dp_nodes *body, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return 0;
+    for (int k = body->n - 2; k >= 0; k--) {
+        dp_node *s = body->v[k], *r = body->v[k + 1];
+        if (s->kind != S_IF || s->l2.n != 0 || s->l1.n != 1 || s->l1.v[0]->kind != S_RETURN || s->l1.v[0]->a == NULL ||
+            r->kind != S_RETURN || r->a == NULL || !(s->l1.v[0]->op2 || r->op2))
+            continue;
+        dp_node *e = dc_node(d, E_IFEXP);
+        if (e == NULL)
+            return -1;
+        e->a = s->a;
+        e->b = s->l1.v[0]->a;
+        e->c = r->a;
+        s->kind = S_RETURN; /* (in place: the if's position) */
+        s->a = e;
+        s->op2 = 0;
+        s->l1.n = 0;
+        remove_at(body, k + 1);
+    }
+    for (int k = 0; k < body->n; k++) {
+        dp_node *s = body->v[k];
+        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+            continue;
+        dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
+        for (int l = 0; l < 4; l++) /* (a try's handlers, a match's cases: statements too) */
+            if (returned_ifexps(d, ls[l], depth + 1) < 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* The compiler adds `return None` at the end of every path that falls off
- * the end of a function; remove those so the source reads naturally. */
-static void drop_implicit_returns(dp_nodes *body) {
+ * the end of a function; remove those so the source reads naturally.
+ * From 3.10 it copies that return into the branches and handlers that end
+ * the function; before, only the end of the code has one, and a `return`
+ * that ends an except clause was written there (`copies`). */
+static void drop_implicit_returns_or_dead(dp_nodes *body, int copies);
+
+static void drop_implicit_returns(dp_nodes *body, int copies) {
     if (body->n == 0)
         return;
     dp_node *last = body->v[body->n - 1];
@@ -267,18 +312,32 @@ static void drop_implicit_returns(dp_nodes *body) {
         last = body->v[body->n - 1];
     }
     if (last->kind == S_IF) {
-        drop_implicit_returns(&last->l1);
-        drop_implicit_returns(&last->l2);
+        drop_implicit_returns(&last->l1, copies);
+        drop_implicit_returns(&last->l2, copies);
     }
     if (last->kind == S_MATCH)
         for (int k = 0; k < last->l1.n; k++)
-            drop_implicit_returns(&last->l1.v[k]->l1);
+            drop_implicit_returns(&last->l1.v[k]->l1, copies);
     if (last->kind == S_TRY) {
         /* a try at the end: its paths fall off the function too (through
          * the finally body, if any, either way) */
-        drop_implicit_returns(last->l3.n ? &last->l3 : &last->l1);
+        drop_implicit_returns_or_dead(last->l3.n ? &last->l3 : &last->l1, copies);
         for (int k = 0; k < last->l2.n; k++)
-            drop_implicit_returns(&last->l2.v[k]->l1);
+            drop_implicit_returns_or_dead(&last->l2.v[k]->l1, copies);
+    }
+}
+
+/* Inside a try at the end of a function before 3.10: only a `return None`
+ * after a statement that never completes (dead code) goes. */
+static void drop_implicit_returns_or_dead(dp_nodes *body, int copies) {
+    if (copies) {
+        drop_implicit_returns(body, copies);
+        return;
+    }
+    if (body->n >= 2 && is_return_none(body->v[body->n - 1])) {
+        int k = body->v[body->n - 2]->kind;
+        if (k == S_RAISE || k == S_RETURN || k == S_CONTINUE || k == S_BREAK)
+            body->n--;
     }
 }
 
@@ -606,9 +665,10 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     if ((kind == BODY_MODULE || kind == BODY_CLASS) && dc_annotated_assigns(d, body) < 0)
         goto out;
     if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
-        if (rebuild_tail_else(d, body, 0) < 0)
+        if (rebuild_tail_else(d, body, 0) < 0 || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
+            (!d->used_fallback && returned_ifexps(d, body, 0) < 0))
             goto out;
-        drop_implicit_returns(body);
+        drop_implicit_returns(body, code->py_minor >= 10);
         if (code->py_minor >= 10)
             drop_trailing_continues(body, 0, 0);
     }

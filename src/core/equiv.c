@@ -40,6 +40,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cfg.h"
 #include "equiv.h"
 #include "print.h"
 #include "ir.h"
@@ -564,7 +565,6 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
     S->cap = (int)cap;
     for (int32_t i = 0; i < n; i++) {
         const dp_instr *x = &S->f.ins[i];
-        S->handler[i] = -1;
         S->tcst[i] = -1;
         if (x->target < -1 || x->target >= n)
             return CANT("jump target out of range");
@@ -577,13 +577,9 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
         if (E->verdict != 1)
             return -1;
     }
-    for (int32_t k = 0; k < S->f.nexc; k++) {
-        const dp_exc_entry *e = &S->f.exc[k];
-        if (e->start < 0 || e->end > n || e->start > e->end || e->target < 0 || e->target >= n || e->depth < 0)
-            return CANT("bad exception table entry");
-        for (int32_t i = e->start; i < e->end; i++)
-            S->handler[i] = k;
-    }
+    int r = dp_exc_cover(&E->ar, &S->f, S->handler); /* (the first entry covering each instruction) */
+    if (r < 0)
+        return r == -1 ? CANT("out of memory") : CANT("bad exception table entry");
     return 0;
 }
 
@@ -1024,10 +1020,7 @@ static int instantiate(eq *E, int32_t vi, sstate *A, sstate *B) {
 
 /* ------------------------------------------------------------------ pure steps */
 
-static int is_cond_jump(int op) {
-    return op == IR_POP_JUMP_IF_FALSE || op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_NONE ||
-           op == IR_POP_JUMP_IF_NOT_NONE || op == IR_JUMP_IF_FALSE_OR_POP || op == IR_JUMP_IF_TRUE_OR_POP;
-}
+static int is_cond_jump(int op) { return dp_is_cond_jump(op) && op != IR_FOR_ITER; }
 
 /* A conditional jump on a constant: taken or not without running code. */
 static int const_jump(eq *E, int s, sstate *st, const dp_instr *x) {
@@ -1094,28 +1087,32 @@ static int maybe_unbound(const eq *E, int32_t t) {
 /* Executes the instruction at st->pc if it is pure: 1 done, 0 it is an
  * observable operation (st unchanged), -1 error. */
 
-static int pure_step(eq *E, int s, sstate *st) {
+/* pure_step's groups of instructions: SW_NOT_MINE for another group's,
+ * SW_BREAK for a pure step done (pure_step moves on). */
+enum { SW_NOT_MINE = 0x10000, SW_BREAK };
+
+/* Loads, stores and stack shuffles (pure_step): SW_NOT_MINE for the others. */
+static int pure_value(eq *E, int s, sstate *st) {
     side *S = &E->s[s];
     const dp_instr *x = &S->f.ins[st->pc];
-    int32_t t, u;
-    S->ran[st->pc] = 1;
+    int32_t t;
     switch (x->op) {
     case IR_NOP:
         if (x->arg2 == DP_NOP_TO_BOOL)
             return 0;
-        break;
+        return SW_BREAK;
     case IR_RETURN_GENERATOR:
-        break;
+        return SW_BREAK;
     case IR_LOAD_GLOBAL: /* with stable globals, one term for the whole run */
         if (!E->stable_globals)
             return 0;
         if (push(E, s, st, S->tcst[st->pc]) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_LOAD_CONST: case IR_LOAD_CLOSURE:
         if (push(E, s, st, S->tcst[st->pc]) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_BUILD_SLICE: /* a slice object runs no code: the slice of its bounds */
         if ((x->arg != 2 && x->arg != 3) || need(E, s, st, x->arg) < 0)
             return x->arg != 2 && x->arg != 3 ? CANT("bad BUILD_SLICE") : -1;
@@ -1124,7 +1121,7 @@ static int pure_step(eq *E, int s, sstate *st) {
         st->sp -= x->arg;
         if (t < 0 || push(E, s, st, t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_BUILD_LIST: case IR_BUILD_MAP: case IR_BUILD_SET:
         /* an empty container runs no code: the k-th one made on one side is
          * the k-th on the other, whenever each was made */
@@ -1132,65 +1129,76 @@ static int pure_step(eq *E, int s, sstate *st) {
             return 0;
         if ((t = cons(E, T_NEW, x->op, E->nnew[s]++, 0)) < 0 || push(E, s, st, t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_BUILD_TUPLE: /* `()` is the constant the compiler folds it to */
         if (x->arg != 0)
             return 0;
         if (push(E, s, st, E->empty_tuple_t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_LOAD_FAST:
         if (S->slot[st->pc] < 0) {
             if (push(E, s, st, S->tcst[st->pc]) < 0)
                 return -1;
-            break;
+            return SW_BREAK;
         }
         if (maybe_unbound(E, t = st->loc[S->slot[st->pc]]))
             return 0;
         if (push(E, s, st, t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_STORE_FAST:
         if ((t = pop(E, s, st)) < 0)
             return -1;
         st->loc[S->slot[st->pc]] = t;
-        break;
+        return SW_BREAK;
     case IR_DELETE_FAST:
         if (maybe_unbound(E, st->loc[S->slot[st->pc]]))
             return 0;
         st->loc[S->slot[st->pc]] = E->unbound_t;
-        break;
+        return SW_BREAK;
     case IR_LOAD_FAST_AND_CLEAR:
         if (push(E, s, st, st->loc[S->slot[st->pc]]) < 0)
             return -1;
         st->loc[S->slot[st->pc]] = E->unbound_t;
-        break;
+        return SW_BREAK;
     case IR_POP_TOP:
         if (pop(E, s, st) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_COPY:
         if (x->arg < 1 || need(E, s, st, x->arg) < 0 || push(E, s, st, st->stack[st->sp - x->arg]) < 0)
             return x->arg < 1 ? CANT("bad COPY") : -1;
-        break;
+        return SW_BREAK;
     case IR_SWAP:
         if (x->arg < 2 || need(E, s, st, x->arg) < 0)
             return x->arg < 2 ? CANT("bad SWAP") : -1;
         t = st->stack[st->sp - 1];
         st->stack[st->sp - 1] = st->stack[st->sp - x->arg];
         st->stack[st->sp - x->arg] = t;
-        break;
+        return SW_BREAK;
     case IR_PUSH_NULL: case IR_BEGIN_FINALLY:
         if (push(E, s, st, E->null_t) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_JUMP:
         st->pc = x->target;
         return 1;
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Identity tests, method loads, jumps and the block stack (pure_step): SW_NOT_MINE for the others. */
+static int pure_flow(eq *E, int s, sstate *st) {
+    side *S = &E->s[s];
+    const dp_instr *x = &S->f.ins[st->pc];
+    int32_t t, u;
+    switch (x->op) {
     case IR_IS:
         if ((u = pop(E, s, st)) < 0 || (t = pop(E, s, st)) < 0 || push(E, s, st, cons(E, T_IS, t, u, x->arg != 0)) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_LOAD_METHOD: { /* `lst.extend`, `lst.append` of a list built here: no lookup runs code */
         int32_t obj = st->sp > 0 ? st->stack[st->sp - 1] : -1;
         int append = x->name != NULL && strcmp(x->name, "append") == 0;
@@ -1201,7 +1209,7 @@ static int pure_step(eq *E, int s, sstate *st) {
         if (m < 0 || push(E, s, st, E->minor >= 13 ? m : E->null_t) < 0 ||
             push(E, s, st, E->minor >= 13 ? E->null_t : m) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     }
     case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE: case IR_POP_JUMP_IF_NOT_NONE:
     case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
@@ -1213,12 +1221,12 @@ static int pure_step(eq *E, int s, sstate *st) {
             return E->minor >= 11 ? CANT("SETUP_FINALLY in 3.11+ code") : -1;
         if (push_block(E, st, B_SETUP, x->target, st->sp - (x->op == IR_SETUP_ASYNC_WITH)) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case IR_POP_BLOCK:
         if (st->nb == 0)
             return CANT("POP_BLOCK without a block");
         st->nb--;
-        break;
+        return SW_BREAK;
     case IR_CALL_FINALLY:
         if (push(E, s, st, cons(E, T_RET, st->pc + 1, s, 0)) < 0)
             return -1;
@@ -1230,7 +1238,7 @@ static int pure_step(eq *E, int s, sstate *st) {
         t = st->stack[st->sp - 1];
         if (E->t[t].kind == T_NULL) {
             st->sp--;
-            break;
+            return SW_BREAK;
         }
         if (E->t[t].kind == T_RET) {
             st->sp--;
@@ -1243,8 +1251,19 @@ static int pure_step(eq *E, int s, sstate *st) {
     case IR_POP_FINALLY:
         return pop_finally(E, s, st, x);
     default:
-        return 0;
+        return SW_NOT_MINE;
     }
+}
+
+static int pure_step(eq *E, int s, sstate *st) {
+    E->s[s].ran[st->pc] = 1;
+    int res = pure_value(E, s, st);
+    if (res == SW_NOT_MINE)
+        res = pure_flow(E, s, st);
+    if (res == SW_NOT_MINE)
+        return 0; /* (an observable operation) */
+    if (res != SW_BREAK)
+        return res;
     st->pc++;
     return 1;
 }
@@ -1364,102 +1383,44 @@ static int may_raise(eq *E, const sstate *A, const sstate *B, int32_t n) {
     return raise_both(E, A, B, exc, exc, n);
 }
 
-static int cannot_raise(int op) {
-    switch (op) {
-    case IR_POP_EXCEPT: case IR_PUSH_EXC_INFO: case IR_RETURN_VALUE: case IR_LOAD_ASSERTION_ERROR:
-    case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BUILD_SLICE: case IR_STORE_DEREF: case IR_LIST_APPEND:
-    case IR_MAKE_FUNCTION: case IR_SET_FUNCTION_ATTRIBUTE: case IR_LOAD_CLOSURE: case IR_RETURN_GENERATOR:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 /* ------------------------------------------------------------------ events */
 
-static int popcount4(int v) { return (v & 1) + ((v >> 1) & 1) + ((v >> 2) & 1) + ((v >> 3) & 1); }
-
 /* Stack effect of an ordinary event: it reads the top `pops + peek`
- * values, removes `pops` of them and pushes `pushes` results.  -1 for
- * operations handled elsewhere or unknown. */
+ * values, removes `pops` of them and pushes `pushes` results (irop.c's
+ * effect, its kept inputs peeked at).  -1 for operations handled elsewhere
+ * (stack shuffles, locals, jumps, the block stack) or unknown. */
 static int arity(const eq *E, const dp_instr *x, long long *pops, long long *peek, long long *pushes) {
-    long long a = x->arg;
     *peek = 0;
-    *pushes = 1;
+    *pushes = 0;
     switch (x->op) {
-    case IR_NOP: case IR_LOAD_ATTR: case IR_UNARY: case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER:
-    case IR_GET_AWAITABLE: case IR_YIELD_FROM: case IR_GET_AITER: case IR_ASYNC_GEN_WRAP: case IR_LIST_TO_TUPLE:
-    case IR_CONVERT_VALUE: case IR_CALL_INTRINSIC_1: case IR_YIELD_VALUE: case IR_STOPITERATION_ERROR:
-        *pops = 1; return 0;
-    case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_DEREF: case IR_LOAD_CLASSDEREF: case IR_LOAD_BUILD_CLASS:
-    case IR_LOAD_LOCALS: case IR_LOAD_ASSERTION_ERROR:
-        *pops = 0; return 0;
-    case IR_STORE_NAME: case IR_STORE_GLOBAL: case IR_STORE_DEREF: case IR_DELETE_ATTR: case IR_PRINT_EXPR:
-    case IR_IMPORT_STAR:
-        *pops = 1; *pushes = 0; return 0;
-    case IR_DELETE_NAME: case IR_DELETE_GLOBAL: case IR_DELETE_DEREF: case IR_SETUP_ANNOTATIONS:
-        *pops = 0; *pushes = 0; return 0;
-    case IR_LOAD_METHOD: case IR_BEFORE_WITH: case IR_BEFORE_ASYNC_WITH: case IR_SETUP_WITH:
-        *pops = 1; *pushes = 2; return 0;
-    case IR_LOAD_SUPER_ATTR:
-        *pops = 3; *pushes = 1 + (a & 1); return 0;
-    case IR_STORE_ATTR: case IR_DELETE_SUBSCR:
-        *pops = 2; *pushes = 0; return 0;
-    case IR_STORE_SUBSCR:
-        *pops = 3; *pushes = 0; return 0;
-    case IR_STORE_SLICE:
-        *pops = 4; *pushes = 0; return 0;
-    case IR_BINARY_OP: case IR_COMPARE: case IR_CONTAINS: case IR_BINARY_SUBSCR: case IR_CALL_INTRINSIC_2:
-    case IR_IMPORT_NAME: case IR_SET_FUNCTION_ATTRIBUTE: case IR_PREP_RERAISE_STAR:
-        *pops = 2; return 0;
-    case IR_BINARY_SLICE: case IR_MATCH_CLASS:
-        *pops = 3; return 0;
-    case IR_CHECK_EG_MATCH:
-        *pops = 2; *pushes = 2; return 0;
-    case IR_CALL:
-        *pops = a + ((x->arg2 & DP_CALL_PAIR) ? 2 : 1); return 0;
-    case IR_CALL_EX:
-        *pops = 2 + (a & 1) + ((x->arg2 & DP_CALL_PAIR) ? 1 : 0); return 0;
-    case IR_MAKE_FUNCTION:
-        *pops = 1 + popcount4((int)a); return 0;
-    case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BUILD_SET: case IR_BUILD_STRING: case IR_BUILD_SLICE:
-    case IR_BUILD_UNPACK:
-        *pops = a; return 0;
-    case IR_BUILD_MAP:
-        *pops = 2 * a; return 0;
-    case IR_BUILD_CONST_KEY_MAP:
-        *pops = a + 1; return 0;
-    case IR_FORMAT_VALUE:
-        *pops = 1 + ((a & DP_FMT_HAS_SPEC) != 0); return 0;
-    case IR_UNPACK_SEQUENCE:
-        *pops = 1; *pushes = a; return 0;
-    case IR_UNPACK_EX:
-        *pops = 1; *pushes = (a & 0xff) + (a >> 8) + 1; return 0;
-    case IR_IMPORT_FROM: case IR_MATCH_MAPPING: case IR_MATCH_SEQUENCE: case IR_GET_LEN: case IR_GET_ANEXT:
-        *pops = 0; *peek = 1; return 0;
-    case IR_MATCH_KEYS:
-        *pops = 0; *peek = 2; return 0;
-    case IR_CHECK_EXC_MATCH: case IR_COPY_DICT_WITHOUT_KEYS:
-        *pops = 1; *peek = 1; return 0;
-    case IR_RETURN_VALUE:
-        *pops = 1; *pushes = 0; return 0;
-    case IR_RAISE:
-        *pops = a; *pushes = 0; return a < 0 || a > 2 ? -1 : 0;
-    case IR_RERAISE:
-        *pops = E->minor >= 11 ? 1 : 3; *pushes = 0; return 0;
-    case IR_END_FINALLY:
-        *pops = 3; *pushes = 0; return 0;
-    case IR_PUSH_EXC_INFO:
-        *pops = 1; *pushes = 2; return 0;
-    case IR_POP_EXCEPT:
-        *pops = E->minor >= 11 ? 1 : 3; *pushes = 0; return 0;
-    case IR_FOR_ITER:
-        *pops = 0; *peek = 1; return 0;
-    case IR_END_ASYNC_FOR:
-        *pops = E->minor >= 11 ? 2 : 0; *peek = E->minor >= 11 ? 0 : 1; *pushes = 0; return 0;
-    default:
+    case IR_LOAD_CONST: case IR_LOAD_FAST: case IR_LOAD_CLOSURE: case IR_LOAD_FAST_AND_CLEAR: case IR_STORE_FAST:
+    case IR_DELETE_FAST: case IR_PUSH_NULL: case IR_IS: case IR_LIST_APPEND: case IR_SET_ADD: case IR_MAP_ADD:
+    case IR_LIST_EXTEND: case IR_SET_UPDATE: case IR_DICT_UPDATE: case IR_DICT_MERGE: case IR_POP_TOP: case IR_COPY:
+    case IR_SWAP: case IR_RETURN_GENERATOR: case IR_WITH_EXCEPT_START:
         return -1;
+    case IR_END_FINALLY: /* (3.8: what the checker models of it) */
+        *pops = 3;
+        return 0;
+    case IR_END_ASYNC_FOR:
+        if (E->minor <= 10) { /* (the handler's values are the block stack's) */
+            *pops = 0;
+            *peek = 1;
+            return 0;
+        }
+        break;
+    default:
+        break;
     }
+    int flags = dp_op_info(x->op)->flags;
+    if ((flags & DP_IRF_JUMP && x->op != IR_FOR_ITER) || (flags & DP_IRF_BLOCK && x->op != IR_SETUP_WITH))
+        return -1;
+    dp_effect e;
+    if (dp_ir_effect(x, E->minor, 0, &e) < 0)
+        return -1;
+    *pops = e.in - e.keep;
+    *peek = e.keep;
+    *pushes = e.out - e.keep;
+    return 0;
 }
 
 /* How many values an instruction that raises has popped (3.8-3.10); those
@@ -1729,7 +1690,11 @@ static int depth_operand(int op) {
 
 static int same_op(eq *E, const sstate *A, const sstate *B) {
     const dp_instr *a = &E->s[0].f.ins[A->pc], *b = &E->s[1].f.ins[B->pc];
-    int32_t mask = a->op == IR_CALL || a->op == IR_CALL_EX ? ~DP_CALL_PAIR : ~0;
+    /* (hints for the structurer, not semantics: a call's NULL pair, a
+     * 3.12+ return of a constant left unfused, DP_RETURN_ARM) */
+    int32_t mask = a->op == IR_CALL || a->op == IR_CALL_EX ? ~DP_CALL_PAIR
+                   : a->op == IR_RETURN_VALUE               ? ~DP_RETURN_ARM
+                                                            : ~0;
     if (op_class(a->op) != op_class(b->op) || (a->arg2 & mask) != (b->arg2 & mask) || !same_name(a->name, b->name))
         return 0;
     /* the argument of a named operation is the name's index (co_names,
@@ -2007,7 +1972,7 @@ static int event(eq *E, sstate *A, sstate *B) {
     r = control(E, A, B, n);
     if (r != 0)
         return r < 0 ? -1 : 0;
-    if (!cannot_raise(xa->op) && may_raise(E, A, B, n) < 0)
+    if (dp_can_raise(xa->op) && may_raise(E, A, B, n) < 0)
         return -1;
     if (apply(E, 0, A, xa, n) < 0 || apply(E, 1, B, xb, n) < 0)
         return -1;

@@ -700,10 +700,13 @@ static dp_node *not_not(dc *d, dp_node *e) {
     return outer;
 }
 
-int dc_expr_step(dc *d, int i, dc_stack *st) {
+/* dc_expr_step's groups of instructions, each SW_NOT_MINE for the others. */
+enum { SW_NOT_MINE = 0x10000 };
+
+/* Loads and attributes (dc_expr_step): SW_NOT_MINE if not one of them. */
+static int load_step(dc *d, int i, dc_stack *st) {
     const dp_instr *ins = &d->in[i];
-    d->seen[i] = 1;
-    dp_node *a, *b, *c, *n;
+    dp_node *a, *c, *n;
     switch (ins->op) {
     case IR_NOP:
         if (ins->arg2 == DP_NOP_TO_BOOL && keeps_bool_conversion(d, i)) {
@@ -775,6 +778,16 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
             return dc_push(d, st, dc_node(d, X_NULL)) < 0 ? -1 : 1;
         return 1;
     }
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Operators, subscripts, calls and functions (dc_expr_step): SW_NOT_MINE if not one of them. */
+static int operator_step(dc *d, int i, dc_stack *st) {
+    const dp_instr *ins = &d->in[i];
+    dp_node *a, *b, *c, *n;
+    switch (ins->op) {
     case IR_BINARY_OP:
         b = dc_pop(d, st, i);
         a = b ? dc_pop(d, st, i) : NULL;
@@ -868,6 +881,16 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         else if (ins->arg == DP_FN_CLOSURE && dc_add(d, &a->l1, b) < 0)
             return -1;
         return dc_push(d, st, a) < 0 ? -1 : 1;
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Building values (dc_expr_step): SW_NOT_MINE if not one of them. */
+static int build_step(dc *d, int i, dc_stack *st) {
+    const dp_instr *ins = &d->in[i];
+    dp_node *a, *b, *n;
+    switch (ins->op) {
     case IR_BUILD_TUPLE:
         /* a tuple of closure cells feeds MAKE_FUNCTION; any tuple works */
         return dc_push(d, st, seq_node(d, E_TUPLE, st, ins->arg, i)) < 0 ? -1 : 1;
@@ -955,6 +978,16 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
         st->n = base;
         return dc_push(d, st, n) < 0 ? -1 : 1;
     }
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Iterators, generators, stack shuffles and the rest (dc_expr_step): SW_NOT_MINE if not one of them. */
+static int iter_step(dc *d, int i, dc_stack *st) {
+    const dp_instr *ins = &d->in[i];
+    dp_node *a, *b, *n;
+    switch (ins->op) {
     case IR_GET_ITER: case IR_GET_YIELD_FROM_ITER: case IR_GET_AITER:
         if ((a = dc_pop(d, st, i)) == NULL || (n = dc_node(d, X_ITER)) == NULL)
             return -1;
@@ -1023,6 +1056,18 @@ int dc_expr_step(dc *d, int i, dc_stack *st) {
     case IR_LOAD_LOCALS:
         return dc_fail(d, i, "unsupported instruction %s", dp_irop_name(ins->op));
     default:
-        return 0;
+        return SW_NOT_MINE;
     }
+}
+
+int dc_expr_step(dc *d, int i, dc_stack *st) {
+    d->seen[i] = 1;
+    int r = load_step(d, i, st);
+    if (r == SW_NOT_MINE)
+        r = operator_step(d, i, st);
+    if (r == SW_NOT_MINE)
+        r = build_step(d, i, st);
+    if (r == SW_NOT_MINE)
+        r = iter_step(d, i, st);
+    return r == SW_NOT_MINE ? 0 : r;
 }

@@ -130,7 +130,7 @@ static int loop_end(const dc *d, int loop) {
     const dp_instr *x = &d->in[loop];
     if (x->op == IR_FOR_ITER)
         return x->target > loop && x->target <= d->n ? x->target : -1;
-    int h = d->handler[loop];
+    int h = dc_handler_at(d, loop);
     return h > loop && h < d->n && d->in[h].op == IR_END_ASYNC_FOR ? h + 1 : -1;
 }
 
@@ -227,7 +227,7 @@ static int parse_handler(const dc *d, shape *s) {
     s->handler = s->handler_end = -1;
     if (s->nsaved == 0)
         return 1; /* nothing to restore: no cleanup block */
-    int h = d->handler[s->build], end = cleanup_end(d, h);
+    int h = dc_handler_at(d, s->build), end = cleanup_end(d, h);
     if (end < 0)
         return 0;
     int stores = 0;

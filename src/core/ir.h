@@ -59,6 +59,11 @@ enum { DP_CALL_PAIR = 1 };            /* IR_CALL/IR_CALL_EX arg2 bit */
  * bit): the value is converted to bool.  Lift drops a TO_BOOL right before a
  * conditional jump, which tests the value itself. */
 enum { DP_NOP_TO_BOOL = 1 };
+/* arg2 of IR_RETURN_VALUE: 3.12+ fuses a `return <constant>` statement
+ * into RETURN_CONST, so a LOAD_CONST then RETURN_VALUE of its bytecode is
+ * an arm of a conditional expression whose value is returned (the return
+ * copied into each arm). */
+enum { DP_RETURN_ARM = 1 };
 enum { DP_FN_DEFAULTS = 1, DP_FN_KWDEFAULTS = 2, DP_FN_ANNOTATIONS = 4, DP_FN_CLOSURE = 8 };
 enum { DP_FMT_CONV_MASK = 3, DP_FMT_HAS_SPEC = 4 }; /* FORMAT_VALUE arg; conv 1=!s 2=!r 3=!a */
 
@@ -121,7 +126,8 @@ typedef enum dp_irop {
     IR_COPY,              /* [.. x (n-1 more)] -> [.. x .. x]; arg = n >= 1 (3.8 DUP_TOP = COPY 1) */
     IR_SWAP,              /* swap top with the n-th; arg = n >= 2 (3.8 ROT_* become SWAP sequences) */
     /* ---- control flow ---- */
-    IR_RETURN_VALUE,      /* [v] -> (3.12 RETURN_CONST becomes LOAD_CONST + RETURN_VALUE) */
+    IR_RETURN_VALUE,      /* [v] -> (3.12 RETURN_CONST becomes LOAD_CONST + RETURN_VALUE); arg2 =
+                             DP_RETURN_ARM: see there */
     IR_JUMP,              /* target */
     IR_POP_JUMP_IF_FALSE, IR_POP_JUMP_IF_TRUE, IR_POP_JUMP_IF_NONE, IR_POP_JUMP_IF_NOT_NONE,
     IR_JUMP_IF_FALSE_OR_POP, IR_JUMP_IF_TRUE_OR_POP, /* <= 3.11 */
@@ -200,10 +206,54 @@ typedef struct dp_irfunc {
 /* Decodes and lifts one code object (not its nested code objects). */
 int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err);
 
-/* Name of an IR op, for disassembly and messages. */
+/* ---- op properties (irop.c): the one place that says what an op does to
+ * control flow and to the stack ---- */
+enum {
+    DP_IRF_JUMP = 1,      /* `target` is where control may go next */
+    DP_IRF_COND = 2,      /* ... or it falls through (conditional jumps, FOR_ITER) */
+    DP_IRF_NOFALL = 4,    /* never falls through (JUMP, RETURN_VALUE, RAISE, RERAISE) */
+    DP_IRF_SETUP = 8,     /* 3.8-3.10 SETUP_*: `target` is the handler of a new block */
+    DP_IRF_BLOCK = 16,    /* 3.8-3.10 block-stack bookkeeping (SETUP_*, POP_BLOCK, 3.8's finally ops) */
+    DP_IRF_NORAISE = 32,  /* cannot raise */
+    DP_IRF_POPS_TEST = 64, /* a conditional jump that pops its operand both ways (POP_JUMP_IF_*) */
+};
+enum { DP_EFFECT_VARIES = -1 };
+typedef struct dp_irop_info {
+    const char *name;
+    uint8_t flags;        /* DP_IRF_* */
+    int8_t in, out, keep; /* fixed stack effect (see dp_effect), or DP_EFFECT_VARIES */
+} dp_irop_info;
+/* Stack effect: the top `in` values are replaced by `out` values, of which
+ * the bottom `keep` are inputs left as they were ([it] -> [it, next] is
+ * in 1, out 2, keep 1). */
+typedef struct dp_effect {
+    int32_t in, out, keep;
+} dp_effect;
+
+extern const dp_irop_info dp_irop_table[IR_OP_COUNT + 1];
+/* The properties of op (the last entry, "?", for an op out of range). */
+static inline const dp_irop_info *dp_op_info(int op) {
+    return &dp_irop_table[op >= 0 && op < IR_OP_COUNT ? op : IR_OP_COUNT];
+}
+/* Name of an IR op, for disassembly and messages ("?" if none). */
 const char *dp_irop_name(int op);
+/* The effect of x when it falls through (jumping = 0) or takes its jump
+ * (a SETUP_*: enters its handler).  `py_minor` matters only for the
+ * handler ops whose except block holds three values before 3.11.  -1 when
+ * no effect is fixed (3.8's finally machinery, a bad argument). */
+int dp_ir_effect(const dp_instr *x, int py_minor, int jumping, dp_effect *e);
+/* Classifications read off the table. */
+static inline int dp_is_jump(int op) { return (dp_op_info(op)->flags & DP_IRF_JUMP) != 0; }
+static inline int dp_is_cond_jump(int op) {
+    return (dp_op_info(op)->flags & (DP_IRF_JUMP | DP_IRF_COND)) == (DP_IRF_JUMP | DP_IRF_COND);
+}
+static inline int dp_is_pop_jump(int op) { return (dp_op_info(op)->flags & DP_IRF_POPS_TEST) != 0; }
+static inline int dp_falls_through(int op) { return !(dp_op_info(op)->flags & DP_IRF_NOFALL); }
+static inline int dp_can_raise(int op) { return !(dp_op_info(op)->flags & DP_IRF_NORAISE); }
 /* Text listing of a lifted function (index, offset, line, op, args, target,
  * exception table), for debugging and tests. */
 void dp_ir_dump(const dp_irfunc *f, dp_buf *out);
+/* The same; with `effects`, each instruction's stack effect (irop.c) too. */
+void dp_ir_dump_ex(const dp_irfunc *f, int effects, dp_buf *out);
 
 #endif

@@ -1,134 +1,8 @@
-/* IR op names and a text listing of a lifted function, for debugging and
- * tests.  Constants get a short rendering of their own (this file must not
+/* A text listing of a lifted function, for debugging and tests.  Constants get a short rendering of their own (this file must not
  * depend on the source printer). */
 #include <stdio.h>
 
 #include "ir.h"
-
-static const char *const IR_NAMES[IR_OP_COUNT] = {
-    [IR_NOP] = "NOP",
-    [IR_LOAD_CONST] = "LOAD_CONST",
-    [IR_LOAD_NAME] = "LOAD_NAME",
-    [IR_LOAD_GLOBAL] = "LOAD_GLOBAL",
-    [IR_LOAD_FAST] = "LOAD_FAST",
-    [IR_LOAD_DEREF] = "LOAD_DEREF",
-    [IR_LOAD_CLASSDEREF] = "LOAD_CLASSDEREF",
-    [IR_LOAD_CLOSURE] = "LOAD_CLOSURE",
-    [IR_LOAD_FAST_AND_CLEAR] = "LOAD_FAST_AND_CLEAR",
-    [IR_STORE_NAME] = "STORE_NAME",
-    [IR_STORE_GLOBAL] = "STORE_GLOBAL",
-    [IR_STORE_FAST] = "STORE_FAST",
-    [IR_STORE_DEREF] = "STORE_DEREF",
-    [IR_DELETE_NAME] = "DELETE_NAME",
-    [IR_DELETE_GLOBAL] = "DELETE_GLOBAL",
-    [IR_DELETE_FAST] = "DELETE_FAST",
-    [IR_DELETE_DEREF] = "DELETE_DEREF",
-    [IR_LOAD_ATTR] = "LOAD_ATTR",
-    [IR_LOAD_METHOD] = "LOAD_METHOD",
-    [IR_LOAD_SUPER_ATTR] = "LOAD_SUPER_ATTR",
-    [IR_STORE_ATTR] = "STORE_ATTR",
-    [IR_DELETE_ATTR] = "DELETE_ATTR",
-    [IR_PUSH_NULL] = "PUSH_NULL",
-    [IR_LOAD_ASSERTION_ERROR] = "LOAD_ASSERTION_ERROR",
-    [IR_LOAD_BUILD_CLASS] = "LOAD_BUILD_CLASS",
-    [IR_LOAD_LOCALS] = "LOAD_LOCALS",
-    [IR_BINARY_OP] = "BINARY_OP",
-    [IR_UNARY] = "UNARY",
-    [IR_COMPARE] = "COMPARE",
-    [IR_IS] = "IS",
-    [IR_CONTAINS] = "CONTAINS",
-    [IR_BINARY_SUBSCR] = "BINARY_SUBSCR",
-    [IR_STORE_SUBSCR] = "STORE_SUBSCR",
-    [IR_DELETE_SUBSCR] = "DELETE_SUBSCR",
-    [IR_BINARY_SLICE] = "BINARY_SLICE",
-    [IR_STORE_SLICE] = "STORE_SLICE",
-    [IR_BUILD_SLICE] = "BUILD_SLICE",
-    [IR_CALL] = "CALL",
-    [IR_CALL_EX] = "CALL_EX",
-    [IR_MAKE_FUNCTION] = "MAKE_FUNCTION",
-    [IR_SET_FUNCTION_ATTRIBUTE] = "SET_FUNCTION_ATTRIBUTE",
-    [IR_CALL_INTRINSIC_1] = "CALL_INTRINSIC_1",
-    [IR_CALL_INTRINSIC_2] = "CALL_INTRINSIC_2",
-    [IR_BUILD_TUPLE] = "BUILD_TUPLE",
-    [IR_BUILD_LIST] = "BUILD_LIST",
-    [IR_BUILD_SET] = "BUILD_SET",
-    [IR_BUILD_MAP] = "BUILD_MAP",
-    [IR_BUILD_CONST_KEY_MAP] = "BUILD_CONST_KEY_MAP",
-    [IR_BUILD_STRING] = "BUILD_STRING",
-    [IR_LIST_APPEND] = "LIST_APPEND",
-    [IR_SET_ADD] = "SET_ADD",
-    [IR_MAP_ADD] = "MAP_ADD",
-    [IR_LIST_EXTEND] = "LIST_EXTEND",
-    [IR_SET_UPDATE] = "SET_UPDATE",
-    [IR_DICT_UPDATE] = "DICT_UPDATE",
-    [IR_DICT_MERGE] = "DICT_MERGE",
-    [IR_LIST_TO_TUPLE] = "LIST_TO_TUPLE",
-    [IR_BUILD_UNPACK] = "BUILD_UNPACK",
-    [IR_FORMAT_VALUE] = "FORMAT_VALUE",
-    [IR_CONVERT_VALUE] = "CONVERT_VALUE",
-    [IR_UNPACK_SEQUENCE] = "UNPACK_SEQUENCE",
-    [IR_UNPACK_EX] = "UNPACK_EX",
-    [IR_POP_TOP] = "POP_TOP",
-    [IR_COPY] = "COPY",
-    [IR_SWAP] = "SWAP",
-    [IR_RETURN_VALUE] = "RETURN_VALUE",
-    [IR_JUMP] = "JUMP",
-    [IR_POP_JUMP_IF_FALSE] = "POP_JUMP_IF_FALSE",
-    [IR_POP_JUMP_IF_TRUE] = "POP_JUMP_IF_TRUE",
-    [IR_POP_JUMP_IF_NONE] = "POP_JUMP_IF_NONE",
-    [IR_POP_JUMP_IF_NOT_NONE] = "POP_JUMP_IF_NOT_NONE",
-    [IR_JUMP_IF_FALSE_OR_POP] = "JUMP_IF_FALSE_OR_POP",
-    [IR_JUMP_IF_TRUE_OR_POP] = "JUMP_IF_TRUE_OR_POP",
-    [IR_GET_ITER] = "GET_ITER",
-    [IR_FOR_ITER] = "FOR_ITER",
-    [IR_RAISE] = "RAISE",
-    [IR_RERAISE] = "RERAISE",
-    [IR_RETURN_GENERATOR] = "RETURN_GENERATOR",
-    [IR_YIELD_VALUE] = "YIELD_VALUE",
-    [IR_GET_YIELD_FROM_ITER] = "GET_YIELD_FROM_ITER",
-    [IR_GET_AWAITABLE] = "GET_AWAITABLE",
-    [IR_YIELD_FROM] = "YIELD_FROM",
-    [IR_GET_AITER] = "GET_AITER",
-    [IR_GET_ANEXT] = "GET_ANEXT",
-    [IR_END_ASYNC_FOR] = "END_ASYNC_FOR",
-    [IR_BEFORE_ASYNC_WITH] = "BEFORE_ASYNC_WITH",
-    [IR_ASYNC_GEN_WRAP] = "ASYNC_GEN_WRAP",
-    [IR_STOPITERATION_ERROR] = "STOPITERATION_ERROR",
-    [IR_PUSH_EXC_INFO] = "PUSH_EXC_INFO",
-    [IR_POP_EXCEPT] = "POP_EXCEPT",
-    [IR_CHECK_EXC_MATCH] = "CHECK_EXC_MATCH",
-    [IR_CHECK_EG_MATCH] = "CHECK_EG_MATCH",
-    [IR_PREP_RERAISE_STAR] = "PREP_RERAISE_STAR",
-    [IR_BEFORE_WITH] = "BEFORE_WITH",
-    [IR_WITH_EXCEPT_START] = "WITH_EXCEPT_START",
-    [IR_SETUP_FINALLY] = "SETUP_FINALLY",
-    [IR_SETUP_WITH] = "SETUP_WITH",
-    [IR_SETUP_ASYNC_WITH] = "SETUP_ASYNC_WITH",
-    [IR_POP_BLOCK] = "POP_BLOCK",
-    [IR_BEGIN_FINALLY] = "BEGIN_FINALLY",
-    [IR_END_FINALLY] = "END_FINALLY",
-    [IR_CALL_FINALLY] = "CALL_FINALLY",
-    [IR_POP_FINALLY] = "POP_FINALLY",
-    [IR_WITH_CLEANUP_START] = "WITH_CLEANUP_START",
-    [IR_WITH_CLEANUP_FINISH] = "WITH_CLEANUP_FINISH",
-    [IR_IMPORT_NAME] = "IMPORT_NAME",
-    [IR_IMPORT_FROM] = "IMPORT_FROM",
-    [IR_IMPORT_STAR] = "IMPORT_STAR",
-    [IR_SETUP_ANNOTATIONS] = "SETUP_ANNOTATIONS",
-    [IR_PRINT_EXPR] = "PRINT_EXPR",
-    [IR_MATCH_CLASS] = "MATCH_CLASS",
-    [IR_MATCH_MAPPING] = "MATCH_MAPPING",
-    [IR_MATCH_SEQUENCE] = "MATCH_SEQUENCE",
-    [IR_MATCH_KEYS] = "MATCH_KEYS",
-    [IR_COPY_DICT_WITHOUT_KEYS] = "COPY_DICT_WITHOUT_KEYS",
-    [IR_GET_LEN] = "GET_LEN",
-};
-
-const char *dp_irop_name(int op) {
-    if (op < 0 || op >= IR_OP_COUNT || IR_NAMES[op] == NULL)
-        return "?";
-    return IR_NAMES[op];
-}
 
 /* ---- constants ---- */
 
@@ -253,10 +127,25 @@ static void put_operands(dp_buf *out, const dp_instr *in) {
         dp_buf_printf(out, " %d", in->arg2);
 }
 
+/* ` ; in>out` of irop.c's table, then ` | in>out` for the jump where that
+ * differs; ` ; ?` where no effect is fixed. */
+static void put_effect(dp_buf *out, const dp_instr *in, int py_minor) {
+    dp_effect fall, jump;
+    if (dp_ir_effect(in, py_minor, 0, &fall) < 0) {
+        dp_buf_puts(out, " ; ?");
+        return;
+    }
+    dp_buf_printf(out, " ; %d>%d", (int)fall.in, (int)fall.out);
+    if (dp_ir_effect(in, py_minor, 1, &jump) == 0 && (jump.in != fall.in || jump.out != fall.out))
+        dp_buf_printf(out, " | %d>%d", (int)jump.in, (int)jump.out);
+}
+
+void dp_ir_dump(const dp_irfunc *f, dp_buf *out) { dp_ir_dump_ex(f, 0, out); }
+
 /* One line per instruction:
- *   index offset line ['*' = line start] ['>>' = jump target] OP operands [-> target]
+ *   index offset line ['*' = line start] ['>>' = jump target] OP operands [-> target] [effect]
  * then one line per exception-table entry. */
-void dp_ir_dump(const dp_irfunc *f, dp_buf *out) {
+void dp_ir_dump_ex(const dp_irfunc *f, int effects, dp_buf *out) {
     for (int32_t i = 0; i < f->n; i++) {
         const dp_instr *in = &f->ins[i];
         char line[16] = "-";
@@ -268,6 +157,8 @@ void dp_ir_dump(const dp_irfunc *f, dp_buf *out) {
         put_operands(out, in);
         if (in->target >= 0)
             dp_buf_printf(out, " -> %d", (int)in->target);
+        if (effects)
+            put_effect(out, in, f->code ? f->code->py_minor : 11);
         dp_buf_putc(out, '\n');
     }
     for (int32_t k = 0; k < f->nexc; k++) {

@@ -751,36 +751,16 @@ static int lift_make_function(lifter *L, int32_t i) {
     return emit_arg(L, di, IR_MAKE_FUNCTION, (int32_t)di->arg);
 }
 
-/* Values on the stack consumed/produced by IR that may build the type of an
- * except clause (a name, an attribute, a tuple of them, ...); -1 otherwise. */
-static int expr_effect(const dp_instr *in, int *pops, int *pushes) {
-    *pops = 0;
-    *pushes = 1;
-    switch (in->op) {
-    case IR_LOAD_CONST: case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_FAST:
-    case IR_LOAD_DEREF: case IR_LOAD_CLASSDEREF: case IR_PUSH_NULL:
-        return 0;
-    case IR_NOP:
-        *pushes = 0;
-        return 0;
-    case IR_LOAD_ATTR:
-        *pops = 1;
-        return 0;
-    case IR_LOAD_METHOD:
-        *pops = 1;
-        *pushes = 2;
-        return 0;
-    case IR_BUILD_TUPLE: case IR_BUILD_LIST:
-        *pops = in->arg;
-        return 0;
-    case IR_BINARY_SUBSCR: case IR_BINARY_OP:
-        *pops = 2;
-        return 0;
-    case IR_CALL:
-        *pops = in->arg + ((in->arg2 & DP_CALL_PAIR) ? 2 : 1);
-        return 0;
+/* Can `op` be part of the type an except clause matches (a name, an
+ * attribute, a tuple of them, a call)?  Its effect is irop.c's. */
+static int builds_exc_type(int op) {
+    switch (op) {
+    case IR_LOAD_CONST: case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_FAST: case IR_LOAD_DEREF:
+    case IR_LOAD_CLASSDEREF: case IR_PUSH_NULL: case IR_NOP: case IR_LOAD_ATTR: case IR_LOAD_METHOD:
+    case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BINARY_SUBSCR: case IR_BINARY_OP: case IR_CALL:
+        return 1;
     default:
-        return -1;
+        return 0;
     }
 }
 
@@ -801,13 +781,13 @@ static int drop_exc_dup(lifter *L, int32_t i) {
             }
             break;
         }
-        int pops, pushes;
-        if (expr_effect(in, &pops, &pushes) < 0 || (src->is_target && src->ir_first == j))
+        dp_effect e;
+        if (!builds_exc_type(in->op) || dp_ir_effect(in, L->minor, 0, &e) < 0 || (src->is_target && src->ir_first == j))
             break;
-        need -= pushes;
+        need -= e.out;
         if (need < 0)
             break;
-        need += pops;
+        need += e.in;
     }
     return dp_fail(L->err, L->d[i].start, "%s: exception match without the usual DUP_TOP before the type",
                    dp_opname_str[L->d[i].op]);
@@ -1160,18 +1140,6 @@ static int lift_one(lifter *L, int32_t i) {
 
 /* ------------------------------------------------------------------ pass 3 */
 
-static int is_jump(int op) {
-    switch (op) {
-    case IR_JUMP: case IR_POP_JUMP_IF_FALSE: case IR_POP_JUMP_IF_TRUE: case IR_POP_JUMP_IF_NONE:
-    case IR_POP_JUMP_IF_NOT_NONE: case IR_JUMP_IF_FALSE_OR_POP: case IR_JUMP_IF_TRUE_OR_POP:
-    case IR_FOR_ITER: case IR_SETUP_FINALLY: case IR_SETUP_WITH: case IR_SETUP_ASYNC_WITH:
-    case IR_CALL_FINALLY:
-        return 1;
-    default:
-        return 0;
-    }
-}
-
 static int resolve_targets(lifter *L) {
     for (int32_t j = 0; j < L->n; j++) {
         dp_instr *in = &L->ins[j];
@@ -1182,7 +1150,7 @@ static int resolve_targets(lifter *L) {
             return dp_fail(L->err, in->offset, "%s: jump into the middle of an instruction (byte %d)",
                            dp_irop_name(in->op), in->target);
         in->target = L->d[k].ir_first;
-        if (is_jump(in->op))
+        if (dp_op_info(in->op)->flags & (DP_IRF_JUMP | DP_IRF_SETUP))
             L->ins[in->target].flags |= DP_INSTR_JUMP_TARGET;
     }
     return 0;
@@ -1235,6 +1203,18 @@ static int convert_exctable(lifter *L, dp_irfunc *out) {
             out->exc[out->nexc++] = x;
     }
     return 0;
+}
+
+/* 3.12+: returns of a constant not fused into RETURN_CONST (DP_RETURN_ARM). */
+static void mark_returned_arms(lifter *L) {
+    if (L->minor < 12)
+        return;
+    for (int32_t j = 1; j < L->n; j++) {
+        dp_instr *x = &L->ins[j];
+        if (x->op == IR_RETURN_VALUE && L->ins[j - 1].op == IR_LOAD_CONST &&
+            L->d[L->unit_dec[x->offset / 2]].op == DPO_RETURN_VALUE)
+            x->arg2 = DP_RETURN_ARM;
+    }
 }
 
 static void to_nop(dp_instr *in) {
@@ -1342,6 +1322,8 @@ int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err) {
         rc = convert_exctable(&L, out);
     if (rc == 0)
         rc = drop_constants_popped_at_joins(&L, out);
+    if (rc == 0)
+        mark_returned_arms(&L);
     if (rc < 0) {
         dp_error_where(err, code->qualname);
         out->nexc = 0;

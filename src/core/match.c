@@ -134,10 +134,7 @@ static int exit_len(const dc *d, int p) {
 
 static int is_exit_copy(const dc *d, int p) { return exit_len(d, p) > 0; }
 
-static int ends_flow(const dc *d, int p) {
-    int op = op_at(d, p);
-    return op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP;
-}
+static int ends_flow(const dc *d, int p) { return !dp_falls_through(op_at(d, p)); }
 
 static int same_code(const dc *d, int a, int b, int len);
 

@@ -831,7 +831,12 @@ static int binop_chain(pr *r, const dp_node *e) {
 }
 
 /* The body of e, without the parentheses its position may add. */
-static int expr_inner(pr *r, const dp_node *e) {
+/* The printer's groups of node kinds: SW_NOT_MINE for another group's,
+ * SW_BREAK for a statement whose line is complete (stmt ends it). */
+enum { SW_NOT_MINE = 0x10000, SW_BREAK };
+
+/* Names, constants, attributes, subscripts, calls and operators (expr_inner): SW_NOT_MINE for the others. */
+static int expr_atom(pr *r, const dp_node *e) {
     dp_error *err = r->p->err;
     switch (e->kind) {
     case E_NAME:
@@ -944,6 +949,15 @@ static int expr_inner(pr *r, const dp_node *e) {
                 return -1;
         }
         return 0;
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Conditional expressions, assignment expressions, lambdas and displays (expr_inner): SW_NOT_MINE for the others. */
+static int expr_display(pr *r, const dp_node *e) {
+    dp_error *err = r->p->err;
+    switch (e->kind) {
     case E_IFEXP:
         if (need(r, e->a, "condition") < 0 || need(r, e->b, "value") < 0 || need(r, e->c, "else value") < 0)
             return -1;
@@ -1026,6 +1040,15 @@ static int expr_inner(pr *r, const dp_node *e) {
         }
         putch(r, '}');
         return 0;
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Starred values, f-strings, comprehensions, yield, await, raw text (expr_inner): SW_NOT_MINE for the others. */
+static int expr_comp(pr *r, const dp_node *e) {
+    dp_error *err = r->p->err;
+    switch (e->kind) {
     case E_STARRED:
         if (need(r, e->a, "starred value") < 0)
             return -1;
@@ -1076,8 +1099,20 @@ static int expr_inner(pr *r, const dp_node *e) {
         put(r, e->s ? e->s : "");
         return 0;
     default:
-        return dp_fail(err, -1, "node kind %d is not an expression", e->kind);
+        return SW_NOT_MINE;
     }
+}
+
+static int expr_inner(pr *r, const dp_node *e) {
+    dp_error *err = r->p->err;
+    int res = expr_atom(r, e);
+    if (res == SW_NOT_MINE)
+        res = expr_display(r, e);
+    if (res == SW_NOT_MINE)
+        res = expr_comp(r, e);
+    if (res == SW_NOT_MINE)
+        return dp_fail(err, -1, "node kind %d is not an expression", e->kind);
+    return res;
 }
 
 static int expr(pr *r, const dp_node *e, int level) {
@@ -1837,9 +1872,9 @@ static void put_docstring(pr *r, const dp_const *c, int level) {
 }
 
 /* One statement, starting with its indentation and ending with a newline. */
-static int stmt(pr *r, const dp_node *st, int level) {
+/* Simple statements (stmt): SW_NOT_MINE for the others. */
+static int stmt_simple(pr *r, const dp_node *st, int level) {
     dp_error *err = r->p->err;
-    begin(r, st, level);
     switch (st->kind) {
     case S_EXPR:
         if (need(r, st->a, "expression") < 0)
@@ -1849,7 +1884,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
         } else if (expr(r, st->a, PR_YIELD) < 0) {
             return -1;
         }
-        break;
+        return SW_BREAK;
     case S_ASSIGN:
         if (st->l1.n == 0 || need(r, st->b, "assigned value") < 0)
             return dp_fail(err, st->offset, "assignment without targets");
@@ -1860,7 +1895,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
         }
         if (expr(r, st->b, PR_YIELD) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case S_AUGASSIGN:
         if (binop_text(st->op) == NULL)
             return dp_fail(err, st->offset, "bad augmented operator %d", st->op);
@@ -1871,7 +1906,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
         put(r, "= ");
         if (expr(r, st->b, PR_YIELD) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case S_ANNASSIGN:
         if (need(r, st->a, "target") < 0 || need(r, st->b, "annotation") < 0)
             return -1;
@@ -1892,17 +1927,17 @@ static int stmt(pr *r, const dp_node *st, int level) {
             if (expr(r, st->c, PR_LAMBDA) < 0)
                 return -1;
         }
-        break;
+        return SW_BREAK;
     case S_DELETE:
         if (st->l1.n == 0)
             return dp_fail(err, st->offset, "del without targets");
         put(r, "del ");
         if (list(r, &st->l1, PR_IFEXP) < 0)
             return -1;
-        break;
-    case S_PASS: put(r, "pass"); break;
-    case S_BREAK: put(r, "break"); break;
-    case S_CONTINUE: put(r, "continue"); break;
+        return SW_BREAK;
+    case S_PASS: put(r, "pass"); return SW_BREAK;
+    case S_BREAK: put(r, "break"); return SW_BREAK;
+    case S_CONTINUE: put(r, "continue"); return SW_BREAK;
     case S_RETURN:
         put(r, "return");
         if (st->a != NULL) {
@@ -1910,7 +1945,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
             if (expr(r, st->a, PR_TUPLE) < 0)
                 return -1;
         }
-        break;
+        return SW_BREAK;
     case S_RAISE:
         put(r, "raise");
         if (st->a == NULL && st->b != NULL)
@@ -1925,19 +1960,19 @@ static int stmt(pr *r, const dp_node *st, int level) {
             if (expr(r, st->b, PR_IFEXP) < 0)
                 return -1;
         }
-        break;
+        return SW_BREAK;
     case S_GLOBAL:
     case S_NONLOCAL:
         if (st->l1.n == 0)
             return dp_fail(err, st->offset, "global/nonlocal without names");
         if (names(r, st->kind == S_GLOBAL ? "global" : "nonlocal", &st->l1) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case S_IMPORT:
         put(r, "import ");
         if (aliases(r, &st->l1) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case S_IMPORTFROM:
         if (st->op < 0 || (st->op == 0 && st->s == NULL))
             return dp_fail(err, st->offset, "from-import without a module");
@@ -1948,7 +1983,16 @@ static int stmt(pr *r, const dp_node *st, int level) {
         put(r, " import ");
         if (aliases(r, &st->l1) < 0)
             return -1;
-        break;
+        return SW_BREAK;
+    default:
+        return SW_NOT_MINE;
+    }
+}
+
+/* Compound statements, type aliases, asserts and comments (stmt): SW_NOT_MINE for the others. */
+static int stmt_compound(pr *r, const dp_node *st, int level) {
+    dp_error *err = r->p->err;
+    switch (st->kind) {
     case S_IF:
         return stmt_if(r, st, level);
     case S_WHILE:
@@ -1986,7 +2030,7 @@ static int stmt(pr *r, const dp_node *st, int level) {
         put(r, " = ");
         if (expr(r, st->a, PR_LAMBDA) < 0)
             return -1;
-        break;
+        return SW_BREAK;
     case S_ASSERT:
         if (need(r, st->a, "assert condition") < 0)
             return -1;
@@ -1998,15 +2042,27 @@ static int stmt(pr *r, const dp_node *st, int level) {
             if (expr(r, st->b, PR_IFEXP) < 0)
                 return -1;
         }
-        break;
+        return SW_BREAK;
     case S_MATCH:
         return stmt_match(r, st, level);
     case S_COMMENT:
         comment(r, st->s, level);
         return 0;
     default:
-        return dp_fail(err, st->offset, "node kind %d is not a statement", st->kind);
+        return SW_NOT_MINE;
     }
+}
+
+static int stmt(pr *r, const dp_node *st, int level) {
+    dp_error *err = r->p->err;
+    begin(r, st, level);
+    int res = stmt_simple(r, st, level);
+    if (res == SW_NOT_MINE)
+        res = stmt_compound(r, st, level);
+    if (res == SW_NOT_MINE)
+        return dp_fail(err, st->offset, "node kind %d is not a statement", st->kind);
+    if (res != SW_BREAK)
+        return res;
     end_line(r, "");
     return 0;
 }

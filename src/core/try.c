@@ -45,9 +45,9 @@ static int *int_array(dc *d, int n, int fill) {
 /* The handler whose try protects handler h's code (k = 0) or the cleanup
  * block protecting that code (k = 1), or -1. */
 static int protector(const dc *d, const struct dc_try_index *ix, int h, int k) {
-    int c = d->handler[d->handlers[h].at];
+    int c = dc_handler_at(d, d->handlers[h].at);
     if (k == 1 && c >= 0)
-        c = d->handler[c];
+        c = dc_handler_at(d, c);
     int p = c >= 0 ? ix->handler_at[c] : -1;
     return p == h ? -1 : p;
 }
@@ -154,7 +154,7 @@ static int find_handlers(dc *d) {
             e->start >= hs[h].start || hs[h].start > hs[h].at)
             continue;
         int j = e->end;
-        while (j < hs[h].start && (d->in[j].op == IR_NOP || d->handler[j] >= 0))
+        while (j < hs[h].start && (d->in[j].op == IR_NOP || dc_handler_at(d, j) >= 0))
             j++;
         if (j == hs[h].start)
             hs[h].start = e->start;
@@ -230,7 +230,7 @@ static int try_body_end(const dc *d, const dc_handler *h) {
     /* 3.12+ leaves the jump back of a while loop ending the body outside
      * the table (it follows the loop's bottom test): it is the body's too */
     if (end < d->n && d->in[end].op == IR_JUMP && d->in[end].target >= h->start && d->in[end].target < end &&
-        d->handler[end] != h->at)
+        dc_handler_at(d, end) != h->at)
         end++;
     return end;
 }
@@ -261,7 +261,7 @@ int dc_cold_loop_exit(dc *d, int from, int to, int after) {
         return after;
     for (int h = 0; h < d->nhandlers; h++) {
         int H = d->handlers[h].at, s = d->handlers[h].start;
-        int cend = H < to || s < from || s >= to ? -1 : cleanup_end(d, d->handler[H]);
+        int cend = H < to || s < from || s >= to ? -1 : cleanup_end(d, dc_handler_at(d, H));
         for (int j = H; j < cend; j++)
             if (d->in[j].op == IR_JUMP && d->in[j].target > after && d->in[j].target >= cend)
                 after = d->in[j].target;
@@ -275,7 +275,7 @@ int dc_cold_back_edge(dc *d, int head, int end) {
     int last = -1;
     for (int h = 0; h < d->nhandlers; h++) {
         int H = d->handlers[h].at, s = d->handlers[h].start;
-        int cend = H < end || s < head || s >= end ? -1 : cleanup_end(d, d->handler[H]);
+        int cend = H < end || s < head || s >= end ? -1 : cleanup_end(d, dc_handler_at(d, H));
         for (int j = H; cend >= 0 && j <= cend && j < d->n; j++)
             if (d->in[j].op == IR_JUMP && d->in[j].target == head && !d->seen[j] && j > last)
                 last = j;
@@ -288,7 +288,7 @@ int dc_in_cold_handler(dc *d, int j, int from, int to) {
         return 0;
     for (int h = 0; h < d->nhandlers; h++) {
         int H = d->handlers[h].at, s = d->handlers[h].start;
-        int cend = s < from || s >= to ? -1 : cleanup_end(d, d->handler[H]);
+        int cend = s < from || s >= to ? -1 : cleanup_end(d, dc_handler_at(d, H));
         if (j >= H && j < cend)
             return 1;
     }
@@ -450,6 +450,54 @@ static void furthest_jump(const dc *d, int *scan, int to, int *far) {
     }
 }
 
+/* The position of a co_names entry in the code's names, or -1 (ops whose
+ * name is a local or a cell). */
+static int name_rank(const dc *d, const dp_instr *x) {
+    switch (x->op) {
+    case IR_LOAD_NAME: case IR_STORE_NAME: case IR_DELETE_NAME: case IR_LOAD_GLOBAL: case IR_STORE_GLOBAL:
+    case IR_DELETE_GLOBAL: case IR_LOAD_ATTR: case IR_LOAD_METHOD: case IR_STORE_ATTR: case IR_DELETE_ATTR:
+    case IR_IMPORT_NAME: case IR_IMPORT_FROM: case IR_LOAD_SUPER_ATTR:
+        for (size_t k = 0; x->name && k < d->code->names.n; k++)
+            if (d->code->names.v[k] == x->name)
+                return (int)k;
+        return -1;
+    default:
+        return -1;
+    }
+}
+
+/* 3.12+: does [stop, join), code between a try body and where its clauses
+ * join, read as the code after the statement rather than its else?  The
+ * compiler numbers co_names in the order it meets them, and it compiles an
+ * else clause before the handlers, the code after the statement after
+ * them: the names first used there come after the names first used in the
+ * handlers [H, cend).  (A clause ending in `return None` and an empty
+ * clause at the end of the function compile alike otherwise.)  Only for
+ * functions of a few thousand instructions: it scans the code before. */
+static int after_the_handlers(dc *d, int stop, int join, int H, int cend) {
+    size_t nn = d->code->names.n;
+    if (d->n > 4000 || nn == 0 || nn > 4000)
+        return 0;
+    unsigned char *where = dp_alloc(d->sh->ar, nn);
+    if (where == NULL)
+        return 0;
+    const int from[3] = {0, stop, H}, to[3] = {stop, join, cend};
+    for (int k = 0; k < 3; k++)
+        for (int j = from[k]; j < to[k]; j++) {
+            int r = name_rank(d, &d->in[j]);
+            if (r >= 0)
+                where[r] |= (unsigned char)(1 << k);
+        }
+    int rest = -1, handlers = -1;
+    for (size_t r = nn; r-- > 0;) {
+        if (where[r] == 2)
+            rest = (int)r;
+        if (where[r] == 4)
+            handlers = (int)r;
+    }
+    return rest >= 0 && handlers >= 0 && handlers < rest;
+}
+
 /* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
  * except clause either with a backward jump to where the try statement
  * continues or with a copy of that code.  The join of the try at `stop`
@@ -495,6 +543,8 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
                 continue;
             for (int k = 0; k < len && same; k++)
                 same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
+            if (same && join < 0 && after_the_handlers(d, stop, J, H, cend))
+                break; /* (the clause's return is its own) */
             if (same && (join < 0 || join == J)) {
                 join = J;
                 d->vjump[t] = J;
@@ -513,7 +563,7 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
 static void unthread_reraises(dc *d, int from, int close, int to) {
     for (int j = from; j < to; j++) {
         dp_instr *x = &d->f.ins[j];
-        if (j != close && x->op == IR_RERAISE && x->arg == d->in[close].arg && d->handler[j] == d->handler[close]) {
+        if (j != close && x->op == IR_RERAISE && x->arg == d->in[close].arg && dc_handler_at(d, j) == dc_handler_at(d, close)) {
             x->op = IR_JUMP;
             x->arg = 0;
             x->target = close;
@@ -581,7 +631,7 @@ static int finally_last(const dc *d, int H, int clean) {
         last = -1;
         for (int j = H + 1; j < clean;) {
             if (is_handler_start(d, j) && is_exc_target(d, j)) {
-                int e = cleanup_end(d, d->handler[j]);
+                int e = cleanup_end(d, dc_handler_at(d, j));
                 if (e <= j || e > clean)
                     return -1;
                 j = e;
@@ -589,7 +639,7 @@ static int finally_last(const dc *d, int H, int clean) {
             }
             last = j++;
         }
-        if (last >= 0 && d->in[last].op == IR_RERAISE && d->handler[last] != clean)
+        if (last >= 0 && d->in[last].op == IR_RERAISE && dc_handler_at(d, last) != clean)
             return -1;
     }
     return last > H ? last : -1;
@@ -603,7 +653,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
                     int *falls, int carried) {
     *falls = 1;
     int H = h->at;
-    int clean = H < d->n ? d->handler[H] : -1;
+    int clean = H < d->n ? dc_handler_at(d, H) : -1;
     int cend = cleanup_end(d, clean);
     if (cend < 0)
         return dc_fail(d, H, "handler without its cleanup block");
@@ -844,7 +894,7 @@ static int same_flow(const dc *d, int a, int b) {
             return 0;
         int op = d->in[a].op;
         if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE)
-            return d->handler[a] == d->handler[b] ? 1 : -1;
+            return dc_handler_at(d, a) == dc_handler_at(d, b) ? 1 : -1;
         if (dc_is_jump(op) || op == IR_FOR_ITER)
             return -1;
         a++;
@@ -891,7 +941,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     if (find_handlers(d) < 0)
         return -1;
     for (int j = body; j < d->n && j < body + 64 && H < 0; j++) {
-        int c = d->handler[j];
+        int c = dc_handler_at(d, j);
         dc_handler *ch = handler_at(d, c);
         if (ch && !ch->opened && c + 1 < d->n && d->in[c + 1].op == IR_WITH_EXCEPT_START)
             H = c;
@@ -959,7 +1009,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         *next = e;
         body_live = 0;
     }
-    int cl = d->handler[H], clend = cleanup_end(d, cl);
+    int cl = dc_handler_at(d, H), clend = cleanup_end(d, cl);
     if (cl > L && clend > 0 && !body_live && d->in[L + 4].op == IR_JUMP && dc_is_loop_head(d, d->in[L + 4].target)) {
         /* 3.12+, a body that never completes, in a loop: an exception that
          * __exit__ suppresses goes on at the loop's head (the with ends the

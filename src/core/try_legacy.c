@@ -23,9 +23,8 @@
 
 /* Any instruction that can go elsewhere than the next one, the block
  * setups (to their handler) and a 3.8 finally call included. */
-static int is_jump_op(int op) {
-    return dc_is_jump(op) || op == IR_FOR_ITER || dc_is_block_setup(op) || op == IR_CALL_FINALLY;
-}
+/* Any op with a target: a jump, FOR_ITER, a SETUP_*, CALL_FINALLY. */
+static int is_jump_op(int op) { return (dp_op_info(op)->flags & (DP_IRF_JUMP | DP_IRF_SETUP)) != 0; }
 
 /* Is [i, i + len) the same code as [j, j + len), jumps inside keeping their
  * relative layout?  A jump of the original to its end may go in the copy i
@@ -299,6 +298,12 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         int t = d->in[q].target;
         if (t > r || t == head)
             return t; /* (head: the try ends its loop's body, as the clause does) */
+        /* (the last clause falling off the statement, whose code after is
+         * the jump back that ends its loop's body: CPython threaded the
+         * clause's jump there through it) */
+        if (q + 2 < d->n && (d->in[q + 1].op == IR_END_FINALLY || d->in[q + 1].op == IR_RERAISE) &&
+            d->in[q + 2].op == IR_JUMP && d->in[q + 2].target == t && dc_is_loop_head(d, t))
+            return q + 2;
         if (dc_is_loop_exit(d, t)) {
             dp_node *s = dc_stmt(d, dc_is_loop_head(d, t) ? S_CONTINUE : S_BREAK, q);
             if (s == NULL || dc_add(d, body, s) < 0)
@@ -415,47 +420,66 @@ static int copy_join_fits(const dc *d, int s, int X, int T, int last, int c) {
 
 #define MAX_COPY_JOINS 16
 
-static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *next) {
-    int H = d->in[s].target;
-    dp_node *tr = dc_stmt(d, S_TRY, s), *prev = new_exc_value(d);
-    if (tr == NULL || prev == NULL)
+/* A 3.8-3.10 try/except statement being read (except_stmt): the SETUP_FINALLY
+ * at s, its handler H, the statement and the places its parts end. */
+typedef struct legacy_try {
+    int s, end, H;
+    dc_stack *st;
+    dp_nodes *out;
+    int *next;
+    dp_node *tr, *prev;
+    /* the body's normal exit: POP_BLOCK; JUMP X (else or join); 3.10: T
+     * (a return copied after the POP_BLOCK) and E (an else that raises) */
+    int X, T, E, body_end, to_head;
+    int join, p, last;  /* where the clauses join, the next clause, past the handler */
+    /* clauses whose return tail has a later copy: where (own), in which clause */
+    int own_tail[MAX_COPY_JOINS], own_end[MAX_COPY_JOINS], own_copy[MAX_COPY_JOINS], nown;
+    dp_node *own_clause[MAX_COPY_JOINS];
+    int left, left_limit, nleft; /* code after a clause's POP_EXCEPT that is none of its own */
+} legacy_try;
+
+/* The try body, up to its normal exit. */
+static int except_body(dc *d, legacy_try *L) {
+    if (L->tr == NULL || L->prev == NULL)
         return -1;
     /* the body's normal exit: POP_BLOCK; JUMP else-or-join */
-    int X = -1;
-    if (H - 2 > s && d->in[H - 1].op == IR_JUMP && d->in[H - 2].op == IR_POP_BLOCK && d->in[H - 1].target > H)
-        X = d->in[H - 1].target;
-    int body_end = H;
+    L->X = -1;
+    if (L->H - 2 > L->s && d->in[L->H - 1].op == IR_JUMP && d->in[L->H - 2].op == IR_POP_BLOCK && d->in[L->H - 1].target > L->H)
+        L->X = d->in[L->H - 1].target;
+    L->body_end = L->H;
     /* at the end of a loop body: POP_BLOCK; JUMP head (no else: that would sit in between) */
-    int to_head = H - 2 > s && d->in[H - 1].op == IR_JUMP && d->in[H - 2].op == IR_POP_BLOCK && d->loop &&
-                  d->in[H - 1].target == d->loop->head && d->in[H - 1].target < s;
-    if (to_head) {
-        X = d->in[H - 1].target;
-        body_end = H - 1; /* the jump back is walked after the statement: the loop body ends there */
+    L->to_head = L->H - 2 > L->s && d->in[L->H - 1].op == IR_JUMP && d->in[L->H - 2].op == IR_POP_BLOCK && d->loop &&
+                  d->in[L->H - 1].target == d->loop->head && d->in[L->H - 1].target < L->s;
+    if (L->to_head) {
+        L->X = d->in[L->H - 1].target;
+        L->body_end = L->H - 1; /* the jump back is walked after the statement: the loop body ends there */
     }
     /* or POP_BLOCK; JUMP <the loop's exit>: the body ends in a break, walked with it */
-    if (X >= 0 && !to_head && d->loop && d->loop->head <= s && X == d->loop->brk)
-        X = -1;
+    if (L->X >= 0 && !L->to_head && d->loop && d->loop->head <= L->s && L->X == d->loop->brk)
+        L->X = -1;
     /* 3.10: or POP_BLOCK and a copy of the code after the statement (a
      * return), which then is read as that code */
-    int T = -1;
+    L->T = -1;
     /* (3.10 also copies code after the statement that raises: `raise` in
      * the try body compiles before its POP_BLOCK) */
-    int raises = d->code->py_minor == 10 && H - 1 > s && d->in[H - 1].op == IR_RAISE;
-    if (X < 0 && H - 1 > s && (d->in[H - 1].op == IR_RETURN_VALUE || raises)) {
-        int t = H - 1;
-        while (t > s + 1 && d->in[t - 1].op != IR_POP_BLOCK && straight_end(d, t - 1) == H - 1)
+    int raises = d->code->py_minor == 10 && L->H - 1 > L->s && d->in[L->H - 1].op == IR_RAISE;
+    /* (3.8/3.9 copy nothing: there `POP_BLOCK; LOAD_CONST; RETURN_VALUE` is
+     * a `return <constant>` ending the body, which unwinds before it loads) */
+    if (L->X < 0 && L->H - 1 > L->s && d->code->py_minor == 10 && (d->in[L->H - 1].op == IR_RETURN_VALUE || raises)) {
+        int t = L->H - 1;
+        while (t > L->s + 1 && d->in[t - 1].op != IR_POP_BLOCK && straight_end(d, t - 1) == L->H - 1)
             t--;
         /* (a value computed in the body is returned by a lone RETURN_VALUE;
          * a SWAP or POP_TOP after the POP_BLOCK moves the value past a
          * with's __exit__ or a loop's iterator, and POP_BLOCKs leaving
          * enclosing blocks other than try/except ones precede their exit
          * code (__exit__, a finally copy): the return is the body's own) */
-        if (t > s + 1 && t < H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t].op != IR_SWAP &&
-            d->in[t].op != IR_POP_TOP && pops_except_blocks(d, t - 1, s) &&
-            straight_end(d, t) == H - 1 && (raises || tail_end(d, t) == H - 1)) {
-            T = t;
-            X = t;
-            body_end = t;
+        if (t > L->s + 1 && t < L->H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t].op != IR_SWAP &&
+            d->in[t].op != IR_POP_TOP && pops_except_blocks(d, t - 1, L->s) &&
+            straight_end(d, t) == L->H - 1 && (raises || tail_end(d, t) == L->H - 1)) {
+            L->T = t;
+            L->X = t;
+            L->body_end = t;
         }
     }
     /* 3.10: or POP_BLOCK and a small block ending in a raise, copied in
@@ -463,144 +487,148 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
      * which the clauses do not reach): it runs when the body completes, as
      * an else clause does.  Read into the body, the handlers would catch
      * what it raises. */
-    int E = -1;
-    if (X < 0 && T < 0 && d->code->py_minor == 10 && H - 1 > s + 1 && d->in[H - 1].op == IR_RAISE) {
-        int t = H - 1;
-        while (t > s + 1 && H - t < 16 && d->in[t - 1].op != IR_POP_BLOCK && !is_jump_op(d->in[t - 1].op) &&
+    L->E = -1;
+    if (L->X < 0 && L->T < 0 && d->code->py_minor == 10 && L->H - 1 > L->s + 1 && d->in[L->H - 1].op == IR_RAISE) {
+        int t = L->H - 1;
+        while (t > L->s + 1 && L->H - t < 16 && d->in[t - 1].op != IR_POP_BLOCK && !is_jump_op(d->in[t - 1].op) &&
                d->in[t - 1].op != IR_RETURN_VALUE && d->in[t - 1].op != IR_RAISE && d->in[t - 1].op != IR_RERAISE &&
                !dc_is_block_setup(d->in[t - 1].op))
             t--;
-        if (t > s + 1 && d->in[t - 1].op == IR_POP_BLOCK && block_of(d, t - 1) == s && d->nref[t] == 0) {
-            E = t;
-            body_end = t;
+        if (t > L->s + 1 && d->in[t - 1].op == IR_POP_BLOCK && block_of(d, t - 1) == L->s && d->nref[t] == 0) {
+            L->E = t;
+            L->body_end = t;
         }
     }
-    d->seen[s] = 1;
-    if (region_with(d, s + 1, body_end, X, st, &tr->l1, NULL, 0, NULL) < 0)
+    d->seen[L->s] = 1;
+    if (region_with(d, L->s + 1, L->body_end, L->X, L->st, &L->tr->l1, NULL, 0, NULL) < 0)
         return -1;
-    if (E >= 0 && dc_region(d, E, H, -1, st, &tr->l3) < 0)
+    if (L->E >= 0 && dc_region(d, L->E, L->H, -1, L->st, &L->tr->l3) < 0)
         return -1;
-    int join = -1, p = H, last = H;
-    /* clauses whose return tail has a later copy: where (own), in which clause */
-    int own_tail[MAX_COPY_JOINS], own_end[MAX_COPY_JOINS], own_copy[MAX_COPY_JOINS], nown = 0;
-    int left = -1, left_limit = -1, nleft = 0;
-    dp_node *own_clause[MAX_COPY_JOINS];
-    while (p < end) {
-        const dp_instr *ins = &d->in[p];
-        if (ins->op == IR_RERAISE || ins->op == IR_END_FINALLY) {
-            d->seen[p] = 1; /* no clause matched */
-            last = p + 1;
-            break;
-        }
-        dp_node *h = dc_stmt(d, S_EXCEPT, p);
-        if (h == NULL || dc_add(d, &tr->l2, h) < 0)
-            return -1;
-        int body, limit, bare = 0, cleanup = -1;
-        if (ins->op == IR_POP_TOP) {
-            if (p + 2 >= d->n || d->in[p + 1].op != IR_POP_TOP || d->in[p + 2].op != IR_POP_TOP)
-                return dc_fail(d, p, "malformed bare except");
-            dc_seen(d, p, p + 3);
-            body = p + 3;
-            limit = X > p ? X : end; /* the else or the code after follows the last clause */
-            bare = 1;
-        } else {
-            dc_stack tmp = {0};
-            dp_node *exc = new_exc_value(d);
-            if (exc == NULL || dc_stack_copy(d, &tmp, st) < 0)
-                return -1;
-            for (int k = 0; k < 6; k++)
-                if (dc_push(d, &tmp, k < 5 ? prev : exc) < 0)
-                    return -1;
-            int q = p;
-            while (q < end && d->in[q].op != IR_CHECK_EXC_MATCH) {
-                if (dc_expr_step(d, q, &tmp) <= 0)
-                    return dc_fail(d, q, "unexpected code in an except clause");
-                d->seen[q] = 1;
-                q++;
-            }
-            if (q + 4 >= end || d->in[q + 1].op != IR_POP_JUMP_IF_FALSE || d->in[q + 2].op != IR_POP_TOP ||
-                d->in[q + 4].op != IR_POP_TOP || d->in[q + 1].target <= q)
-                return dc_fail(d, p, "malformed except clause");
-            if ((h->a = dc_top(d, &tmp, 0, q)) == NULL)
-                return -1;
-            if (dc_except_binding(d, h, q + 3) < 0)
-                return -1;
-            dc_seen(d, q, q + 5);
-            body = q + 5;
-            limit = d->in[q + 1].target;
-            if (h->s) {
-                /* the clause body is guarded by a block that clears the name */
-                if (body >= limit || d->in[body].op != IR_SETUP_FINALLY ||
-                    !is_name_cleanup_handler(d, d->in[body].target))
-                    return dc_fail(d, body, "except-as clause without its cleanup");
-                int C = cleanup = d->in[body].target;
-                d->seen[body] = 1;
-                dc_seen(d, C, C + 4);
-                d->skip_to[C] = C + 4;
-                /* 3.8 leaves the clause through the cleanup (BEGIN_FINALLY falls
-                 * into it): without that way in (none, or a dead one after a
-                 * raise), what follows it is dead */
-                if (d->code->py_minor <= 8 && (d->in[C - 1].op != IR_BEGIN_FINALLY || !d->reach[C - 1]) &&
-                    C + 4 < d->n &&
-                    d->in[C + 4].op == IR_POP_EXCEPT)
-                    dc_seen(d, C + 4, C + 5 < d->n && d->in[C + 5].op == IR_JUMP ? C + 6 : C + 5);
-                body++;
-            }
-        }
-        const char *saved = d->except_name;
-        d->except_name = h->s;
-        d->stop_node = prev; /* the clause ends once POP_EXCEPT left the handler */
-        int r = region_with(d, body, limit, -1, st, &h->l1, prev, 3, NULL);
-        d->except_name = saved;
-        if (r < 0)
-            return -1;
-        int stop = d->region_stop;
-        if (h->s && stop < limit && is_name_cleanup(d, stop)) {
-            dc_seen(d, stop, stop + 3);
-            stop += 3;
-        } else if (cleanup >= 0 && stop < limit && d->in[stop].op == IR_CALL_FINALLY && d->in[stop].target == cleanup) {
-            d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
-        }
-        int cend = stop, own = -1;
-        int j = stop < limit ? clause_exit(d, stop, T, to_head ? X : -1, end, st, &h->l1, &cend, &own) : -1;
-        if (j == -3)
-            return -1;
-        if (j == -1 && cend == stop && stop < limit && d->reach[stop] && !bare) {
-            nleft++; /* code after the clause's POP_EXCEPT that is none of its own */
-            left = stop;
-            left_limit = limit;
-        }
-        if (j >= 0 && own >= 0 && nown < MAX_COPY_JOINS) {
-            own_tail[nown] = own;
-            own_end[nown] = cend;
-            own_copy[nown] = j;
-            own_clause[nown++] = h;
-            j = -1; /* decided once every clause's exit is known */
-        } else if (j >= 0 && own >= 0) {
-            j = -1;
-            if (dc_region(d, own, cend, -1, st, &h->l1) < 0)
-                return -1;
-        }
-        if (j >= 0) {
-            if (join >= 0 && join != j)
-                return dc_fail(d, stop, "except clauses end in different places");
-            join = j;
-        }
-        last = cend > last ? cend : last;
-        if (bare)
-            break;
-        p = limit;
-        last = p;
+    return 0;
+}
+
+/* The except clause at L->p: 1 when another may follow, 0 past the last,
+ * -1 on error. */
+static int except_clause(dc *d, legacy_try *L) {
+    const dp_instr *ins = &d->in[L->p];
+    if (ins->op == IR_RERAISE || ins->op == IR_END_FINALLY) {
+        d->seen[L->p] = 1; /* no clause matched */
+        L->last = L->p + 1;
+        return 0;
     }
-    for (int k = 0; k < nown; k++) {
-        int c = own_copy[k];
-        if (join < 0 && copy_join_fits(d, s, X, T, last, c))
-            join = c;
-        if (c == join) {
-            dc_seen(d, own_tail[k], own_end[k]);
+    dp_node *h = dc_stmt(d, S_EXCEPT, L->p);
+    if (h == NULL || dc_add(d, &L->tr->l2, h) < 0)
+        return -1;
+    int body, limit, bare = 0, cleanup = -1;
+    if (ins->op == IR_POP_TOP) {
+        if (L->p + 2 >= d->n || d->in[L->p + 1].op != IR_POP_TOP || d->in[L->p + 2].op != IR_POP_TOP)
+            return dc_fail(d, L->p, "malformed bare except");
+        dc_seen(d, L->p, L->p + 3);
+        body = L->p + 3;
+        limit = L->X > L->p ? L->X : L->end; /* the else or the code after follows the last clause */
+        bare = 1;
+    } else {
+        dc_stack tmp = {0};
+        dp_node *exc = new_exc_value(d);
+        if (exc == NULL || dc_stack_copy(d, &tmp, L->st) < 0)
+            return -1;
+        for (int k = 0; k < 6; k++)
+            if (dc_push(d, &tmp, k < 5 ? L->prev : exc) < 0)
+                return -1;
+        int q = L->p;
+        while (q < L->end && d->in[q].op != IR_CHECK_EXC_MATCH) {
+            if (dc_expr_step(d, q, &tmp) <= 0)
+                return dc_fail(d, q, "unexpected code in an except clause");
+            d->seen[q] = 1;
+            q++;
+        }
+        if (q + 4 >= L->end || d->in[q + 1].op != IR_POP_JUMP_IF_FALSE || d->in[q + 2].op != IR_POP_TOP ||
+            d->in[q + 4].op != IR_POP_TOP || d->in[q + 1].target <= q)
+            return dc_fail(d, L->p, "malformed except clause");
+        if ((h->a = dc_top(d, &tmp, 0, q)) == NULL)
+            return -1;
+        if (dc_except_binding(d, h, q + 3) < 0)
+            return -1;
+        dc_seen(d, q, q + 5);
+        body = q + 5;
+        limit = d->in[q + 1].target;
+        if (h->s) {
+            /* the clause body is guarded by a block that clears the name */
+            if (body >= limit || d->in[body].op != IR_SETUP_FINALLY ||
+                !is_name_cleanup_handler(d, d->in[body].target))
+                return dc_fail(d, body, "except-as clause without its cleanup");
+            int C = cleanup = d->in[body].target;
+            d->seen[body] = 1;
+            dc_seen(d, C, C + 4);
+            d->skip_to[C] = C + 4;
+            /* 3.8 leaves the clause through the cleanup (BEGIN_FINALLY falls
+             * into it): without that way in (none, or a dead one after a
+             * raise), what follows it is dead */
+            if (d->code->py_minor <= 8 && (d->in[C - 1].op != IR_BEGIN_FINALLY || !d->reach[C - 1]) &&
+                C + 4 < d->n &&
+                d->in[C + 4].op == IR_POP_EXCEPT)
+                dc_seen(d, C + 4, C + 5 < d->n && d->in[C + 5].op == IR_JUMP ? C + 6 : C + 5);
+            body++;
+        }
+    }
+    const char *saved = d->except_name;
+    d->except_name = h->s;
+    d->stop_node = L->prev; /* the clause ends once POP_EXCEPT left the handler */
+    int r = region_with(d, body, limit, -1, L->st, &h->l1, L->prev, 3, NULL);
+    d->except_name = saved;
+    if (r < 0)
+        return -1;
+    int stop = d->region_stop;
+    if (h->s && stop < limit && is_name_cleanup(d, stop)) {
+        dc_seen(d, stop, stop + 3);
+        stop += 3;
+    } else if (cleanup >= 0 && stop < limit && d->in[stop].op == IR_CALL_FINALLY && d->in[stop].target == cleanup) {
+        d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
+    }
+    int cend = stop, own = -1;
+    int j = stop < limit ? clause_exit(d, stop, L->T, L->to_head ? L->X : -1, L->end, L->st, &h->l1, &cend, &own) : -1;
+    if (j == -3)
+        return -1;
+    if (j == -1 && cend == stop && stop < limit && d->reach[stop] && !bare) {
+        L->nleft++; /* code after the clause's POP_EXCEPT that is none of its own */
+        L->left = stop;
+        L->left_limit = limit;
+    }
+    if (j >= 0 && own >= 0 && L->nown < MAX_COPY_JOINS) {
+        L->own_tail[L->nown] = own;
+        L->own_end[L->nown] = cend;
+        L->own_copy[L->nown] = j;
+        L->own_clause[L->nown++] = h;
+        j = -1; /* decided once every clause's exit is known */
+    } else if (j >= 0 && own >= 0) {
+        j = -1;
+        if (dc_region(d, own, cend, -1, L->st, &h->l1) < 0)
+            return -1;
+    }
+    if (j >= 0) {
+        if (L->join >= 0 && L->join != j)
+            return dc_fail(d, stop, "except clauses end in different places");
+        L->join = j;
+    }
+    L->last = cend > L->last ? cend : L->last;
+    if (bare)
+        return 0;
+    L->p = limit;
+    L->last = L->p;
+    return 1;
+}
+
+/* Where the clauses join, the else clause, the walk's next place. */
+static int except_join(dc *d, legacy_try *L) {
+    for (int k = 0; k < L->nown; k++) {
+        int c = L->own_copy[k];
+        if (L->join < 0 && copy_join_fits(d, L->s, L->X, L->T, L->last, c))
+            L->join = c;
+        if (c == L->join) {
+            dc_seen(d, L->own_tail[k], L->own_end[k]);
         } else {
             dc_stack tmp = {0}; /* (the return leaves the stack behind) */
-            if (dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, own_tail[k], own_end[k], -1, &tmp, &own_clause[k]->l1) < 0)
+            if (dc_stack_copy(d, &tmp, L->st) < 0 || dc_region(d, L->own_tail[k], L->own_end[k], -1, &tmp, &L->own_clause[k]->l1) < 0)
                 return -1;
         }
     }
@@ -611,84 +639,98 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
      * handler.  (Not the clause's own code: a raise there would chain the
      * exception handled.) */
     int body_returns = 1; /* (every way out of the body is a return: none goes on past the statement) */
-    for (int P = s + 1; P < H && body_returns; P++) {
-        if (d->in[P].op != IR_POP_BLOCK || block_of(d, P) != s || P + 1 == T)
+    for (int P = L->s + 1; P < L->H && body_returns; P++) {
+        if (d->in[P].op != IR_POP_BLOCK || block_of(d, P) != L->s || P + 1 == L->T)
             continue; /* (T: see below) */
         int q = P + 1; /* (leaving enclosing blocks on the way: an except clause's, its name's) */
-        while (q < H && (d->in[q].op == IR_POP_BLOCK || d->in[q].op == IR_POP_EXCEPT || is_name_cleanup(d, q)))
+        while (q < L->H && (d->in[q].op == IR_POP_BLOCK || d->in[q].op == IR_POP_EXCEPT || is_name_cleanup(d, q)))
             q += is_name_cleanup(d, q) ? 3 : 1;
-        body_returns = q < H && tail_end(d, q) >= q;
+        body_returns = q < L->H && tail_end(d, q) >= q;
     }
     /* (the body's own copy of it, after its POP_BLOCK before the handler,
      * is then that code too) */
-    if (nleft == 1 && join < 0 && (X < 0 || X == T) && body_returns) {
-        int e = straight_end(d, left);
-        if (e >= left && e < left_limit &&
-            (T < 0 || (e + 1 - left == H - T && is_copy(d, left, T, H - T)))) {
-            join = left;
-            if (e + 1 < last)
-                d->skip_to[e + 1] = last;
-            if (T >= 0) {
-                dc_seen(d, T, H);
-                X = join;
-                T = -1;
+    if (L->nleft == 1 && L->join < 0 && (L->X < 0 || L->X == L->T) && body_returns) {
+        int e = straight_end(d, L->left);
+        if (e >= L->left && e < L->left_limit &&
+            (L->T < 0 || (e + 1 - L->left == L->H - L->T && is_copy(d, L->left, L->T, L->H - L->T)))) {
+            L->join = L->left;
+            if (e + 1 < L->last)
+                d->skip_to[e + 1] = L->last;
+            if (L->T >= 0) {
+                dc_seen(d, L->T, L->H);
+                L->X = L->join;
+                L->T = -1;
             }
         }
     }
-    if (T >= 0 && join >= 0 && join != T && tail_copy_of(d, T, join)) {
-        X = join; /* the body's copy of the code after the handlers */
-        T = -1;
+    if (L->T >= 0 && L->join >= 0 && L->join != L->T && tail_copy_of(d, L->T, L->join)) {
+        L->X = L->join; /* the body's copy of the code after the handlers */
+        L->T = -1;
     }
-    if (T >= 0 && join >= 0 && join != T) {
+    if (L->T >= 0 && L->join >= 0 && L->join != L->T) {
         /* the clauses go on elsewhere: the return after the body's
          * POP_BLOCK is the statement's else clause (3.10 places it before
          * the handlers) */
-        if (dc_region(d, T, H, -1, st, &tr->l3) < 0)
+        if (dc_region(d, L->T, L->H, -1, L->st, &L->tr->l3) < 0)
             return -1;
-        X = T = -1;
+        L->X = L->T = -1;
     }
-    if (X >= 0 && join > X && join + (join - X) <= d->n && is_copy(d, join, X, join - X)) {
-        dc_seen(d, join, join + (join - X)); /* 3.10: the clauses go to a copy of the code after */
-        d->skip_to[join] = join + (join - X); /* (the walk after the statement steps over it) */
-        join = X;
+    if (L->X >= 0 && L->join > L->X && L->join + (L->join - L->X) <= d->n && is_copy(d, L->join, L->X, L->join - L->X)) {
+        dc_seen(d, L->join, L->join + (L->join - L->X)); /* 3.10: the clauses go to a copy of the code after */
+        d->skip_to[L->join] = L->join + (L->join - L->X); /* (the walk after the statement steps over it) */
+        L->join = L->X;
     }
     /* `else`: where the body's exit jumps, when that is not the join */
-    int after = join >= 0 ? join : X > last ? X : last;
-    if (to_head) {
-        if (join >= 0 && join != X)
-            return dc_fail(d, H, "try at the end of a loop body with a join elsewhere");
-        join = X;
-        after = H - 1;
-        d->skip_to[H] = last;
+    int after = L->join >= 0 ? L->join : L->X > L->last ? L->X : L->last;
+    if (L->to_head) {
+        if (L->join >= 0 && L->join != L->X)
+            return dc_fail(d, L->H, "try at the end of a loop body with a join elsewhere");
+        L->join = L->X;
+        after = L->H - 1;
+        d->skip_to[L->H] = L->last;
         /* (3.8: the jump back after the handler's END_FINALLY, which never
          * falls through when it closes except clauses) */
-        if (last < d->n && d->in[last - 1].op == IR_END_FINALLY && d->in[last].op == IR_JUMP && d->in[last].target == X)
-            d->seen[last] = 1;
+        if (L->last < d->n && d->in[L->last - 1].op == IR_END_FINALLY && d->in[L->last].op == IR_JUMP && d->in[L->last].target == L->X)
+            d->seen[L->last] = 1;
     }
-    if (X >= 0 && join >= 0 && X != join) {
+    if (L->X >= 0 && L->join >= 0 && L->X != L->join) {
         /* (an else running past the enclosing region's end would take code
          * that is not the statement's: the clauses' join is not there) */
         /* (the enclosing region ending where a jump to the join follows
          * (an if's over its else), the clauses go where it goes on: the
          * else is the rest of the region, and the walk goes on there) */
-        int else_end = join > end && X < end && end < d->n && d->in[end].op == IR_JUMP &&
-                               same_place(d, join, d->in[end].target)
-                           ? end : join;
-        if (X > join || X < last || else_end > end)
-            return dc_fail(d, H, "try body exits to an unexpected place");
-        if (dc_region(d, X, else_end, join, st, &tr->l3) < 0)
+        int else_end = L->join > L->end && L->X < L->end && L->end < d->n && d->in[L->end].op == IR_JUMP &&
+                               same_place(d, L->join, d->in[L->end].target)
+                           ? L->end : L->join;
+        if (L->X > L->join || L->X < L->last || else_end > L->end)
+            return dc_fail(d, L->H, "try body exits to an unexpected place");
+        if (dc_region(d, L->X, else_end, L->join, L->st, &L->tr->l3) < 0)
             return -1;
         after = else_end;
     }
-    if (T >= 0) {
+    if (L->T >= 0) {
         /* the walk goes back to the code after the body, then over the handlers */
-        after = T;
-        d->skip_to[H] = last;
+        after = L->T;
+        d->skip_to[L->H] = L->last;
     }
-    *next = after;
-    return dc_add(d, out, tr);
+    *L->next = after;
+    return dc_add(d, L->out, L->tr);
 }
 
+static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *next) {
+    legacy_try L = {.s = s, .end = end, .H = d->in[s].target, .st = st, .out = out, .next = next};
+    L.tr = dc_stmt(d, S_TRY, s);
+    L.prev = new_exc_value(d);
+    if (L.tr == NULL || L.prev == NULL || except_body(d, &L) < 0)
+        return -1;
+    L.join = -1;
+    L.p = L.last = L.H;
+    L.left = L.left_limit = -1;
+    int r = 1;
+    while (r > 0 && L.p < end)
+        r = except_clause(d, &L);
+    return r < 0 ? -1 : except_join(d, &L);
+}
 /* ---- try/finally ---- */
 
 /* The length of the finally body at H closed at FE: 3.10 may close it
@@ -1253,7 +1295,13 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
         int q = i;
         while (q < d->n && d->in[q].op == IR_POP_EXCEPT)
             q++;
-        if (q < d->n && d->in[q].op == IR_JUMP && dc_is_loop_exit(d, d->in[q].target)) {
+        /* (the clause's own way out, `POP_EXCEPT; JUMP <loop head>` right
+         * before the next clause or the re-raise when none matched, is
+         * falling off the clause at the end of a loop body: a `continue`
+         * written there leaves a second, dead copy of the pair) */
+        int own_exit = q == i + 1 && q < d->n && d->in[q].op == IR_JUMP && dc_is_loop_head(d, d->in[q].target) &&
+                       (q + 1 == end || (q + 1 < d->n && (d->in[q + 1].op == IR_END_FINALLY || d->in[q + 1].op == IR_RERAISE)));
+        if (q < d->n && d->in[q].op == IR_JUMP && dc_is_loop_exit(d, d->in[q].target) && !own_exit) {
             /* part of a break/continue: the jump leaves, the stack does not matter */
             dc_seen(d, i, q);
             *next = q;

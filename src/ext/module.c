@@ -18,7 +18,7 @@ typedef struct modstate {
     dp_validation_stats stats; /* process-wide (per interpreter) validation counts */
 } modstate;
 
-typedef enum job { JOB_DECOMPILE, JOB_DISASM, JOB_IR_DUMP } job;
+typedef enum job { JOB_DECOMPILE, JOB_DISASM, JOB_IR_DUMP, JOB_IR_DUMP_EFFECTS } job;
 
 /* What the caller asked for. */
 typedef struct request {
@@ -130,11 +130,11 @@ static int run_job(call *c, job what, const dp_code *code, const dp_options *opt
         return dp_decompile(code, opt, &c->out, &c->err);
     case JOB_DISASM:
         return dp_disasm(code, &c->out, &c->err);
-    case JOB_IR_DUMP: {
+    case JOB_IR_DUMP: case JOB_IR_DUMP_EFFECTS: {
         dp_irfunc f;
         if (dp_lift(&c->arena, code, &f, &c->err) < 0)
             return -1;
-        dp_ir_dump(&f, &c->out);
+        dp_ir_dump_ex(&f, what == JOB_IR_DUMP_EFFECTS, &c->out);
         return 0;
     }
     }
@@ -452,13 +452,21 @@ static PyObject *core_disasm(PyObject *module, PyObject *code) {
 }
 
 PyDoc_STRVAR(ir_dump_doc,
-"ir_dump(code)\n--\n\n"
-"The version-neutral IR of a code object (not of the code objects nested in it).");
+"ir_dump(code, effects=False)\n--\n\n"
+"The version-neutral IR of a code object (not of the code objects nested in it).\n"
+"effects=True ends each instruction's line with its stack effect from the core's op\n"
+"table: ` ; IN>OUT` (values taken, values left), then ` | IN>OUT` for its jump\n"
+"where that differs, or ` ; ?` where no effect is fixed.");
 
-static PyObject *core_ir_dump(PyObject *module, PyObject *code) {
+static PyObject *core_ir_dump(PyObject *module, PyObject *args, PyObject *kwargs) {
+    static char *kwlist[] = {"code", "effects", NULL};
+    PyObject *code;
+    int effects = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O|p:ir_dump", kwlist, &code, &effects))
+        return NULL;
     if (!PyCode_Check(code))
         return PyErr_Format(PyExc_TypeError, "ir_dump() expects a code object, not %.100s", Py_TYPE(code)->tp_name);
-    request rq = {JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0};
+    request rq = {effects ? JOB_IR_DUMP_EFFECTS : JOB_IR_DUMP, 4, 0, NULL, NULL, 0, 0, 0, NULL, 0, 0};
     return run_on_code(module, code, &rq);
 }
 
@@ -600,7 +608,7 @@ static PyMethodDef core_methods[] = {
     {"equivalent", (PyCFunction)(void (*)(void))core_equivalent, METH_VARARGS | METH_KEYWORDS, equivalent_doc},
     {"decompile", (PyCFunction)(void (*)(void))core_decompile, METH_VARARGS | METH_KEYWORDS, decompile_doc},
     {"disasm", core_disasm, METH_O, disasm_doc},
-    {"ir_dump", core_ir_dump, METH_O, ir_dump_doc},
+    {"ir_dump", (PyCFunction)(void (*)(void))core_ir_dump, METH_VARARGS | METH_KEYWORDS, ir_dump_doc},
     {"decompile_pyc", (PyCFunction)(void (*)(void))core_decompile_pyc, METH_VARARGS | METH_KEYWORDS,
      decompile_pyc_doc},
     {"disasm_pyc", core_disasm_pyc, METH_O, disasm_pyc_doc},

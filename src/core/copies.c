@@ -1,0 +1,629 @@
+/* The copies CPython makes of finally bodies and small exits (a `return`,
+ * `POP_EXCEPT; JUMP`), recognized so that each is printed once, and the
+ * ways out of a try body that only unwind it. */
+#include <string.h>
+
+#include "structure.h"
+
+/* `e = None; del e` closes every `except ... as e` body: not source. */
+int dc_is_except_cleanup(const dc *d, int i, int end) {
+    return d->except_name && i + 2 < end && d->in[i].op == IR_LOAD_CONST && d->in[i].cst &&
+           d->in[i].cst->kind == DP_CONST_NONE &&
+           (d->in[i + 1].op == IR_STORE_FAST || d->in[i + 1].op == IR_STORE_NAME || d->in[i + 1].op == IR_STORE_DEREF) &&
+           (d->in[i + 2].op == IR_DELETE_FAST || d->in[i + 2].op == IR_DELETE_NAME || d->in[i + 2].op == IR_DELETE_DEREF) &&
+           strcmp(d->in[i + 1].name, d->except_name) == 0 && strcmp(d->in[i + 2].name, d->except_name) == 0;
+}
+
+/* The length of the exit block at t (straight code ending in a return,
+ * at most 8 instructions), or 0. */
+int dc_exit_block_len(const dc *d, int t) {
+    for (int k = 0; k < 8 && t + k < d->n; k++) {
+        const dp_instr *a = &d->in[t + k];
+        if (a->op == IR_RETURN_VALUE)
+            return k + 1;
+        if (a->target >= 0 || a->op == IR_RAISE || a->op == IR_RERAISE)
+            return 0;
+    }
+    return 0;
+}
+
+int dc_same_continuation(const dc *d, int t, int c) {
+    if (t == c)
+        return 1;
+    if (t < 0 || c < 0 || t >= d->n || c >= d->n)
+        return 0;
+    if (d->in[c].op == IR_JUMP && d->in[c].target == t)
+        return 1;
+    int len = dc_exit_block_len(d, c);
+    if (len == 0 || dc_exit_block_len(d, t) != len)
+        return 0;
+    for (int k = 0; k < len; k++)
+        if (!dc_same_instr(&d->in[t + k], &d->in[c + k]) || dc_handler_at(d, t + k) != dc_handler_at(d, c + k))
+            return 0;
+    return 1;
+}
+
+/* Does the finally body [base, base + len) leave at k for its end (the
+ * handler's RERAISE at base + len): a JUMP there, or from 3.12 on a copy of
+ * that RERAISE (same argument, same handler)? */
+static int fin_exit(const dc *d, int base, int len, int k) {
+    const dp_instr *x = &d->in[base + k], *end = &d->in[base + len];
+    if (x->op == IR_JUMP)
+        return x->target == base + len;
+    return x->op == IR_RERAISE && end->op == IR_RERAISE && x->arg == end->arg &&
+           dc_handler_at(d, base + k) == dc_handler_at(d, base + len);
+}
+
+/* The longest finally body whose copies are recognized (the walk keeps a
+ * place per instruction of the body, on the stack). */
+enum { MAX_COPY_LEN = 4096 };
+/* The most exits of a body a walk reports (dc_copy_exits). */
+enum { MAX_COPY_EXITS = 256 };
+
+/* The first instruction from i on that is no NOP. */
+static int past_nops(const dc *d, int i) {
+    while (i >= 0 && i < d->n && d->in[i].op == IR_NOP)
+        i++;
+    return i;
+}
+
+/* Is the body's instruction k, held at p in the copy, one of its exits?
+ * (Where the copy reraises too, the RERAISE is a nested try's own: at the
+ * body's top level the copy has no exception to reraise.) */
+static int copy_exit(const dc *d, int base, int len, const dp_instr *ops, int k, int p) {
+    return fin_exit(d, base, len, k) && !(ops[k].op == IR_RERAISE && dc_same_instr(&d->in[p], &ops[k]));
+}
+
+/* 3.11+: the handler block of a try nested in a finally body, from its
+ * PUSH_EXC_INFO at p to the end of its cleanup (`COPY 3; POP_EXCEPT;
+ * RERAISE 1`, placed last), or -1. */
+static int handler_block_end(const dc *d, int p) {
+    if (p < 0 || p >= d->n || d->in[p].op != IR_PUSH_EXC_INFO)
+        return -1;
+    int c = dc_handler_at(d, p);
+    if (c <= p || c + 2 >= d->n || d->in[c].op != IR_COPY || d->in[c + 1].op != IR_POP_EXCEPT ||
+        d->in[c + 2].op != IR_RERAISE)
+        return -1;
+    return c + 3;
+}
+
+/* 3.11+: does the JUMP at j only step over handler blocks (placed inline in
+ * the handler's copy of a finally body, from 3.12 on after the function in
+ * the others)? */
+static int jumps_over_handlers(const dc *d, int j) {
+    int t = d->in[j].target, p = j + 1;
+    while (p < t && p > j)
+        p = handler_block_end(d, p);
+    return t > j + 1 && p == t;
+}
+
+/* Does the finally body `ops` leave its handler at k for a return of its
+ * own (`SWAP 2; POP_TOP; SWAP 2; POP_EXCEPT`, the value on top, before
+ * RETURN_VALUE)?  Its copies, with no exception to drop, return at once. */
+static int unwinds_finally(const dp_instr *ops, int k, int len) {
+    return k + 4 < len && ops[k].op == IR_SWAP && ops[k].arg == 2 && ops[k + 1].op == IR_POP_TOP &&
+           ops[k + 2].op == IR_SWAP && ops[k + 2].arg == 2 && ops[k + 3].op == IR_POP_EXCEPT &&
+           ops[k + 4].op == IR_RETURN_VALUE;
+}
+
+/* The nested handlers of a finally body matched with those of a copy: the
+ * copy's can be placed after the function (3.12+), the body's inline in the
+ * handler or after its code (3.11+); each pair is walked as the body is,
+ * instruction by instruction. */
+enum { MAX_COPY_HANDLERS = 16 };
+typedef struct {
+    int n, top;                       /* top: the copy's handler where the body's is the finally's cleanup */
+    int body[MAX_COPY_HANDLERS];      /* a nested handler of the body (its PUSH_EXC_INFO) */
+    int copy[MAX_COPY_HANDLERS];      /* the copy's handler for it */
+    int copy_end[MAX_COPY_HANDLERS];  /* where the copy's handler block ends, once walked; else -1 */
+} copy_handlers;
+
+/* Pairs the body's handler hb with the copy's hc (1), or 0 where a pairing
+ * contradicts another: the copy runs its code under the same handlers. */
+static int pair_handlers(copy_handlers *ch, int base, int span, int clean, int hb, int hc) {
+    if (hb == clean) {
+        if (ch->top == -2)
+            ch->top = hc;
+        return ch->top == hc;
+    }
+    if (hb <= base || hb >= base + span || hc == ch->top)
+        return 0;
+    for (int x = 0; x < ch->n; x++)
+        if (ch->body[x] == hb || ch->copy[x] == hc)
+            return ch->body[x] == hb && ch->copy[x] == hc;
+    if (ch->n == MAX_COPY_HANDLERS)
+        return 0;
+    ch->body[ch->n] = hb;
+    ch->copy[ch->n] = hc;
+    ch->copy_end[ch->n++] = -1;
+    return 1;
+}
+
+/* Clears a copy walk's places (at: none, gone: no) from *ready up to upto. */
+static void clear_upto(int *at, unsigned char *gone, int *ready, int upto) {
+    for (; *ready < upto; (*ready)++) {
+        at[*ready] = -1;
+        gone[*ready] = 0;
+    }
+}
+
+/* dc_copy_len; the body's exits (indices into ops) go to ks[0..*nks):
+ * at most MAX_COPY_EXITS + 1 of them, the last one included; the copy's
+ * handler blocks placed apart to ch (may be NULL). */
+static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int *nks,
+                     copy_handlers *ch_out) {
+    *nks = 0;
+    if (ops == NULL || len <= 0 || len > MAX_COPY_LEN || i < 0 || i >= end || end > d->n)
+        return 0;
+    int base = (int)(ops - d->in);
+    if (base < 0 || base + len >= d->n)
+        return 0;
+    /* 3.11+ places the handlers of tries nested in the body after their try
+     * or after the body's code (in the handler's copy), 3.12+ after the
+     * function (in the others): the body and its handlers span [base, clean) */
+    int cold = d->code->py_minor >= 11;
+    /* (the body follows its handler's PUSH_EXC_INFO, protected by clean) */
+    int clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? dc_handler_at(d, base - 1) : dc_handler_at(d, base + len);
+    int span = cold && clean > base + len ? clean - base : len;
+    if (span > MAX_COPY_LEN)
+        return 0;
+    copy_handlers ch = {.n = 0, .top = -2};
+    /* Walk both in step.  Where the body leaves for its end, the copy goes
+     * on to the code after it, C: a JUMP there, or a copy of C's code when
+     * that returns (CPython copies such exits into each jump to them);
+     * where the body leaves last, the copy falls into C.  NOPs do nothing:
+     * either side can have them where the other has none (3.12+ places
+     * an await's CLEANUP_THROW, a NOP here, inline in the handler and
+     * after the function in the copy).  at[k]: where the copy holds the
+     * body's instruction k (-1: in a handler block placed apart);
+     * gone[k]: a jump over such blocks, which the copy has no need of. */
+    int at[MAX_COPY_LEN];
+    unsigned char gone[MAX_COPY_LEN];
+    int ready = 0; /* at and gone are set below it (as the walk goes: most walks fail early) */
+    int k = 0, p = i;
+    for (; k < len; k++) {
+        clear_upto(at, gone, &ready, k + 4 < span ? k + 4 : span);
+        if (ops[k].op == IR_NOP) {
+            at[k] = p;
+            if (p < end && d->in[p].op == IR_NOP) /* (both have it: a handler's start, say) */
+                p++;
+            continue;
+        }
+        while (p < end && d->in[p].op == IR_NOP && d->nref[p] == 0)
+            p++;
+        if (p >= end)
+            return 0;
+        if (cold && ops[k].op == IR_PUSH_EXC_INFO && d->in[p].op != IR_PUSH_EXC_INFO) {
+            int e = handler_block_end(d, base + k);
+            if (e < 0 || e > base + len)
+                return 0;
+            clear_upto(at, gone, &ready, e - base);
+            k = e - base - 1; /* (walked with the copy's handler below) */
+            continue;
+        }
+        at[k] = p;
+        if (copy_exit(d, base, len, ops, k, p)) {
+            if (*nks == MAX_COPY_EXITS + 1)
+                return 0;
+            ks[(*nks)++] = k;
+            /* (the body's last exits, one after another, are all where the
+             * copy falls into C: the ends of branches there) */
+            int rest = k + 1;
+            while (cold && rest < len && (ops[rest].op == IR_NOP || fin_exit(d, base, len, rest)))
+                rest++;
+            if (k == len - 1 || rest == len)
+                break;
+            int m = d->in[p].op == IR_JUMP ? 1 : dc_exit_block_len(d, p);
+            if (m == 0 || p + m > end)
+                return 0;
+            p += m;
+            continue;
+        }
+        if (cold && ops[k].op == IR_JUMP && d->in[p].op != IR_JUMP && jumps_over_handlers(d, base + k)) {
+            gone[k] = 1;
+            continue;
+        }
+        if (cold && unwinds_finally(ops, k, len) && d->in[p].op == IR_RETURN_VALUE) {
+            for (int u = 0; u < 4; u++)
+                gone[k + u] = 1;
+            k += 3; /* (the return value goes on past the handled exception) */
+            continue;
+        }
+        if (!dc_same_instr(&d->in[p], &ops[k]))
+            return 0;
+        p++;
+    }
+    clear_upto(at, gone, &ready, span);
+    int c = p;
+    /* (a line's NOP that nothing jumps to can end the copy: the exits
+     * copied in go on past it) */
+    while (c < end && d->in[c].op == IR_NOP && d->nref[c] == 0)
+        c++;
+    /* the copy's handler blocks: each as the body's, the exits aside;
+     * pairing the handlers of the code walked finds them, and walking them
+     * the handlers of their code (nested there, inline in both) */
+    int walked = 0;
+    for (int round = 0; cold && round <= MAX_COPY_HANDLERS; round++) {
+        for (int kk = 0; kk < span; kk++) {
+            int q = at[kk];
+            /* (an instruction the body's table leaves out cannot raise:
+             * a jump, say; no handler of the copy's matters there) */
+            if (q < 0 || ops[kk].op == IR_NOP || gone[kk] || kk == len || dc_handler_at(d, base + kk) < 0 ||
+                copy_exit(d, base, len, ops, kk, q))
+                continue;
+            if (!pair_handlers(&ch, base, span, clean, dc_handler_at(d, base + kk), dc_handler_at(d, q)))
+                return 0;
+        }
+        if (walked == ch.n)
+            break;
+        for (; walked < ch.n; walked++) {
+            int hb = ch.body[walked], q = ch.copy[walked], eb = handler_block_end(d, hb);
+            if (at[hb - base] >= 0 || eb < 0)
+                continue; /* (walked already, or part of a block: see below) */
+            for (int b = hb - base; b < eb - base; b++) {
+                if (ops[b].op == IR_NOP) {
+                    at[b] = q;
+                    if (q < d->n && d->in[q].op == IR_NOP)
+                        q++;
+                    continue;
+                }
+                while (q < d->n && d->in[q].op == IR_NOP && d->nref[q] == 0)
+                    q++;
+                if (q >= d->n)
+                    return 0;
+                at[b] = q;
+                if (copy_exit(d, base, len, ops, b, q)) {
+                    int m = d->in[q].op == IR_JUMP ? 1 : dc_exit_block_len(d, q);
+                    if (m == 0 || !dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
+                        return 0;
+                    q += m;
+                    continue;
+                }
+                if (!dc_same_instr(&d->in[q], &ops[b]))
+                    return 0;
+                q++;
+            }
+            ch.copy_end[walked] = q;
+        }
+    }
+    /* each handler paired is where the copy holds the body's */
+    for (int x = 0; x < ch.n; x++)
+        if (at[ch.body[x] - base] < 0 || past_nops(d, at[ch.body[x] - base]) != past_nops(d, ch.copy[x]))
+            return 0;
+    /* the exits go on as C does; jumps inside keep their places */
+    for (int kk = 0; kk < span; kk++) {
+        const dp_instr *b = &ops[kk];
+        int q = at[kk];
+        if (b->op == IR_NOP || q < 0 || (kk >= k && kk < len) || kk == len)
+            continue;
+        if (copy_exit(d, base, len, ops, kk, q)) {
+            if (!dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
+                return 0;
+            continue;
+        }
+        if (!dc_is_jump(b->op))
+            continue;
+        int t = b->target - base;
+        if (t < 0 || t > span)
+            return 0;
+        int from = gone[kk] ? q : d->in[q].target;
+        int same_place = t < span && at[t] >= 0 && past_nops(d, from) == past_nops(d, at[t]);
+        if (gone[kk] && !same_place)
+            return 0;
+        if (t == len || (t < len && fin_exit(d, base, len, t))) {
+            if (!dc_same_continuation(d, d->in[q].target, c) && !same_place)
+                return 0;
+        } else if (!same_place) {
+            return 0;
+        }
+    }
+    if (ch_out != NULL)
+        *ch_out = ch;
+    return c - i;
+}
+
+int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {
+    int ks[MAX_COPY_EXITS + 1], nks;
+    return copy_walk(d, i, end, ops, len, ks, &nks, NULL);
+}
+
+int dc_copy_exits(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int max) {
+    int all[MAX_COPY_EXITS + 1], n;
+    if (copy_walk(d, i, end, ops, len, all, &n, NULL) <= 0)
+        return -1;
+    for (int x = 0; x < n && x < max; x++)
+        ks[x] = all[x];
+    return n < max ? n : max;
+}
+
+void dc_unthread_copy(dc *d, int i, int len) {
+    int c = i + len;
+    for (int j = i; j < c; j++) {
+        dp_instr *x = &d->f.ins[j];
+        int t = x->target;
+        if (!dc_is_jump(x->op) || t == c || (t >= i && t < c) || !dc_same_continuation(d, t, c))
+            continue;
+        d->nref[t]--;
+        d->nref[c]++;
+        x->target = c;
+        /* the copied exit, now unreachable, is no code to structure */
+        int m = dc_exit_block_len(d, t);
+        if (m > 0 && d->nref[t] == 0 && t > 0 && dc_is_terminator(d->in[t - 1].op))
+            dc_seen(d, t, t + m);
+    }
+}
+
+int dc_take_copy(dc *d, int i, int end, const dp_instr *ops, int len) {
+    int ks[MAX_COPY_EXITS + 1], nks;
+    copy_handlers ch;
+    int cl = copy_walk(d, i, end, ops, len, ks, &nks, &ch);
+    if (cl <= 0)
+        return cl;
+    dc_unthread_copy(d, i, cl);
+    dc_seen(d, i, i + cl);
+    /* the copy's handler blocks placed apart are that copy too: their
+     * exits join the code after it */
+    for (int x = 0; x < ch.n; x++) {
+        int e = ch.copy_end[x];
+        for (int j = ch.copy[x]; e >= 0 && j < e; j++) {
+            dp_instr *y = &d->f.ins[j];
+            int t = y->target;
+            if (dc_is_jump(y->op) && (t < ch.copy[x] || t >= e) && (t < i || t >= i + cl) && t != i + cl &&
+                dc_same_continuation(d, t, i + cl)) {
+                d->nref[t]--;
+                d->nref[i + cl]++;
+                y->target = i + cl;
+            }
+        }
+        if (e >= 0) {
+            dc_seen(d, ch.copy[x], e);
+            d->skip_to[ch.copy[x]] = e;
+        }
+    }
+    return cl;
+}
+
+/* A copy of an enclosing finally body starting at i (CPython inlines the
+ * finally block before every exit of the try body): its length, or 0. */
+static int any_finally_copy(const dc *d, int i, int end) {
+    int len = dc_copy_len(d, i, end, d->fin_ops, d->fin_len);
+    for (int k = d->nfin_outer - 1; len == 0 && k >= 0; k--)
+        len = dc_copy_len(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
+    return len;
+}
+
+/* Takes the copy that any_finally_copy finds at i. */
+void dc_take_any_finally_copy(dc *d, int i, int end) {
+    int len = dc_take_copy(d, i, end, d->fin_ops, d->fin_len);
+    for (int k = d->nfin_outer - 1; len == 0 && k >= 0; k--)
+        len = dc_take_copy(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
+}
+
+/* From j on, only the unwinding of enclosing blocks (loop iterators,
+ * with blocks, async ones awaiting __aexit__, except blocks, finally
+ * copies) comes before a return. */
+int dc_unwinds_to_return(const dc *d, int j, int end) {
+    for (int steps = 0; j < d->n && steps < 64; steps++) {
+        int op = d->in[j].op, fin = any_finally_copy(d, j, end);
+        if (fin > 0) {
+            j += fin;
+            continue;
+        }
+        if (op == IR_RETURN_VALUE)
+            return 1;
+        if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_LOAD_CONST &&
+            op != IR_CALL && op != IR_STORE_FAST && op != IR_STORE_NAME && op != IR_DELETE_FAST &&
+            op != IR_DELETE_NAME && !(op == IR_GET_AWAITABLE && d->in[j].arg == 2) && op != IR_YIELD_FROM)
+            return 0;
+        j++;
+    }
+    return 0;
+}
+
+/* A finally copy at i that stands where a statement ends or on the way out
+ * of a return: its length, or 0. */
+int dc_finally_copy_at(const dc *d, int i, int end) {
+    int len = any_finally_copy(d, i, end);
+    if (len == 0)
+        return 0;
+    int after = i + len;
+    if (after >= end)
+        return len;
+    int op = d->in[after].op;
+    if (op == IR_RETURN_VALUE || op == IR_JUMP || op == IR_SWAP || op == IR_POP_TOP || op == IR_LOAD_CONST ||
+        op == IR_NOP || dc_unwinds_to_return(d, after, end))
+        return len;
+    return 0;
+}
+
+/* 3.11+: the code after a POP_EXCEPT runs once the handler is left.  A
+ * clause's own return, break or continue puts there only the unwinding of
+ * the blocks it leaves (finally copies, with exits, iterators) before its
+ * RETURN_VALUE or JUMP, its value computed before the POP_EXCEPT (but
+ * locals and constants, or a tuple of them, loaded after it, 3.12+).  Other code there is a
+ * copy of what follows the try statement (CPython inlines small exit blocks
+ * into the jumps to them): printed inside the clause it would run with the
+ * exception still handled (sys.exc_info(), the __context__ of what it
+ * raises, what a bare raise raises).  The same holds after a with's
+ * __exit__ called by a nested statement (see dc_region). */
+int dc_only_unwinds(const dc *d, int j, int end) {
+    if (dc_is_except_cleanup(d, j, end))
+        j += 3;
+    for (int steps = 0; j < d->n && steps < 64; steps++) {
+        if (d->vjump[j] >= 0)
+            return 1; /* a copy taken for a jump to the code after the try */
+        int op = d->in[j].op, fin = any_finally_copy(d, j, d->n);
+        if (fin > 0) {
+            j += fin;
+            continue;
+        }
+        if (op == IR_RETURN_VALUE || op == IR_JUMP)
+            return 1;
+        if (op == IR_LOAD_FAST || op == IR_LOAD_CONST) {
+            int k = j; /* (a tuple of them: the compiler copies `return a, b` too) */
+            while (k < d->n && (d->in[k].op == IR_LOAD_FAST || d->in[k].op == IR_LOAD_CONST ||
+                                (d->in[k].op == IR_BUILD_TUPLE && k > j)))
+                k++;
+            if (k < d->n && d->in[k].op == IR_RETURN_VALUE)
+                return 1; /* the return value */
+            if (op == IR_LOAD_FAST)
+                return 0;
+        } else if (op != IR_SWAP && op != IR_POP_TOP && op != IR_POP_EXCEPT && op != IR_NOP && op != IR_CALL &&
+                   op != IR_GET_AWAITABLE && op != IR_YIELD_FROM && op != IR_STORE_FAST && op != IR_STORE_NAME &&
+                   op != IR_DELETE_FAST && op != IR_DELETE_NAME) {
+            return 0;
+        }
+        j++;
+    }
+    return 0;
+}
+
+/* Does the code at `after` (past a finally copy) go on with the next
+ * statement, rather than return, raise or jump away? */
+int dc_copy_falls_through(const dc *d, int after, int end) {
+    while (after < d->n && d->in[after].op == IR_NOP)
+        after++;
+    if (after >= d->n)
+        return 0;
+    int op = d->in[after].op;
+    return !dc_is_terminator(op) && !dc_unwinds_to_return(d, after, end);
+}
+
+/* Where control reaching i goes: past NOPs and unconditional jumps (a
+ * jump to a loop's back edge is a `continue`).  Bounded: a cycle of jumps
+ * is an endless loop, whose place is where the walk stopped. */
+int dc_resolve_jumps(const dc *d, int i) {
+    for (int steps = 0; steps < 64 && i >= 0 && i < d->n; steps++) {
+        if (d->in[i].op == IR_NOP)
+            i++;
+        else if (d->in[i].op == IR_JUMP && d->in[i].target >= 0)
+            i = d->in[i].target;
+        else
+            break;
+    }
+    return i;
+}
+
+/* The RETURN_VALUE ending a tail at k that only computes a return value
+ * (no jump, nothing that raises past or sets up a handler), or -1. */
+int dc_return_tail_end(const dc *d, int k) {
+    for (int e = k; e < d->n && e < k + 64; e++) {
+        int op = d->in[e].op;
+        if (op == IR_RETURN_VALUE)
+            return e;
+        if (dc_is_jump(op) || dc_is_terminator(op) || dc_is_block_setup(op) || op == IR_POP_BLOCK ||
+            op == IR_POP_EXCEPT || op == IR_FOR_ITER)
+            return -1;
+    }
+    return -1;
+}
+
+/* Does control reaching a go on exactly as control reaching b does: the
+ * same place once jumps are followed, or copies of one `return` tail
+ * (3.10+ duplicates small exit blocks into the jumps leading there, 3.10
+ * with the exit of the with they leave)? */
+int dc_continues_as(const dc *d, int a, int b) {
+    a = dc_resolve_jumps(d, a);
+    b = dc_resolve_jumps(d, b);
+    if (a == b)
+        return 1;
+    if (a < 0 || b < 0 || a >= d->n || b >= d->n)
+        return 0;
+    int e = dc_return_tail_end(d, a);
+    if (e < 0 && d->code->py_minor <= 10)
+        e = dc_legacy_exit_end(d, a); /* (a copy of a with's exit ending in a return) */
+    if (e < 0 || b + (e - a) >= d->n)
+        return 0;
+    for (int k = 0; k <= e - a; k++)
+        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]) || dc_handler_at(d, a + k) != dc_handler_at(d, b + k))
+            return 0;
+    return 1;
+}
+
+/* A jump to t goes on as the region does at `to` (dc_continues_as): when t
+ * is a 3.10 copy of the exit of a with, that copy is no code of its own
+ * (the exit at `to` is walked where the region goes on). */
+void dc_skip_exit_copy_at(dc *d, int t, int to) {
+    int e = d->code->py_minor <= 10 && t != to ? dc_legacy_exit_end(d, t) : -1;
+    if (e > t) {
+        dc_seen(d, t, e + 1);
+        d->skip_to[t] = e + 1;
+    }
+}
+
+/* Does a jump to target leave loop lp as its `break` does?  Either it
+ * lands where control goes on once the loop is done (the compiler threads
+ * a break past a jump that follows the loop), or the loop ends its region
+ * and the jump goes where the region goes on (a for-else ending a loop
+ * body: the break skips the else and continues the outer loop). */
+int dc_breaks_out(const dc *d, const dc_loop *lp, int target) {
+    if (target == lp->head || dc_resolve_jumps(d, target) == dc_resolve_jumps(d, lp->head))
+        return 0;
+    return dc_continues_as(d, target, lp->brk) || (lp->then >= 0 && dc_continues_as(d, target, lp->then));
+}
+
+/* Is `n = None; del n` at i the end of an enclosing `except ... as n`
+ * clause, copied into the way out of a clause nested in it? */
+int dc_enclosing_cleanup(const dc *d, int i, int end) {
+    if (i + 2 >= end || d->in[i].op != IR_LOAD_CONST || d->in[i].cst == NULL || d->in[i].cst->kind != DP_CONST_NONE ||
+        !(d->in[i + 1].op >= IR_STORE_NAME && d->in[i + 1].op <= IR_STORE_DEREF) ||
+        !(d->in[i + 2].op >= IR_DELETE_NAME && d->in[i + 2].op <= IR_DELETE_DEREF) ||
+        d->in[i + 1].name == NULL || d->in[i + 2].name == NULL || strcmp(d->in[i + 1].name, d->in[i + 2].name) != 0)
+        return 0;
+    for (const dc_names *n = d->except_names; n != NULL; n = n->up)
+        if (strcmp(n->name, d->in[i + 1].name) == 0)
+            return 1;
+    return 0;
+}
+
+/* Can op start the way out of an except clause once its POP_EXCEPT ran?
+ * (a jump, `return <const>`, leaving an enclosing clause or a loop's
+ * iterator, a with's exit called with constants and awaited below a return
+ * value swapped to the top; the walk lets `return <local>` pass too, a
+ * copy of the code after the try that cold_join did not take: read in the
+ * clause, it loads the same value) */
+int dc_leaves_clause(int op) {
+    return op == IR_JUMP || op == IR_LOAD_CONST || op == IR_RETURN_VALUE || op == IR_POP_EXCEPT || op == IR_POP_TOP ||
+           op == IR_NOP || op == IR_RERAISE || op == IR_GET_AWAITABLE || op == IR_YIELD_FROM || op == IR_SWAP;
+}
+
+/* The length of the code at i when it is a copy of the code at `exit` that
+ * leaves an except clause, `POP_EXCEPT [e = None; del e] JUMP t`: protected
+ * by the same handlers, jumping to the same place, nothing jumping into the
+ * copy (nor the two overlapping); else 0. */
+int dc_exit_copy_len(const dc *d, int i, int exit) {
+    int len = i + 1 < d->n && d->in[i + 1].op == IR_LOAD_CONST ? 5 : 2;
+    if (exit < 0 || exit + len > d->n || i + len > d->n || (exit < i + len && i < exit + len) ||
+        d->in[i].op != IR_POP_EXCEPT || d->in[i + len - 1].op != IR_JUMP ||
+        d->in[i + len - 1].target != d->in[exit + len - 1].target)
+        return 0;
+    if (len == 5 && !(d->in[i + 2].op >= IR_STORE_NAME && d->in[i + 2].op <= IR_STORE_DEREF &&
+                      d->in[i + 3].op >= IR_DELETE_NAME && d->in[i + 3].op <= IR_DELETE_DEREF))
+        return 0;
+    for (int k = 0; k < len; k++)
+        if (!dc_same_instr(&d->in[i + k], &d->in[exit + k]) || dc_handler_at(d, i + k) != dc_handler_at(d, exit + k) ||
+            (k > 0 && d->nref[i + k] > 0) || d->skip_to[i + k] > i + k)
+            return 0;
+    return len;
+}
+
+/* Does control at x go on as at i, a duplicate of the code at t that ends
+ * an except clause (cold_join)?  So it does where x leaves the except
+ * block as i did (`POP_EXCEPT`, `e = None; del e`) before a duplicate of
+ * that code too: both branches of an if ending the clause, say. */
+int dc_same_clause_end(const dc *d, int x, int i, int t) {
+    int u = 0; /* the length of the unwinding before i */
+    while (u < 4 && i - u - 1 >= 0 && d->in[i - u - 1].op != IR_POP_EXCEPT)
+        u++;
+    if (u == 4 || i - u - 1 < 0)
+        return 0;
+    u++;
+    if (u != 1 && !(u == 4 && dc_is_except_cleanup(d, i - 3, i)))
+        return 0;
+    if (x < 0 || x + u >= d->n || d->vjump[x + u] != t)
+        return 0;
+    for (int k = 0; k < u; k++)
+        if (!dc_same_instr(&d->in[x + k], &d->in[i - u + k]) || dc_handler_at(d, x + k) != dc_handler_at(d, i - u + k))
+            return 0;
+    return 1;
+}
