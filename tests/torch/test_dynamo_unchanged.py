@@ -36,6 +36,7 @@ NOT_DYNAMO = {"inductor", "aot_autograd", "aten_mm_info"}
 _ID = re.compile(r"\d{6,}")  # object ids in ID_MATCH / TYPE_MATCH guards differ between runs
 # Names Dynamo numbers with process-wide counters (they go on across torch._dynamo.reset())
 _NUMBERED = re.compile(r"(__builtins_dict___|___unnamed_scope_<id>_c)\d+")
+_HINT = re.compile(r"\(HINT: .*\)\s*$", re.S)  # torch's advice on a recompilation, after the guard's comment
 
 INDUCTOR = {"toy_grad", "mlp_training", "graph_breaks"}  # the workloads the suite compiles with inductor
 CASES = [(name, backend) for name in wl.WORKLOADS for backend in ("eager", "aot_eager")]
@@ -56,8 +57,14 @@ def what_dynamo_did():
 
 
 def _normal(guard_text):
-    """The guard's check (its comment, the user line, cut) with numbered names made equal."""
-    return _NUMBERED.sub(r"\1<n>", _ID.sub("<id>", guard_text.split("  #")[0].strip()))
+    """The guard's check (its comment, the user line, cut; torch's recompile hint kept) with
+    numbered names made equal.  (Torch <= 2.8 writes a guard's user line only when the guard
+    has one, which depyf records for the report: the hint then follows that comment.)"""
+    check = guard_text.split("  #")[0]
+    hint = _HINT.search(guard_text)
+    if hint and hint.start() >= len(check):
+        check += " " + hint.group(0)
+    return _NUMBERED.sub(r"\1<n>", _ID.sub("<id>", " ".join(check.split())))
 
 
 def run(program, with_depyf, dump_dir):

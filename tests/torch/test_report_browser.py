@@ -256,7 +256,9 @@ def test_one_name_per_resume_function_in_files_summary_and_page(dump, browser):
     shared = [el for el in side if el.find_elements("css selector", "small.detail")]
     details = [el.find_element("css selector", "small.detail").get_attribute("textContent") for el in shared]
     # (one global per cache entry that calls it: toy_example was compiled twice)
-    assert len(shared) >= 2 and all(re.fullmatch(r"__resume_at_\d+_\d+(, __resume_at_\d+_\d+)*", d) for d in details), details
+    # (torch <= 2.8 appends a uuid to the name of a resume function's global)
+    one = r"__resume_at_\d+_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?"
+    assert len(shared) >= 2 and all(re.fullmatch(r"%s(, %s)*" % (one, one), d) for d in details), details
     assert len(set(details)) == len(details), details
     rb.follow(browser, shared[0].find_element("xpath", ".."))
     title = rb.wait_for(browser, "main h1").text
