@@ -28,7 +28,8 @@ def kept(dd):
         yield
     finally:
         restore()
-        in_files = [body for _title, _note_text, body in dd.graph_texts.values()]
+        # (the session, left before this, has printed every graph text it kept to print later)
+        in_files = [body for _title, _note_text, body in dd.graph_texts.values() if isinstance(body, str)]
         for code, refs in seen.items():
             owned = any(gm is not None and dd.runs_here(gm) for gm in (r() for r in refs))
             if not owned and not any(code in body for body in in_files):
