@@ -50,8 +50,10 @@ def what_dynamo_did():
     entries = {}
     for code in ti.compiled_codes():
         key = "%s:%s:%s" % (code.co_filename, code.co_firstlineno, code.co_name)
+        # (each entry's guards as a sorted list: torch 2.9 orders one object's DICT_CONTAINS
+        # guards differently from run to run, with or without depyf)
         entries.setdefault(key, []).append([
-            [(guard.kind, _normal(guard.text)) for guard in ti.guards_of(entry)]
+            sorted((guard.kind, _normal(guard.text)) for guard in ti.guards_of(entry))
             for entry in ti.cache_entries(code)])
     return counters, entries
 
