@@ -410,8 +410,8 @@ static int32_t const_term(eq *E, const dp_const *c) {
     return t;
 }
 
-/* The cell named `name`: a persistent term keyed by the name's text. */
-/* A term of `kind` (T_CELL, T_GLOBAL) for the variable `name`. */
+/* A term of `kind` (T_CELL, T_GLOBAL) for the variable `name`: a persistent term keyed
+ * by the name's text. */
 static int32_t named_term(eq *E, int kind, const char *name) {
     dp_const *c = dp_const_new(&E->ar, DP_CONST_STR);
     if (c == NULL)
@@ -420,6 +420,22 @@ static int32_t named_term(eq *E, int kind, const char *name) {
     c->len = strlen(c->text);
     int32_t ct = const_term(E, c);
     return ct < 0 ? -1 : cons(E, kind, E->t[ct].a, 0, 0);
+}
+
+/* Whether reads of the global `name` give one value throughout a run: with stable_globals
+ * every global (the caller vouches for it), and always the names Dynamo binds for its
+ * transformed code (compiled graphs, resume functions, imported modules, builtins dicts).
+ * Dynamo sets those before the code runs and never rebinds them while it runs, and no
+ * other code uses them; so `depyf.decompile` of Dynamo's code may move such a read (torch
+ * 2.13 loads a graph's function before its profiler calls, and the call reads it after). */
+static int stable_global(const eq *E, const char *name) {
+    static const char *const dynamo[] = {"__compiled_fn_", "__resume_at_", "__import_", "__builtins_dict___"};
+    if (E->stable_globals)
+        return 1;
+    for (size_t i = 0; name && i < sizeof dynamo / sizeof *dynamo; i++)
+        if (strncmp(name, dynamo[i], strlen(dynamo[i])) == 0)
+            return 1;
+    return 0;
 }
 
 /* Truth of a constant, -1 when not known without running code. */
@@ -570,7 +586,7 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
             return CANT("jump target out of range");
         if (x->op == IR_LOAD_CLOSURE || (x->op == IR_LOAD_FAST && S->slot[i] < 0))
             S->tcst[i] = named_term(E, T_CELL, x->name);
-        else if (x->op == IR_LOAD_GLOBAL && E->stable_globals)
+        else if (x->op == IR_LOAD_GLOBAL && stable_global(E, x->name))
             S->tcst[i] = named_term(E, T_GLOBAL, x->name);
         else if (x->cst)
             S->tcst[i] = const_term(E, x->cst);
@@ -1103,8 +1119,8 @@ static int pure_value(eq *E, int s, sstate *st) {
         return SW_BREAK;
     case IR_RETURN_GENERATOR:
         return SW_BREAK;
-    case IR_LOAD_GLOBAL: /* with stable globals, one term for the whole run */
-        if (!E->stable_globals)
+    case IR_LOAD_GLOBAL: /* a stable global: one term for the whole run */
+        if (!stable_global(E, x->name))
             return 0;
         if (push(E, s, st, S->tcst[st->pc]) < 0)
             return -1;
