@@ -9,7 +9,12 @@
 # torch <= 2.14.1 (/etc/xdg/pip); the cap is lifted for these venvs only.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-root=$PWD
+# Every combination tests one snapshot of the committed tree (HEAD when started), so that
+# work on the checkout meanwhile changes nothing in a run; uncommitted changes are not in it.
+commit=$(git rev-parse --short HEAD) || exit 2
+root=$(mktemp -d "${TMPDIR:-/tmp}/depyf-matrix-src-XXXX")
+trap 'rm -rf "$root"' EXIT
+git archive HEAD | tar -x -C "$root" || exit 2
 export PIP_CONSTRAINT=/dev/null  # (an empty constraints file in place of the machine's cap)
 
 find_python() {
@@ -24,6 +29,7 @@ find_python() {
     return 1
 }
 
+echo "depyf at $commit"
 printf '%-7s %-8s %9s %9s  %s\n' python torch install tests result
 for combo in "$@"; do
     minor=${combo%%:*} release=${combo#*:}
