@@ -19,6 +19,8 @@ as it does in a structured form.
 import ast
 import re
 
+from depyf import _fold_uses
+
 __all__ = ["flatten", "NOTE"]
 
 # The first words of the comment lines of the machine's note (see fallback.c).
@@ -74,7 +76,7 @@ def flatten(fn):
     block = branch.body
     if not isinstance(block[-1], (ast.Return, ast.Raise)) or _leaves_loop(block):
         return None
-    names = {n.id for stmt in block for n in ast.walk(stmt) if isinstance(n, ast.Name)}
+    names = {n.id for stmt in block for n in _fold_uses.walk(stmt) if isinstance(n, ast.Name)}
     if state in names:
         return None
     _rename_temps(block, state[:-len("state")], fn)
@@ -83,11 +85,11 @@ def flatten(fn):
 
 def _rename_temps(block, prefix, fn):
     machine_temp = re.compile(re.escape(prefix) + r"t(\d+)$")
-    used = [int(m.group(1)) for n in ast.walk(fn) if isinstance(n, ast.Name)
+    used = [int(m.group(1)) for n in _fold_uses.walk(fn) if isinstance(n, ast.Name)
             for m in [re.match(r"__temp_(\d+)$", n.id)] if m]
     base = max(used, default=0)
     for stmt in block:
-        for node in ast.walk(stmt):
+        for node in _fold_uses.walk(stmt):
             if isinstance(node, ast.Name):
                 found = machine_temp.match(node.id)
                 if found:

@@ -97,7 +97,7 @@ def _describe(value):
 def _names(node):
     """{name: (loads, stores, deletes)} over the whole tree, nested scopes included."""
     counts = {}
-    for sub in ast.walk(node):
+    for sub in _fold_uses.walk(node):
         if isinstance(sub, ast.Name):
             entry = counts.setdefault(sub.id, [0, 0, 0])
             entry[{ast.Load: 0, ast.Store: 1, ast.Del: 2}[type(sub.ctx)]] += 1
@@ -157,11 +157,11 @@ class _Simplifier:
         self._nested_temps()
 
     def _nested_temps(self):
-        for node in ast.walk(self.fn):
+        for node in _fold_uses.walk(self.fn):
             if node is not self.fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
                                                          ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
                                                          ast.GeneratorExp)):
-                for sub in ast.walk(node):
+                for sub in _fold_uses.walk(node):
                     if isinstance(sub, ast.Name) and (_TEMP.match(sub.id) or self._dead(sub.id)):
                         raise GiveUp("a temporary is used in a nested scope")
                     if isinstance(sub, ast.Name):
@@ -339,7 +339,7 @@ class _Simplifier:
             return self.expr(self.value(node, state, out), state)
         if isinstance(node, ast.Slice):
             return self.rewrite(node, state, out)
-        for sub in ast.walk(node):  # keywords, comprehensions, arguments: nothing of ours inside
+        for sub in _fold_uses.walk(node):  # keywords, comprehensions, arguments: nothing of ours inside
             if isinstance(sub, ast.Name) and self._ours(sub.id):
                 raise GiveUp("a temporary inside %s" % type(node).__name__)
         return node
@@ -358,7 +358,7 @@ class _Simplifier:
                 # never runs, but may still matter (a `yield` makes a generator): kept as it is
                 rest = stmts[i + 1:]
                 if any(isinstance(n, ast.Name) and self._ours(n.id)
-                       for s in rest for n in ast.walk(s)):
+                       for s in rest for n in _fold_uses.walk(s)):
                     raise GiveUp("unreachable code reads a temporary")
                 return out + rest, None
         return out, state
@@ -576,7 +576,7 @@ class _Simplifier:
         block.  That block may run after any statement of the body, so it must
         not read the model's values at all (a temporary, a known list), nor
         leave the function another way."""
-        for node in ast.walk(ast.Module(stmt.finalbody, [])):
+        for node in _fold_uses.walk(ast.Module(stmt.finalbody, [])):
             if isinstance(node, ast.Name) and self._ours(node.id):
                 raise GiveUp("a finally block reads a temporary")
             if isinstance(node, (ast.Return, ast.Break, ast.Continue)):
@@ -622,7 +622,7 @@ def _name_graph_outputs(fn, names_for, local_names, params):
            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
            and _GRAPH_OUT.match(stmt.targets[0].id)}
     chosen, refused = {}, set()  # (graph name, index) -> variable
-    for node in ast.walk(fn):
+    for node in _fold_uses.walk(fn):
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _fold_uses.RESUME_NAME.match(node.func.id)):
             continue
         for position, arg in enumerate(node.args):
@@ -670,7 +670,7 @@ def _name_graph_inputs(fn, graph_params):
     """
     counts = _names(fn)
     renames = {}
-    for node in ast.walk(fn):
+    for node in _fold_uses.walk(fn):
         if not _is_graph_call(node):
             continue
         params = graph_params(node.func.id) or ()
@@ -681,7 +681,7 @@ def _name_graph_inputs(fn, graph_params):
                     and isinstance(param, str) and param.isidentifier() and not keyword.iskeyword(param)
                     and param not in counts and param not in renames.values()):
                 renames[arg.id] = param
-    for node in ast.walk(fn):
+    for node in _fold_uses.walk(fn):
         if isinstance(node, ast.Name) and node.id in renames:
             node.id = renames[node.id]
 
@@ -702,8 +702,8 @@ def _conditional_bindings(fn):
         inner, name = second.body[0], first.targets[0].id
         if not (_fold_uses.assigns_a_name(inner) and inner.targets[0].id == name):
             continue
-        if any(isinstance(n, ast.Name) and n.id == name for n in ast.walk(second.test)) or any(
-                isinstance(n, ast.Name) and n.id == name for n in ast.walk(inner.value)):
+        if any(isinstance(n, ast.Name) and n.id == name for n in _fold_uses.walk(second.test)) or any(
+                isinstance(n, ast.Name) and n.id == name for n in _fold_uses.walk(inner.value)):
             continue
         merged = ast.Assign([first.targets[0]], ast.IfExp(second.test, inner.value, first.value))
         merged.origin = getattr(first, "origin", None)
@@ -812,8 +812,8 @@ def _line_map(fn, printed, def_line):
     """line_of for simplify_mapped: `fn`'s statements (with their `origin`) and the same
     statements as printed (same shape, in the same walk order)."""
     new_line = {}
-    mine = [n for n in ast.walk(fn) if isinstance(n, ast.stmt)]
-    theirs = [n for n in ast.walk(printed) if isinstance(n, ast.stmt)]
+    mine = [n for n in _fold_uses.walk(fn) if isinstance(n, ast.stmt)]
+    theirs = [n for n in _fold_uses.walk(printed) if isinstance(n, ast.stmt)]
     for old, new in zip(mine, theirs):
         origin = getattr(old, "origin", None)
         if origin is not None and (origin not in new_line or new.lineno < new_line[origin]):
