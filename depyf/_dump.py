@@ -41,6 +41,7 @@ except ImportError:  # (not on Windows: no lock, the processes of a run still nu
     fcntl = None
 
 from depyf import _core, _decompiled, _linetable, _recompile
+from depyf import _simplify  # noqa: F401  (loaded with the dumper, not while Dynamo's first call waits)
 from depyf import _torch_internals as _ti
 from depyf import explain
 from depyf.report import record as _record
@@ -359,6 +360,8 @@ class Session:
                     install()
                 except _ti.Unavailable as missing:  # this torch lacks it: that feature is off
                     self.unavailable.append((what, str(missing)))
+            if self.lazy:
+                _ti.check_graph_freezing()
             if self.unavailable:
                 self.dd.write(_UNAVAILABLE_FILE, "".join(
                     "# Not dumped: %s (%s).\n" % pair for pair in self.unavailable))

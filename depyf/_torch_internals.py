@@ -595,6 +595,12 @@ def freeze_graph(gm):
     return _freeze(gm)
 
 
+def check_graph_freezing():
+    """Make freeze_graph's once-per-process check now (prepare_debug's start), so that no
+    compile waits for it."""
+    _freezing_prints_the_same()
+
+
 def _freeze(gm):
     graph = gm.graph
     flat = []
