@@ -38,6 +38,26 @@ SHAPES = {
         "def f(stage, log):\n    try:\n        try:\n            g(stage)\n        except KeyError:\n"
         "            log.append(1)\n        finally:\n            log.append(2)\n    except OSError:\n"
         "        log.append(3)\n    if stage:\n        g(stage)\n    return log"),
+    # 3.12+: the JUMP back of `if c: rest` ending a loop body comes from
+    # the jump normalization, which no handler covers (a `continue` is
+    # covered): the exception table tells the two spellings apart
+    "if ending loop bodies in a generator": (
+        "def f(t):\n    for x in t:\n        if g(x):\n            yield x\n        elif isinstance(x, list):\n"
+        "            for y in x:\n                if g(y):\n                    yield y"),
+    "if ending a loop body in a try": (
+        "def f(t, p):\n    try:\n        for x in t:\n            if x:\n                p.append(x)\n"
+        "    except KeyError:\n        pass\n    return p"),
+    "continue in a generator": (
+        "def f(t):\n    for x in t:\n        if not g(x):\n            continue\n        yield x"),
+    # the return after a loop, copied into the break's jump: the value is
+    # computed after the iterator is popped, which a `return` in the loop
+    # does before
+    "break to a copied return": (
+        "def f(t, m):\n    r = []\n    for x in t:\n        if m is not None and x > m:\n            break\n"
+        "        r.append(x)\n    return r"),
+    "return of a local from a loop": (
+        "def f(t, m):\n    r = []\n    for x in t:\n        if x > m:\n            return r\n"
+        "        r.append(x)\n    return r"),
 }
 
 
