@@ -338,3 +338,32 @@ def break_to_a_copied_return(xs, m):
             break
         r.append(x)
     return r
+
+
+@case((2, 40), (-1, 40), (0, 7), (-3, 1))
+def shared_return_after_branches(q, n):
+    # statistics._float_sqrt_of_frac: 3.13 inlines the return into the
+    # branch that jumps to it, with the return's line: printed once, after
+    # the branches
+    if q >= 0:
+        a = n << q
+        b = 1
+    else:
+        a = n >> q
+        b = 1 << -q
+    return a / b
+
+
+@case(([1, "x"],), (["a", 2.5],), ([],), ([None],))
+def else_of_a_try_whose_clause_continues(items):
+    # functools.update_wrapper: 3.12+ tells the else from the code after
+    # the statement by the order of co_names
+    out = []
+    for x in items:
+        try:
+            value = x.upper()
+        except AttributeError:
+            pass
+        else:
+            out.append(value)
+    return out
