@@ -790,6 +790,14 @@ void dc_join_return_copies(dc *d) {
             int t = r2 - (r - k);
             if (d->in[t].op != IR_LOAD_FAST || d->in[t - 1].op != IR_STORE_FAST)
                 continue; /* (the bytecode is the same either way) */
+            /* (t must be where the branches join: no jump between the copy
+             * and t goes past t's return, to a branch after it, as the
+             * tests of the next `elif` or `case` do when t is a copy too) */
+            int past = t - k > 4000;
+            for (int j = k + 1; j < t && !past; j++)
+                past = d->in[j].target > r2;
+            if (past)
+                continue;
             d->joined_copies++;
             /* (the jump last, where the block it ends ended: a then-part
              * ends with its jump over the else) */
