@@ -311,3 +311,59 @@ def nested_else_ending_in_an_assert_whose_test_jumps_past_the_outer_else(a, b):
     else:
         decl = None
     return decl
+
+
+@case(([1, 2, [3, "a", 4], "x"],), ([],), ([[1], [2, [3]]],))
+def if_ending_loop_bodies_in_a_generator(items):
+    # ast.iter_child_nodes: 3.12+ ends each loop body with a JUMP back that
+    # no handler covers (here the generator's), unlike a `continue`'s
+    def gen(t):
+        for x in t:
+            if isinstance(x, int):
+                yield x
+            elif isinstance(x, list):
+                for y in x:
+                    if isinstance(y, int):
+                        yield y
+    return list(gen(items))
+
+
+@case(([1, 2, 3], None), ([1, 5, 2], 3), ([], 0), ([4], 4))
+def break_to_a_copied_return(xs, m):
+    # ast._splitlines_no_ff: the return after the loop is copied into the
+    # break's jump, computing its value after the iterator is popped
+    r = []
+    for x in xs:
+        if m is not None and x > m:
+            break
+        r.append(x)
+    return r
+
+
+@case((2, 40), (-1, 40), (0, 7), (-3, 1))
+def shared_return_after_branches(q, n):
+    # statistics._float_sqrt_of_frac: 3.13 inlines the return into the
+    # branch that jumps to it, with the return's line: printed once, after
+    # the branches
+    if q >= 0:
+        a = n << q
+        b = 1
+    else:
+        a = n >> q
+        b = 1 << -q
+    return a / b
+
+
+@case(([1, "x"],), (["a", 2.5],), ([],), ([None],))
+def else_of_a_try_whose_clause_continues(items):
+    # functools.update_wrapper: 3.12+ tells the else from the code after
+    # the statement by the order of co_names
+    out = []
+    for x in items:
+        try:
+            value = x.upper()
+        except AttributeError:
+            pass
+        else:
+            out.append(value)
+    return out

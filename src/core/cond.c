@@ -853,6 +853,25 @@ static int cond_past_end(dc *d, cond *c) {
     return 0;
 }
 
+/* 3.12+: is the JUMP at j back to the loop head one that the compiler's
+ * jump normalization made for a conditional jump at cj?  A conditional jump
+ * never goes backward there: one to the loop head is inverted to skip a new
+ * block holding `JUMP head`, made after the exception table was labelled,
+ * so no handler covers that JUMP (3.13 leaves the inverted jump itself
+ * uncovered too).  A `continue` statement's JUMP is covered by the handler
+ * of the loop around it (a try around the loop, a generator's epilogue):
+ * where the test before cj is under that handler and j is under none, the
+ * source was `if c: rest`, the rest ending the loop body.  (Not in a 3.12+
+ * inlined comprehension, whose cleanup handler covers its loop: there the
+ * clauses `if a if b` and `if a and b` compile the same, and the second
+ * reads better.) */
+static int normalized_back_jump(const dc *d, int cj, int j) {
+    int h = dp_cfg_handler(&d->cfg, cj - 1);
+    int hj = dp_cfg_handler(&d->cfg, cj);
+    return d->code->py_minor >= 12 && h >= 0 && (hj == h || hj < 0) && dp_cfg_handler(&d->cfg, j) < 0 &&
+           dp_cfg_handler(&d->cfg, d->loop->head) == h && !(d->skip_to[h] > h && d->in[h].op == IR_SWAP);
+}
+
 /* Loops whose test this is: 3.12+ `if c: rest` ending a loop body, a
  * while loop with its test repeated at the bottom, a 3.12+ while loop
  * with cold blocks.  dc_cond's result when one was read, else NOT_A_LOOP. */
@@ -864,7 +883,8 @@ static int cond_loops(dc *d, cond *c) {
     /* 3.12+ has no backward conditional jump: `if c: rest` ending a loop
      * body compiles to `c; jump to rest if c; JUMP head` just like `if not
      * c: continue; rest`.  Where `not c` is a test the AST optimizer folds
-     * (`not (a in b)`), only the first spelling recompiles the same. */
+     * (`not (a in b)`), or where the JUMP is one the compiler made (see
+     * normalized_back_jump), only the first spelling recompiles the same. */
     if (d->loop && exit == d->loop->head && exit != d->loop->brk && F > B && F <= end) {
         int j = B;
         while (j < F && d->in[j].op == IR_NOP)
@@ -873,7 +893,7 @@ static int cond_loops(dc *d, cond *c) {
         if (j == F - 1 && d->in[j].op == IR_JUMP && d->in[j].target == exit &&
             (cont = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
             return -1;
-        if (cont && folded_nots(cont) > 0) {
+        if (cont && (folded_nots(cont) > 0 || normalized_back_jump(d, s[k - 1].jump, j))) {
             dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
             if (ifs == NULL || (ifs->a = parse_cond(d, s, 0, k - 1, F, B)) == NULL)
                 return -1;

@@ -627,3 +627,189 @@ int dc_same_clause_end(const dc *d, int x, int i, int t) {
             return 0;
     return 1;
 }
+
+/* Can the walk be at a statement boundary right after op?  (It ends a
+ * statement: a store, a delete, a popped value, a line's NOP.) */
+static int ends_statement(const dp_instr *x) {
+    switch (x->op) {
+    case IR_STORE_FAST: case IR_STORE_NAME: case IR_STORE_GLOBAL: case IR_STORE_DEREF: case IR_STORE_ATTR:
+    case IR_STORE_SUBSCR: case IR_DELETE_FAST: case IR_DELETE_NAME: case IR_DELETE_GLOBAL: case IR_DELETE_DEREF:
+    case IR_DELETE_ATTR: case IR_DELETE_SUBSCR: case IR_POP_TOP:
+        return 1;
+    case IR_NOP:
+        return x->arg2 == 0;
+    default:
+        return 0;
+    }
+}
+
+/* The stack depth before each instruction (3.11+: handlers from the
+ * exception table, whose entries are `handler` by instruction), -1 where
+ * not known (unreached, or an op of no fixed effect on the way), as
+ * CPython's stackdepth() computes it; NULL when out of memory. */
+static int *stack_depths(const dc *d, const int32_t *handler) {
+    int n = d->n;
+    int *depth = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    int *work = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    if (depth == NULL || work == NULL)
+        return NULL;
+    for (int i = 0; i <= n; i++)
+        depth[i] = -1;
+    int nw = 0;
+    if (n > 0) {
+        depth[0] = 0;
+        work[nw++] = 0;
+    }
+    while (nw > 0) {
+        int i = work[--nw], cur = depth[i];
+        const dp_instr *x = &d->in[i];
+        int to[3], at[3], m = 0;
+        dp_effect e;
+        if (handler[i] >= 0) {
+            const dp_exc_entry *h = &d->f.exc[handler[i]];
+            to[m] = h->target;
+            at[m++] = h->depth + (h->lasti != 0) + 1;
+        }
+        if (dp_falls_through(x->op) && dp_ir_effect(x, d->code->py_minor, 0, &e) == 0 && e.in <= cur) {
+            to[m] = i + 1;
+            at[m++] = cur - e.in + e.out;
+        }
+        if (x->target >= 0 && dp_is_jump(x->op) && dp_ir_effect(x, d->code->py_minor, 1, &e) == 0 && e.in <= cur) {
+            to[m] = x->target;
+            at[m++] = cur - e.in + e.out;
+        }
+        for (int q = 0; q < m; q++)
+            if (to[q] >= 0 && to[q] < n && depth[to[q]] < 0) {
+                depth[to[q]] = at[q];
+                work[nw++] = to[q];
+            }
+    }
+    return depth;
+}
+
+/* Is [k, r] a return statement on its own: from an empty stack it never
+ * takes a value it did not push, and returns the one value it leaves?  (A
+ * constant's return, the same everywhere, is left alone.) */
+static int whole_return(const dc *d, int k, int r) {
+    if (r == k + 1 && d->in[k].op == IR_LOAD_CONST)
+        return 0;
+    int depth = 0;
+    for (int j = k; j < r; j++) {
+        dp_effect e;
+        if (d->in[j].target >= 0 || dp_ir_effect(&d->in[j], d->code->py_minor, 0, &e) < 0 || e.in > depth)
+            return 0;
+        depth += e.out - e.in;
+    }
+    return depth == 1;
+}
+
+/* Do instructions a and b raise to the same handler, with the same stack? */
+static int same_handler(const dc *d, const int32_t *handler, int a, int b) {
+    if (handler[a] < 0 || handler[b] < 0)
+        return handler[a] == handler[b];
+    const dp_exc_entry *x = &d->f.exc[handler[a]], *y = &d->f.exc[handler[b]];
+    return x->target == y->target && x->depth == y->depth && (x->lasti != 0) == (y->lasti != 0);
+}
+
+/* Can the code at k start a statement: it follows the end of one, or
+ * jumps lead there? */
+static int statement_start(const dc *d, int k) {
+    return k > 0 && (ends_statement(&d->in[k - 1]) || (d->in[k].flags & DP_INSTR_JUMP_TARGET));
+}
+
+/* The start of the copy ending at the RETURN_VALUE r of the return tail
+ * ending at the RETURN_VALUE r2 > r: the earliest k such that [k, r] and the
+ * same length before r2 are the same code on the same lines under the same
+ * handler, nothing jumps into either past its start, both can start a
+ * statement with the same stack below, and [k, r] is a return statement on
+ * its own; -1 if none. */
+static int return_copy_start(const dc *d, const int32_t *handler, const int *depth, int r, int r2) {
+    int len = 0;
+    while (len < 8 && r - len >= 0 && r2 - len > r) {
+        const dp_instr *a = &d->in[r - len], *b = &d->in[r2 - len];
+        if (!dc_same_instr(a, b) || a->line != b->line || a->line < 0 || a->arg2 != b->arg2 ||
+            !same_handler(d, handler, r - len, r2 - len) || a->target >= 0)
+            break;
+        len++;
+    }
+    for (int k = r - len + 1; k <= r; k++) {
+        int t = r2 - (r - k);
+        if (!statement_start(d, k) || !statement_start(d, t) || depth[k] < 0 || depth[k] != depth[t])
+            continue;
+        int into = 0;
+        for (int j = k + 1; j <= r && !into; j++)
+            into = (d->in[j].flags & DP_INSTR_JUMP_TARGET) || (d->in[t + (j - k)].flags & DP_INSTR_JUMP_TARGET);
+        if (!into && whole_return(d, k, r))
+            return k;
+    }
+    return -1;
+}
+
+/* CPython (3.12+) inlines a small block that ends the code, `return x`,
+ * into every unconditional jump to it: `if c: A / else: B` then `return x`
+ * compiles to `A; <copy of return x>` and `B; return x`.  The bytecode is
+ * the same as that of a `return x` written in each branch, but for one
+ * thing in 3.13: superinstructions form within a basic block only, and the
+ * `return x` that B falls into is a block of its own, so a STORE_FAST ending
+ * B and the LOAD_FAST starting the return stay apart, where a return
+ * written in the branch would make them one STORE_FAST_LOAD_FAST.  A copy
+ * keeps the line of the statement it copies, which a second `return x`
+ * written in the source would not share: where the last return tail of
+ * the same code on the same lines follows a STORE_FAST, the copies before
+ * it are turned back into the jumps they replaced, so that the return is
+ * printed once, after the branches, as the source had it.  Before the
+ * graph is built; the caller retries without it (keep_return_copies)
+ * where no structure is found with the jumps. */
+void dc_join_return_copies(dc *d) {
+    if (d->code->py_minor < 13 || d->sh->keep_return_copies)
+        return;
+    int n = d->n, nret = 0;
+    int32_t *handler = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int32_t));
+    int *ret = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    if (handler == NULL || ret == NULL || dp_exc_cover(d->sh->ar, &d->f, handler) < 0)
+        return; /* (no memory: the copies stay copies) */
+    int *depth = stack_depths(d, handler);
+    if (depth == NULL)
+        return;
+    for (int i = 0; i < n; i++)
+        if (d->in[i].op == IR_RETURN_VALUE && d->in[i].line >= 0)
+            ret[nret++] = i;
+    /* (from the last: a copy turned into a jump is no return any more, so
+     * no jump goes to another copy; a bounded number of candidates each) */
+    for (int x = nret - 2; x >= 0; x--) {
+        int r = ret[x];
+        for (int y = nret - 1, tries = 0; y > x && tries < 16; y--) {
+            int r2 = ret[y];
+            if (d->in[r2].op != IR_RETURN_VALUE || d->in[r2].line != d->in[r].line)
+                continue;
+            tries++;
+            int k = return_copy_start(d, handler, depth, r, r2);
+            if (k < 0)
+                continue;
+            dp_instr *in = d->f.ins;
+            int t = r2 - (r - k);
+            if (d->in[t].op != IR_LOAD_FAST || d->in[t - 1].op != IR_STORE_FAST)
+                continue; /* (the bytecode is the same either way) */
+            /* (t must be where the branches join: no jump between the copy
+             * and t goes past t's return, to a branch after it, as the
+             * tests of the next `elif` or `case` do when t is a copy too) */
+            int past = t - k > 4000;
+            for (int j = k + 1; j < t && !past; j++)
+                past = d->in[j].target > r2;
+            if (past)
+                continue;
+            d->joined_copies++;
+            /* (the jump last, where the block it ends ended: a then-part
+             * ends with its jump over the else) */
+            for (int j = k; j <= r; j++) {
+                in[j].op = j < r ? IR_NOP : IR_JUMP;
+                in[j].arg = in[j].arg2 = 0;
+                in[j].cst = NULL;
+                in[j].name = NULL;
+            }
+            in[r].target = t;
+            in[t].flags |= DP_INSTR_JUMP_TARGET;
+            break;
+        }
+    }
+}

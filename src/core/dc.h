@@ -71,6 +71,7 @@ typedef struct dc_shared {
      * another's: each use prints its own text, paid for by the work budget. */
     dp_ptrmap memo;
     int npaths;        /* paths handed out (dc.path) */
+    int keep_return_copies; /* dc_join_return_copies is off (a retry without it) */
 } dc_shared;
 
 /* Passes a limit: records `fmt` as the error and makes it fatal (every
@@ -154,6 +155,7 @@ typedef struct dc {
     dp_node *pending_chain; /* S_ASSIGN being extended by `a = b = v` */
     dp_nodes globals, nonlocals; /* declarations this code needs */
     int is_class_body, is_module;
+    int joined_copies; /* copies of returns dc_join_return_copies turned into jumps */
 } dc;
 
 /* The handler of instruction i from the exception table (3.11+), -1 if
@@ -377,6 +379,10 @@ int dc_legacy_handler_end(const dc *d, int s);
  * is known: the other copies become dead). */
 void dc_legacy_join_exit_copies(dc *d);
 /* ---- end of try_legacy.c ---- */
+/* 3.13: turns the copies CPython inlined of a `return` statement back into
+ * jumps to the statement (copies.c; before the graph is built), counted in
+ * d->joined_copies. */
+void dc_join_return_copies(dc *d);
 
 /* ---- helpers shared by stmt.c, try.c and try_legacy.c: comparing and
  * classifying instructions, the parts common to both try/with structurers ---- */

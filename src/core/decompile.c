@@ -177,6 +177,7 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         return -1;
     if (code->py_minor == 10)
         dc_legacy_join_exit_copies(d);
+    dc_join_return_copies(d);
     if (dp_cfg_build(sh->ar, &d->f, &d->cfg, sh->err) < 0) {
         dp_error_where(sh->err, code->qualname);
         return -1;
@@ -703,6 +704,16 @@ static int code_body_validated(dc_shared *sh, const dp_code *code, dc *outer, in
                                dc *d) {
     if (code_body_once(sh, code, outer, kind, path, body, d, NULL) < 0)
         return -1;
+    if (d->used_fallback && d->joined_copies > 0 && !sh->keep_return_copies) {
+        /* (the jumps back to a shared return left no structure: try the
+         * copies as they are) */
+        body->n = 0;
+        sh->keep_return_copies = 1;
+        int r = code_body_once(sh, code, outer, kind, path, body, d, NULL);
+        sh->keep_return_copies = 0;
+        if (r < 0)
+            return -1;
+    }
     if (kind != BODY_FUNCTION || d->used_fallback || !dc_wants_validation(sh, code))
         return 0;
     dp_node *def = dc_node(d, S_FUNCTIONDEF);

@@ -1588,6 +1588,24 @@ static int store_stmt(dc *d, walk *w, int i, int *next) {
     return 1;
 }
 
+/* After the POP_TOP at j - 1 of the innermost for loop's iterator: the end
+ * (RETURN_VALUE) of a copy of the return that the loop's break goes to, or
+ * -1.  A `return v` inside the loop computes v before it pops the iterator
+ * (but a constant, loaded after it); a value computed after the POP_TOP is
+ * the code after the loop, which CPython inlines into the break's jump
+ * there when it is a small exit block: the statement is a `break`. */
+static int break_to_return_copy(const dc *d, int j) {
+    const dc_loop *lp = d->loop;
+    while (j < d->n && d->in[j].op == IR_NOP)
+        j++;
+    if (lp == NULL || !lp->is_for || lp->brk < 0 || j >= d->n)
+        return -1;
+    int e = dc_return_tail_end(d, j);
+    if (e <= j || (e == j + 1 && d->in[j].op == IR_LOAD_CONST) || !dc_continues_as(d, j, lp->brk))
+        return -1;
+    return e;
+}
+
 /* A value popped as a statement or added to a collection: 1 if instruction i is one (its
  * statement added, *next where the walk goes on), 0 if not, -1 on error. */
 static int value_stmt(dc *d, walk *w, int i, int *next) {
@@ -1596,7 +1614,6 @@ static int value_stmt(dc *d, walk *w, int i, int *next) {
     dp_nodes *out = w->out;
     int stmt_start = w->stmt_start;
     dp_node *v, *x;
-    (void)next;
     switch (ins->op) {
     case IR_POP_TOP:
         if ((v = dc_pop(d, st, i)) == NULL)
@@ -1604,6 +1621,15 @@ static int value_stmt(dc *d, walk *w, int i, int *next) {
         if (v->kind == X_ITER && !leaves_loop(d, i + 1)) {
             dc_fail(d, i, "a loop's iterator popped by no break or return");
             return -1;
+        }
+        int copy_end = v->kind == X_ITER ? break_to_return_copy(d, i + 1) : -1;
+        if (copy_end >= 0) {
+            if (dc_add(d, out, dc_stmt(d, S_BREAK, stmt_start)) < 0)
+                return -1;
+            dc_seen(d, i + 1, copy_end + 1);
+            *next = copy_end + 1;
+            w->live = 0;
+            break;
         }
         if (v->kind == X_SLOT && v->a->l1.n > 1 && v->op >= 0 && v->op < v->a->l1.n) {
             /* 3.12+ drops a store that a later one in the same target

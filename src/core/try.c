@@ -466,28 +466,31 @@ static int name_rank(const dc *d, const dp_instr *x) {
     }
 }
 
-/* 3.12+: does [stop, join), code between a try body and where its clauses
- * join, read as the code after the statement rather than its else?  The
+/* 3.12+: where was [stop, join), code between a try body and where its
+ * clauses join, compiled: after the handlers [H, cend), as the code after
+ * the statement (-1), or before them, as its else clause (1)?  The
  * compiler numbers co_names in the order it meets them, and it compiles an
  * else clause before the handlers, the code after the statement after
- * them: the names first used there come after the names first used in the
- * handlers [H, cend).  (A clause ending in `return None` and an empty
- * clause at the end of the function compile alike otherwise.)  Only for
- * functions of a few thousand instructions: it scans the code before. */
-static int after_the_handlers(dc *d, int stop, int join, int H, int cend) {
+ * them: the names first used there come after or before the names first
+ * used in the handlers.  0 when no name tells (a clause ending in `return
+ * None` and an empty clause at the end of the function compile alike
+ * otherwise).  Only for functions of a few thousand instructions: it scans
+ * the code before. */
+static int compiled_order(dc *d, int stop, int join, int H, int cend, int whole) {
     size_t nn = d->code->names.n;
     if (d->n > 4000 || nn == 0 || nn > 4000)
         return 0;
     unsigned char *where = dp_alloc(d->sh->ar, nn);
     if (where == NULL)
         return 0;
-    const int from[3] = {0, stop, H}, to[3] = {stop, join, cend};
-    for (int k = 0; k < 3; k++)
-        for (int j = from[k]; j < to[k]; j++) {
-            int r = name_rank(d, &d->in[j]);
-            if (r >= 0)
-                where[r] |= (unsigned char)(1 << k);
-        }
+    /* (whole: a name used anywhere else too, the code after the region
+     * or the cold handlers of other statements, tells nothing) */
+    for (int j = 0; j < (whole ? d->n : cend); j++) {
+        int r = name_rank(d, &d->in[j]);
+        int k = j >= stop && j < join ? 1 : j >= H && j < cend ? 2 : j < stop || whole ? 0 : -1;
+        if (r >= 0 && k >= 0)
+            where[r] |= (unsigned char)(1 << k);
+    }
     int rest = -1, handlers = -1;
     for (size_t r = nn; r-- > 0;) {
         if (where[r] == 2)
@@ -495,7 +498,9 @@ static int after_the_handlers(dc *d, int stop, int join, int H, int cend) {
         if (where[r] == 4)
             handlers = (int)r;
     }
-    return rest >= 0 && handlers >= 0 && handlers < rest;
+    if (rest < 0 || handlers < 0)
+        return 0;
+    return handlers < rest ? -1 : 1;
 }
 
 /* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
@@ -543,7 +548,7 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
                 continue;
             for (int k = 0; k < len && same; k++)
                 same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
-            if (same && join < 0 && after_the_handlers(d, stop, J, H, cend))
+            if (same && join < 0 && compiled_order(d, stop, J, H, cend, 0) < 0)
                 break; /* (the clause's return is its own) */
             if (same && (join < 0 || join == J)) {
                 join = J;
@@ -771,7 +776,25 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         if (body_region(d, H, i, body_end, body_end, st, &tr->l1, NULL) < 0)
             return -1;
         int stop = d->region_stop, live = d->region_live;
-        int join = cold_join(d, stop, H, cend, end, exit);
+        int join = cold_join(d, stop, H, cend, end, exit), else_exit = join;
+        /* where no clause goes on past the statement (each returns,
+         * raises, or continues or breaks a loop) and the body falls
+         * through, the rest of the region [stop, rest) may be its else
+         * clause or the code after it: the order of co_names tells
+         * (compiled_order; up to the first cold handler, which is the
+         * code of another statement) */
+        int rest = end < H ? end : H, rest_is_else = 0;
+        for (int j = stop; j < rest; j++)
+            if (d->in[j].op == IR_PUSH_EXC_INFO)
+                rest = j;
+        int into_rest = 0; /* (a clause going on inside it: no else) */
+        for (int j = H; j < cend && !into_rest; j++)
+            into_rest = dc_is_jump(d->in[j].op) && d->in[j].target >= stop && d->in[j].target < rest;
+        if (join <= stop && live && stop < rest && !into_rest && compiled_order(d, stop, rest, H, cend, 1) > 0) {
+            join = rest;
+            else_exit = exit >= 0 ? exit : end;
+            rest_is_else = 1;
+        }
         *falls = join > stop || live;
         /* the clauses can join where the enclosing region goes on (an if
          * branch, its else placed before the join): the try ends with it */
@@ -779,8 +802,10 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         /* (the else clause ends at the handler at the latest: the join can
          * be cold code placed after it, a loop's jump back) */
         int else_end = last > H ? H : last;
-        if (join > stop && region_with(d, stop, else_end, join, st, &tr->l3, NULL, NULL) < 0)
+        if (join > stop && region_with(d, stop, else_end, else_exit, st, &tr->l3, NULL, NULL) < 0)
             return -1;
+        if (rest_is_else)
+            *falls = d->region_live; /* (the statement falls through as its else does) */
         if (except_handlers(d, tr, H, clean, join, st) < 0)
             return -1;
         d->skip_to[H] = cend;
