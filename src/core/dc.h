@@ -437,6 +437,11 @@ int dc_is_exc_type_op(int op);
 /* The `as` name of the except clause `h` from the instruction at `at` that
  * binds it (POP_TOP: none) (try.c). */
 int dc_except_binding(dc *d, dp_node *h, int at);
+
+/* try_star.c: is the handler at H (PUSH_EXC_INFO) one of except* clauses?
+ * Their clauses, into the try statement tr (see except_handlers). */
+int dc_is_except_star(const dc *d, int H);
+int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st);
 /* A try/except/finally compiles as a try/except inside a try/finally: the
  * S_TRY `tr` of the finally takes the parts of that inner one (try.c). */
 void dc_merge_inner_except(dp_node *tr);

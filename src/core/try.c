@@ -333,6 +333,8 @@ int dc_except_binding(dc *d, dp_node *h, int at) {
 
 /* Handlers of a try/except, starting at H (PUSH_EXC_INFO). */
 static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
+    if (dc_is_except_star(d, H))
+        return dc_except_star_handlers(d, tr, H, clean, exit, st);
     dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
     if (prev == NULL || exc == NULL)
         return -1;
@@ -423,7 +425,7 @@ void dc_merge_inner_except(dp_node *tr) {
  * call too, `except (A, f()):`), then CHECK_EXC_MATCH; a finally body
  * ends its first statement (POP_TOP, a store...) before any such test. */
 static int is_finally(dc *d, int H, int clean) {
-    if (d->in[H + 1].op == IR_POP_TOP)
+    if (d->in[H + 1].op == IR_POP_TOP || dc_is_except_star(d, H))
         return 0;
     for (int q = H + 1; q < clean; q++) {
         int op = d->in[q].op;

@@ -1,0 +1,178 @@
+/* `except*` clauses (PEP 654, 3.11+), read from the handler CPython emits
+ * for them.  The handler keeps the exception group, a list of what the
+ * clauses raise and the part not yet matched on the stack:
+ *
+ *   PUSH_EXC_INFO; COPY 1; BUILD_LIST; SWAP 2      (3.12+: BUILD_LIST; COPY 2)
+ *   per clause:  <type>; CHECK_EG_MATCH; COPY 1; POP_JUMP_IF_NONE nomatch
+ *                STORE e | POP_TOP; <body>; [e = None; del e] [LIST_APPEND 1] JUMP next
+ *                T: [e = None; del e] LIST_APPEND 3; POP_TOP [LIST_APPEND 1] JUMP next
+ *                (3.11/3.12: a JUMP threading to next)
+ *      nomatch:  POP_TOP
+ *   LIST_APPEND 1; PREP_RERAISE_STAR; COPY 1; POP_JUMP_IF_NOT_NONE R
+ *   POP_TOP; POP_EXCEPT; <the way to the code after the try>
+ *   R: SWAP 2; POP_EXCEPT; RERAISE
+ *
+ * T is the clause body's own handler: what the body raises joins the list.
+ * A clause cannot return, break or continue (a SyntaxError), so its body
+ * either goes on to the next clause or raises.  Everything here is checked
+ * by translation validation afterwards; what does not fit is refused. */
+#include <string.h>
+
+#include "dc.h"
+
+static int op_at(const dc *d, int j) {
+    return j >= 0 && j < d->n ? d->in[j].op : -1;
+}
+
+/* The first clause's test after the prologue of the handler at H, or -1. */
+static int first_clause(const dc *d, int H) {
+    if (op_at(d, H + 1) == IR_COPY && d->in[H + 1].arg == 1 && op_at(d, H + 2) == IR_BUILD_LIST &&
+        op_at(d, H + 3) == IR_SWAP && d->in[H + 3].arg == 2)
+        return H + 4;
+    if (op_at(d, H + 1) == IR_BUILD_LIST && d->in[H + 1].arg == 0 && op_at(d, H + 2) == IR_COPY &&
+        d->in[H + 2].arg == 2)
+        return H + 3;
+    return -1;
+}
+
+int dc_is_except_star(const dc *d, int H) {
+    return op_at(d, H) == IR_PUSH_EXC_INFO && first_clause(d, H) >= 0;
+}
+
+static int is_store(int op) {
+    return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_DEREF || op == IR_STORE_GLOBAL;
+}
+
+static int is_delete(int op) {
+    return op >= IR_DELETE_NAME && op <= IR_DELETE_DEREF;
+}
+
+/* `e = None; del e` at j for the clause's name (NULL: none). */
+static int is_name_cleanup(const dc *d, int j, const char *name) {
+    return name != NULL && op_at(d, j) == IR_LOAD_CONST && is_store(op_at(d, j + 1)) && is_delete(op_at(d, j + 2)) &&
+           d->in[j + 1].name && d->in[j + 2].name && strcmp(d->in[j + 1].name, name) == 0 &&
+           strcmp(d->in[j + 2].name, name) == 0;
+}
+
+/* The body's handler T in (b, nomatch): `[e = None; del e] LIST_APPEND 3;
+ * POP_TOP`, an exception-table target; the last one (those of except*
+ * statements nested in the body come before it), or -1. */
+static int body_handler(const dc *d, int b, int nomatch, const char *name) {
+    for (int t = nomatch - 1; t > b; t--) {
+        if (d->nref[t] == 0)
+            continue;
+        int k = is_name_cleanup(d, t, name) ? t + 3 : t;
+        if (op_at(d, k) == IR_LIST_APPEND && d->in[k].arg == 3 && op_at(d, k + 1) == IR_POP_TOP)
+            return t;
+    }
+    return -1;
+}
+
+/* Can j be glue of the clauses (cleanups, the list, jumps to the next)? */
+static int is_glue(int op) {
+    return op == IR_NOP || op == IR_JUMP || op == IR_LIST_APPEND || op == IR_POP_TOP || op == IR_LOAD_CONST ||
+           is_store(op) || is_delete(op);
+}
+
+/* Where the body [b, end) hands over to the clause's way out: before its
+ * `[e = None; del e] [LIST_APPEND 1] JUMP next`, when it falls into it. */
+static int body_tail(const dc *d, int b, int end, const char *name) {
+    int t = end;
+    if (t - 1 >= b && op_at(d, t - 1) == IR_JUMP && d->in[t - 1].target >= t)
+        t--;
+    else
+        return t;
+    if (t - 1 >= b && op_at(d, t - 1) == IR_LIST_APPEND && d->in[t - 1].arg == 1)
+        t--;
+    if (t - 3 >= b && is_name_cleanup(d, t - 3, name))
+        t -= 3;
+    return t;
+}
+
+/* The clauses of the except* handler at H (see the top), into tr; `clean`
+ * is the cleanup block protecting them, `exit` where the try goes on. */
+int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
+    dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
+    if (prev == NULL || exc == NULL)
+        return -1;
+    int p = first_clause(d, H);
+    if (p < 0)
+        return dc_fail(d, H, "malformed except* handler");
+    dc_seen(d, H + 1, p);
+    tr->op = 1;
+    while (p < clean && d->in[p].op != IR_LIST_APPEND && d->in[p].op != IR_PREP_RERAISE_STAR) {
+        dp_node *h = dc_stmt(d, S_EXCEPT, p);
+        dc_stack tmp = {0};
+        if (h == NULL || dc_add(d, &tr->l2, h) < 0 || dc_stack_copy(d, &tmp, st) < 0 || dc_push(d, &tmp, prev) < 0 ||
+            dc_push(d, &tmp, exc) < 0)
+            return -1;
+        int q = p;
+        while (q < clean && d->in[q].op != IR_CHECK_EG_MATCH) {
+            if (dc_expr_step(d, q, &tmp) <= 0)
+                return dc_fail(d, q, "unexpected code in an except* clause");
+            q++;
+        }
+        if (op_at(d, q + 1) != IR_COPY || d->in[q + 1].arg != 1 || op_at(d, q + 2) != IR_POP_JUMP_IF_NONE)
+            return dc_fail(d, q, "malformed except* clause");
+        int nomatch = d->in[q + 2].target;
+        if (nomatch <= q + 3 || nomatch >= clean || d->in[nomatch].op != IR_POP_TOP)
+            return dc_fail(d, q, "malformed except* clause");
+        if ((h->a = dc_top(d, &tmp, 0, q)) == NULL || dc_except_binding(d, h, q + 3) < 0)
+            return -1;
+        dc_seen(d, q, q + 4); /* CHECK_EG_MATCH, COPY, the jump, the binding */
+        int b = q + 4;
+        int T = body_handler(d, b, nomatch, h->s);
+        int tail = body_tail(d, b, T >= 0 ? T : nomatch, h->s);
+        const char *saved = d->except_name;
+        const dc_names *saved_names = d->except_names;
+        dc_names scope = {h->s, d->except_names};
+        d->except_name = h->s;
+        if (h->s)
+            d->except_names = &scope;
+        dc_stack body_st = {0};
+        int r = dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, prev) < 0
+                    ? -1
+                    : dc_region(d, b, tail, tail, &body_st, &h->l1);
+        d->except_name = saved;
+        d->except_names = saved_names;
+        if (r < 0)
+            return -1;
+        if (h->l1.n == 0 && dc_add(d, &h->l1, dc_stmt(d, S_PASS, b)) < 0)
+            return -1;
+        for (int j = tail; j <= nomatch; j++) {
+            if (d->seen[j])
+                continue;
+            if (!is_glue(d->in[j].op))
+                return dc_fail(d, j, "unexpected code at the end of an except* clause");
+            d->seen[j] = 1;
+        }
+        p = nomatch + 1;
+    }
+    /* the epilogue: raise what is left, else go on after the try */
+    int pr = p;
+    while (pr < clean && (d->in[pr].op == IR_LIST_APPEND || d->in[pr].op == IR_JUMP || d->in[pr].op == IR_NOP))
+        pr++;
+    if (tr->l2.n == 0 || op_at(d, pr) != IR_PREP_RERAISE_STAR || op_at(d, pr + 1) != IR_COPY ||
+        op_at(d, pr + 2) != IR_POP_JUMP_IF_NOT_NONE || op_at(d, pr + 3) != IR_POP_TOP ||
+        op_at(d, pr + 4) != IR_POP_EXCEPT)
+        return dc_fail(d, p, "malformed end of an except* handler");
+    int R = d->in[pr + 2].target;
+    if (R + 2 >= clean || op_at(d, R) != IR_SWAP || op_at(d, R + 1) != IR_POP_EXCEPT || op_at(d, R + 2) != IR_RERAISE)
+        return dc_fail(d, pr, "malformed end of an except* handler");
+    dc_seen(d, p, pr + 5);
+    dc_seen(d, R, R + 3);
+    int cont = pr + 5;
+    if (d->seen[cont] || (d->in[cont].op == IR_JUMP && d->vjump[cont] < 0)) {
+        d->seen[cont] = 1; /* (a copy of the code after the try, taken by cold_join, or the jump there) */
+        return 0;
+    }
+    /* 3.11: a copy of the code after the try (CPython inlines small exit
+     * blocks): only a return of what that code returns */
+    dp_nodes rest = {0};
+    dc_stack tmp = {0};
+    if (dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, cont, R, exit, &tmp, &rest) < 0)
+        return -1;
+    if (rest.n > 1 || (rest.n == 1 && rest.v[0]->kind != S_RETURN))
+        return dc_fail(d, cont, "except* handler left for other code than after the try");
+    return 0;
+}
