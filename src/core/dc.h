@@ -442,6 +442,9 @@ int dc_except_binding(dc *d, dp_node *h, int at);
  * Their clauses, into the try statement tr (see except_handlers). */
 int dc_is_except_star(const dc *d, int H);
 int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st);
+/* 3.11: the else clause of the except* statement whose handler is at H
+ * placed after the handler (see try_star.c). */
+int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end, int *else_at, int *after);
 /* A try/except/finally compiles as a try/except inside a try/finally: the
  * S_TRY `tr` of the finally takes the parts of that inner one (try.c). */
 void dc_merge_inner_except(dp_node *tr);

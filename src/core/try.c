@@ -647,6 +647,36 @@ static int finally_last(const dc *d, int H, int clean) {
     return last > H ? last : -1;
 }
 
+/* 3.11's except* statement (dc_except_star_layout): the body [i, body_end)
+ * jumps over the handler at H to its else clause [star_else, after) or to
+ * `after`; a loop's head there: the statement ends the loop body. */
+static int except_star_311(dc *d, dp_node *tr, int H, int i, int end, int clean, int cend, int body_end,
+                           int star_else, int after, dc_stack *st, dp_nodes *out, int *next, int *falls) {
+    d->finish_stmt = 1;
+    if (body_region(d, H, i, body_end, after, st, &tr->l1, NULL) < 0)
+        return -1;
+    int j = d->region_stop;
+    while (j < H && d->in[j].op == IR_NOP)
+        d->seen[j++] = 1;
+    if (j < H && d->in[j].op == IR_JUMP)
+        d->seen[j++] = 1;
+    if (j != H && d->region_live)
+        return dc_fail(d, j, "unexpected code between an except* statement's body and its handler");
+    if (star_else >= 0 && region_with(d, star_else, after, after, st, &tr->l3, NULL, NULL) < 0)
+        return -1;
+    if (except_handlers(d, tr, H, clean, after, st) < 0)
+        return -1;
+    d->skip_to[H] = star_else >= 0 ? after : cend;
+    *next = after;
+    if (!dc_is_loop_head(d, after))
+        return dc_add(d, out, tr);
+    /* (no jump back follows the statement in the loop body: said so, or
+     * the loop would read as left there) */
+    *next = end > cend ? cend : end;
+    *falls = 0;
+    return dc_add(d, out, tr) < 0 ? -1 : dc_add(d, out, dc_stmt(d, S_CONTINUE, H));
+}
+
 /* The try statement whose handler is h, starting at i, in the region [?, end)
  * that goes on at `exit`.  *next: where the code after it starts; *falls:
  * 0 when control cannot reach that place from the statement (it returns,
@@ -789,6 +819,9 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         *next = join > stop ? last : stop;
         return dc_add(d, out, tr);
     }
+    int star_else, star_after;
+    if (d->code->py_minor == 11 && dc_except_star_layout(d, H, clean, cend, body_end, &star_else, &star_after))
+        return except_star_311(d, tr, H, i, end, clean, cend, body_end, star_else, star_after, st, out, next, falls);
     int after = try_after(d, body_end, cend, cend);
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];

@@ -89,6 +89,32 @@ static int body_tail(const dc *d, int b, int end, const char *name) {
     return t;
 }
 
+/* 3.13 copies the clause's way out [tail, end) into the branches of the
+ * body that fall into it: jumps there again, as in the source, so that
+ * the branches read as ending the body (the copy's code becomes NOPs). */
+static void unthread_tail_copies(dc *d, int b, int tail, int end) {
+    int len = end - tail;
+    if (len < 2 || d->in[end - 1].op != IR_JUMP)
+        return;
+    for (int j = b; j + len <= tail; j++) {
+        int same = 1;
+        for (int k = 0; k < len && same; k++)
+            same = dc_same_instr(&d->in[j + k], &d->in[tail + k]) && (k == 0 || d->nref[j + k] == 0) &&
+                   dc_handler_at(d, j + k) == dc_handler_at(d, tail + k);
+        if (!same || d->in[j + len - 1].target != d->in[end - 1].target)
+            continue;
+        for (int k = 0; k < len - 1; k++) {
+            d->f.ins[j + k].op = IR_NOP;
+            d->f.ins[j + k].arg = 0;
+        }
+        dp_instr *x = &d->f.ins[j + len - 1];
+        d->nref[x->target]--;
+        x->target = tail;
+        d->nref[tail]++;
+        j += len - 1;
+    }
+}
+
 /* The clauses of the except* handler at H (see the top), into tr; `clean`
  * is the cleanup block protecting them, `exit` where the try goes on. */
 int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
@@ -122,7 +148,8 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
         dc_seen(d, q, q + 4); /* CHECK_EG_MATCH, COPY, the jump, the binding */
         int b = q + 4;
         int T = body_handler(d, b, nomatch, h->s);
-        int tail = body_tail(d, b, T >= 0 ? T : nomatch, h->s);
+        int tail_end = T >= 0 ? T : nomatch, tail = body_tail(d, b, tail_end, h->s);
+        unthread_tail_copies(d, b, tail, tail_end);
         const char *saved = d->except_name;
         const dc_names *saved_names = d->except_names;
         dc_names scope = {h->s, d->except_names};
@@ -174,5 +201,35 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
         return -1;
     if (rest.n > 1 || (rest.n == 1 && rest.v[0]->kind != S_RETURN))
         return dc_fail(d, cont, "except* handler left for other code than after the try");
+    return 0;
+}
+
+/* 3.11 places an except* statement's else clause after the handler: the
+ * body jumps over it (to the else, or straight to where the statement
+ * goes on, the jump threaded), and the handler, once no exception is left,
+ * jumps to where the statement goes on.  For the handler at H of a body
+ * ending at body_end: 1 with *else_at (the else clause, -1 if none) and
+ * *after, else 0. */
+int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end, int *else_at, int *after) {
+    int pr = -1;
+    for (int j = H; j < clean; j++)
+        if (d->in[j].op == IR_PREP_RERAISE_STAR && op_at(d, j + 4) == IR_POP_EXCEPT)
+            pr = j;
+    int j = body_end;
+    while (op_at(d, j) == IR_NOP)
+        j++;
+    if (!dc_is_except_star(d, H) || pr < 0 || op_at(d, pr + 5) != IR_JUMP || op_at(d, j) != IR_JUMP)
+        return 0;
+    int t1 = d->in[j].target, t2 = d->in[pr + 5].target;
+    if (t1 == t2 && (t1 >= cend || dc_is_loop_head(d, t1))) {
+        *else_at = -1;
+        *after = t2;
+        return 1;
+    }
+    if (t1 == cend && t2 > cend) {
+        *else_at = t1;
+        *after = t2;
+        return 1;
+    }
     return 0;
 }
