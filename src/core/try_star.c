@@ -89,6 +89,22 @@ static int body_tail(const dc *d, int b, int end, const char *name) {
     return t;
 }
 
+/* The length of `return <constant or local>` at j (CPython copies it into
+ * the jumps to it), or 0. */
+static int return_copy_len(const dc *d, int j) {
+    int k = j;
+    while (k < d->n && k < j + 8 && (d->in[k].op == IR_LOAD_CONST || d->in[k].op == IR_LOAD_FAST || d->in[k].op == IR_NOP))
+        k++;
+    return k > j && op_at(d, k) == IR_RETURN_VALUE ? k + 1 - j : 0;
+}
+
+static int same_code(const dc *d, int a, int b, int len) {
+    for (int k = 0; k < len; k++)
+        if (!dc_same_instr(&d->in[a + k], &d->in[b + k]))
+            return 0;
+    return 1;
+}
+
 /* 3.13 copies the clause's way out [tail, end) into the branches of the
  * body that fall into it: jumps there again, as in the source, so that
  * the branches read as ending the body (the copy's code becomes NOPs). */
@@ -195,12 +211,17 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
     }
     /* 3.11: a copy of the code after the try (CPython inlines small exit
      * blocks): only a return of what that code returns */
-    dp_nodes rest = {0};
-    dc_stack tmp = {0};
-    if (dc_stack_copy(d, &tmp, st) < 0 || dc_region(d, cont, R, exit, &tmp, &rest) < 0)
-        return -1;
-    if (rest.n > 1 || (rest.n == 1 && rest.v[0]->kind != S_RETURN))
+    int len = return_copy_len(d, cont), found = 0;
+    if (len > 0 && exit >= 0 && exit + len <= d->n)
+        found = same_code(d, cont, exit, len);
+    /* (where the region ends with the statement, the code after it is
+     * the enclosing one's, or the function's end: copied elsewhere too;
+     * translation validation checks that it is the same) */
+    for (int j = 0; len > 0 && !found && j + len <= d->n; j++)
+        found = j != cont && same_code(d, cont, j, len);
+    if (!found)
         return dc_fail(d, cont, "except* handler left for other code than after the try");
+    dc_seen(d, cont, cont + len);
     return 0;
 }
 
@@ -218,9 +239,13 @@ int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end,
     int j = body_end;
     while (op_at(d, j) == IR_NOP)
         j++;
-    if (!dc_is_except_star(d, H) || pr < 0 || op_at(d, pr + 5) != IR_JUMP || op_at(d, j) != IR_JUMP)
+    if (!dc_is_except_star(d, H) || pr < 0 || op_at(d, j) != IR_JUMP)
         return 0;
-    int t1 = d->in[j].target, t2 = d->in[pr + 5].target;
+    int t1 = d->in[j].target, t2 = op_at(d, pr + 5) == IR_JUMP ? d->in[pr + 5].target : -1;
+    int len = return_copy_len(d, pr + 5);
+    for (int x = t1; t2 < 0 && len > 0 && x >= cend && x + len <= d->n; x++)
+        if (same_code(d, x, pr + 5, len))
+            t2 = x; /* (the handler's copy of the code after the statement) */
     if (t1 == t2 && (t1 >= cend || dc_is_loop_head(d, t1))) {
         *else_at = -1;
         *after = t2;
