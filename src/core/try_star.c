@@ -239,9 +239,20 @@ int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end,
     int j = body_end;
     while (op_at(d, j) == IR_NOP)
         j++;
-    if (!dc_is_except_star(d, H) || pr < 0 || op_at(d, j) != IR_JUMP)
+    int t2 = op_at(d, pr + 5) == IR_JUMP ? d->in[pr + 5].target : -1;
+    if (!dc_is_except_star(d, H) || pr < 0)
         return 0;
-    int t1 = d->in[j].target, t2 = op_at(d, pr + 5) == IR_JUMP ? d->in[pr + 5].target : -1;
+    int last = op_at(d, j - 1);
+    if (j == H && t2 >= 0 && (last == IR_RAISE || last == IR_RERAISE || last == IR_RETURN_VALUE) &&
+        (t2 >= cend || dc_is_loop_head(d, t2))) {
+        /* (a body that never completes: no else, only the handler goes on) */
+        *else_at = -1;
+        *after = t2;
+        return 1;
+    }
+    if (op_at(d, j) != IR_JUMP)
+        return 0;
+    int t1 = d->in[j].target;
     int len = return_copy_len(d, pr + 5);
     for (int x = t1; t2 < 0 && len > 0 && x >= cend && x + len <= d->n; x++)
         if (same_code(d, x, pr + 5, len))
