@@ -219,6 +219,10 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
      * translation validation checks that it is the same) */
     for (int j = 0; len > 0 && !found && j + len <= d->n; j++)
         found = j != cont && same_code(d, cont, j, len);
+    /* (a statement ending the function: its implicit `return None`) */
+    if (!found && len == 2 && (exit < 0 || exit >= d->n) && d->in[cont].op == IR_LOAD_CONST && d->in[cont].cst &&
+        d->in[cont].cst->kind == DP_CONST_NONE)
+        found = 1;
     if (!found)
         return dc_fail(d, cont, "except* handler left for other code than after the try");
     dc_seen(d, cont, cont + len);
