@@ -478,7 +478,8 @@ static int name_rank(const dc *d, const dp_instr *x) {
  * functions of a few thousand instructions: it scans the code before. */
 static int after_the_handlers(dc *d, int stop, int join, int H, int cend) {
     size_t nn = d->code->names.n;
-    if (d->n > 4000 || nn == 0 || nn > 4000)
+    /* (except* compiles its else clause after the handlers too) */
+    if (d->n > 4000 || nn == 0 || nn > 4000 || dc_is_except_star(d, H))
         return 0;
     unsigned char *where = dp_alloc(d->sh->ar, nn);
     if (where == NULL)

@@ -89,11 +89,13 @@ static int body_tail(const dc *d, int b, int end, const char *name) {
     return t;
 }
 
-/* The length of `return <constant or local>` at j (CPython copies it into
+/* The length of `return <constant or local, or a tuple of them>` at j (CPython copies it into
  * the jumps to it), or 0. */
 static int return_copy_len(const dc *d, int j) {
     int k = j;
-    while (k < d->n && k < j + 8 && (d->in[k].op == IR_LOAD_CONST || d->in[k].op == IR_LOAD_FAST || d->in[k].op == IR_NOP))
+    while (k < d->n && k < j + 8 &&
+           (d->in[k].op == IR_LOAD_CONST || d->in[k].op == IR_LOAD_FAST || d->in[k].op == IR_NOP ||
+            (d->in[k].op == IR_BUILD_TUPLE && k > j)))
         k++;
     return k > j && op_at(d, k) == IR_RETURN_VALUE ? k + 1 - j : 0;
 }
