@@ -437,6 +437,9 @@ int dc_is_exc_type_op(int op);
 /* The `as` name of the except clause `h` from the instruction at `at` that
  * binds it (POP_TOP: none) (try.c). */
 int dc_except_binding(dc *d, dp_node *h, int at);
+/* The body [body, end) of the except clause h, going on at exit, with prev
+ * on the stack and h's name bound in it (try.c). */
+int dc_except_body(dc *d, dp_node *h, int body, int end, int exit, dc_stack *st, dp_node *prev);
 
 /* try_star.c: is the handler at H (PUSH_EXC_INFO) one of except* clauses?
  * Their clauses, into the try statement tr (see except_handlers). */

@@ -331,6 +331,19 @@ int dc_except_binding(dc *d, dp_node *h, int at) {
     return 0;
 }
 
+int dc_except_body(dc *d, dp_node *h, int body, int end, int exit, dc_stack *st, dp_node *prev) {
+    const char *saved = d->except_name;
+    const dc_names *saved_names = d->except_names;
+    dc_names scope = {h->s, d->except_names};
+    d->except_name = h->s;
+    if (h->s)
+        d->except_names = &scope;
+    int r = region_with(d, body, end, exit, st, &h->l1, prev, NULL);
+    d->except_name = saved;
+    d->except_names = saved_names;
+    return r;
+}
+
 /* Handlers of a try/except, starting at H (PUSH_EXC_INFO). */
 static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
     if (dc_is_except_star(d, H))
@@ -387,16 +400,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
                 dc_seen(d, j, j + 4);
                 break;
             }
-        const char *saved = d->except_name;
-        const dc_names *saved_names = d->except_names;
-        dc_names scope = {h->s, d->except_names};
-        d->except_name = h->s;
-        if (h->s)
-            d->except_names = &scope;
-        int r = region_with(d, body, body_end, exit, st, &h->l1, prev, NULL);
-        d->except_name = saved;
-        d->except_names = saved_names;
-        if (r < 0)
+        if (dc_except_body(d, h, body, body_end, exit, st, prev) < 0)
             return -1;
         if (ins->op == IR_POP_TOP)
             return 0; /* a bare except is the last clause */

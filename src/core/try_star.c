@@ -168,19 +168,7 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
         int T = body_handler(d, b, nomatch, h->s);
         int tail_end = T >= 0 ? T : nomatch, tail = body_tail(d, b, tail_end, h->s);
         unthread_tail_copies(d, b, tail, tail_end);
-        const char *saved = d->except_name;
-        const dc_names *saved_names = d->except_names;
-        dc_names scope = {h->s, d->except_names};
-        d->except_name = h->s;
-        if (h->s)
-            d->except_names = &scope;
-        dc_stack body_st = {0};
-        int r = dc_stack_copy(d, &body_st, st) < 0 || dc_push(d, &body_st, prev) < 0
-                    ? -1
-                    : dc_region(d, b, tail, tail, &body_st, &h->l1);
-        d->except_name = saved;
-        d->except_names = saved_names;
-        if (r < 0)
+        if (dc_except_body(d, h, b, tail, tail, st, prev) < 0)
             return -1;
         if (h->l1.n == 0 && dc_add(d, &h->l1, dc_stmt(d, S_PASS, b)) < 0)
             return -1;
