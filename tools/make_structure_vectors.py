@@ -189,6 +189,30 @@ def f(x):
         y = 0
     return y
 """),
+    ("except* clauses, with and without as, else and finally", """
+def f(g, log):
+    try:
+        g()
+    except* ValueError as e:
+        log.append(e)
+    except* (TypeError, OSError):
+        raise KeyError(1)
+    else:
+        log.append(0)
+    finally:
+        log.append(1)
+"""),
+    ("except* in a loop", """
+def f(xs, g):
+    for x in xs:
+        try:
+            if x:
+                continue
+            g(x)
+        except* ValueError:
+            pass
+    return xs
+"""),
     ("bare except", """
 def f(g):
     try:

@@ -443,6 +443,17 @@ int dc_is_exc_type_op(int op);
 /* The `as` name of the except clause `h` from the instruction at `at` that
  * binds it (POP_TOP: none) (try.c). */
 int dc_except_binding(dc *d, dp_node *h, int at);
+/* The body [body, end) of the except clause h, going on at exit, with prev
+ * on the stack and h's name bound in it (try.c). */
+int dc_except_body(dc *d, dp_node *h, int body, int end, int exit, dc_stack *st, dp_node *prev);
+
+/* try_star.c: is the handler at H (PUSH_EXC_INFO) one of except* clauses?
+ * Their clauses, into the try statement tr (see except_handlers). */
+int dc_is_except_star(const dc *d, int H);
+int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st);
+/* 3.11: the else clause of the except* statement whose handler is at H
+ * placed after the handler (see try_star.c). */
+int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end, int *else_at, int *after);
 /* A try/except/finally compiles as a try/except inside a try/finally: the
  * S_TRY `tr` of the finally takes the parts of that inner one (try.c). */
 void dc_merge_inner_except(dp_node *tr);

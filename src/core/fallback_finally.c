@@ -149,8 +149,12 @@ static int with_cleanup_finish(fb *F, int i) {
     return fb_emit(F, s);
 }
 
+/* (with why the structured form was not taken: the fallback runs only then) */
 static int unsupported(fb *F, int i) {
-    return dc_fail(F->d, i, "%s is not supported by the state-machine fallback yet", dp_irop_name(F->d->in[i].op));
+    const dc *d = F->d;
+    return dc_fail(F->d, i, "%s is not supported by the state-machine fallback yet (%s%s)", dp_irop_name(d->in[i].op),
+                   d->refused ? "the structured form failed validation: " : "no structured form: ",
+                   d->why[0] ? d->why : "no reason given");
 }
 
 /* Translates instruction i.  Returns 1 when it ends the block, 0 to go on

@@ -331,8 +331,23 @@ int dc_except_binding(dc *d, dp_node *h, int at) {
     return 0;
 }
 
+int dc_except_body(dc *d, dp_node *h, int body, int end, int exit, dc_stack *st, dp_node *prev) {
+    const char *saved = d->except_name;
+    const dc_names *saved_names = d->except_names;
+    dc_names scope = {h->s, d->except_names};
+    d->except_name = h->s;
+    if (h->s)
+        d->except_names = &scope;
+    int r = region_with(d, body, end, exit, st, &h->l1, prev, NULL);
+    d->except_name = saved;
+    d->except_names = saved_names;
+    return r;
+}
+
 /* Handlers of a try/except, starting at H (PUSH_EXC_INFO). */
 static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
+    if (dc_is_except_star(d, H))
+        return dc_except_star_handlers(d, tr, H, clean, exit, st);
     dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
     if (prev == NULL || exc == NULL)
         return -1;
@@ -385,16 +400,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
                 dc_seen(d, j, j + 4);
                 break;
             }
-        const char *saved = d->except_name;
-        const dc_names *saved_names = d->except_names;
-        dc_names scope = {h->s, d->except_names};
-        d->except_name = h->s;
-        if (h->s)
-            d->except_names = &scope;
-        int r = region_with(d, body, body_end, exit, st, &h->l1, prev, NULL);
-        d->except_name = saved;
-        d->except_names = saved_names;
-        if (r < 0)
+        if (dc_except_body(d, h, body, body_end, exit, st, prev) < 0)
             return -1;
         if (ins->op == IR_POP_TOP)
             return 0; /* a bare except is the last clause */
@@ -423,7 +429,7 @@ void dc_merge_inner_except(dp_node *tr) {
  * call too, `except (A, f()):`), then CHECK_EXC_MATCH; a finally body
  * ends its first statement (POP_TOP, a store...) before any such test. */
 static int is_finally(dc *d, int H, int clean) {
-    if (d->in[H + 1].op == IR_POP_TOP)
+    if (d->in[H + 1].op == IR_POP_TOP || dc_is_except_star(d, H))
         return 0;
     for (int q = H + 1; q < clean; q++) {
         int op = d->in[q].op;
@@ -478,7 +484,8 @@ static int name_rank(const dc *d, const dp_instr *x) {
  * the code before. */
 static int compiled_order(dc *d, int stop, int join, int H, int cend, int whole) {
     size_t nn = d->code->names.n;
-    if (d->n > 4000 || nn == 0 || nn > 4000)
+    /* (except* compiles its else clause after the handlers too) */
+    if (d->n > 4000 || nn == 0 || nn > 4000 || dc_is_except_star(d, H))
         return 0;
     unsigned char *where = dp_alloc(d->sh->ar, nn);
     if (where == NULL)
@@ -650,6 +657,36 @@ static int finally_last(const dc *d, int H, int clean) {
     return last > H ? last : -1;
 }
 
+/* 3.11's except* statement (dc_except_star_layout): the body [i, body_end)
+ * jumps over the handler at H to its else clause [star_else, after) or to
+ * `after`; a loop's head there: the statement ends the loop body. */
+static int except_star_311(dc *d, dp_node *tr, int H, int i, int end, int clean, int cend, int body_end,
+                           int star_else, int after, dc_stack *st, dp_nodes *out, int *next, int *falls) {
+    d->finish_stmt = 1;
+    if (body_region(d, H, i, body_end, after, st, &tr->l1, NULL) < 0)
+        return -1;
+    int j = d->region_stop;
+    while (j < H && d->in[j].op == IR_NOP)
+        d->seen[j++] = 1;
+    if (j < H && d->in[j].op == IR_JUMP)
+        d->seen[j++] = 1;
+    if (j != H && d->region_live)
+        return dc_fail(d, j, "unexpected code between an except* statement's body and its handler");
+    if (star_else >= 0 && region_with(d, star_else, after, after, st, &tr->l3, NULL, NULL) < 0)
+        return -1;
+    if (except_handlers(d, tr, H, clean, after, st) < 0)
+        return -1;
+    d->skip_to[H] = star_else >= 0 ? after : cend;
+    *next = after;
+    if (!dc_is_loop_head(d, after))
+        return dc_add(d, out, tr);
+    /* (no jump back follows the statement in the loop body: said so, or
+     * the loop would read as left there) */
+    *next = end > cend ? cend : end;
+    *falls = 0;
+    return dc_add(d, out, tr) < 0 ? -1 : dc_add(d, out, dc_stmt(d, S_CONTINUE, H));
+}
+
 /* The try statement whose handler is h, starting at i, in the region [?, end)
  * that goes on at `exit`.  *next: where the code after it starts; *falls:
  * 0 when control cannot reach that place from the statement (it returns,
@@ -812,6 +849,9 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         *next = join > stop ? last : stop;
         return dc_add(d, out, tr);
     }
+    int star_else, star_after;
+    if (d->code->py_minor == 11 && dc_except_star_layout(d, H, clean, cend, body_end, &star_else, &star_after))
+        return except_star_311(d, tr, H, i, end, clean, cend, body_end, star_else, star_after, st, out, next, falls);
     int after = try_after(d, body_end, cend, cend);
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
