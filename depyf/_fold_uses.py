@@ -21,7 +21,8 @@ import re
 __all__ = ["fold_single_uses"]
 
 _FOLDABLE = re.compile(r"(__temp_|tmp_|graph_out_)\d+$")
-# Globals Dynamo binds before its code runs (see DP_EQ_STABLE_GLOBALS in equiv.h).
+# Globals Dynamo binds before its code runs (see DP_EQ_STABLE_GLOBALS in equiv.h; the
+# checker's own list, stable_global in equiv.c, also has Dynamo's __builtins_dict___<n>).
 DYNAMO_GLOBAL = re.compile(r"__(compiled_fn|resume_at|import)_")
 # A resume function Dynamo binds (torch <= 2.8 appends a uuid, as to graphs: `__resume_at_30_1_<uuid>`).
 RESUME_NAME = re.compile(r"__resume_at_\d+_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
