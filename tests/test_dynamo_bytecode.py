@@ -361,3 +361,49 @@ def test_a_function_called_where_it_is_made():
         assert scope["make"]()() == 30, (options, source)
         if options.get("stable_globals"):
             assert "resume" not in scope["make"]().__code__.co_varnames, source  # no local of its name
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11+: the function type takes the name from the code")
+def test_the_call_of_the_function_type_is_checked_as_the_function_it_makes():
+    """Translation validation reads `(lambda: 0).__class__(code, (lambda: 0).__globals__,
+    None, defaults, closure)` as the MAKE_FUNCTION it stands for (torch 2.6-2.11's resume
+    functions of closures then print structured and checked, not as a state machine),
+    and refutes the call when any part of it differs from what MAKE_FUNCTION takes."""
+    def make():
+        offset, scale = 10, 20
+
+        def maker():
+            def resume(y):
+                return y * scale + offset
+            unused = 2
+            return resume(1)
+        return maker
+
+    code = called_where_made(make(), "resume")
+    before = _core.validation_stats()
+    source, _lines, named = _core.decompile(code, named=True, linemap=True, stable_globals=True)
+    assert _core.validation_stats()["validated"] == before["validated"] + 1, source
+    assert "state machine" not in source and ".__class__(" in source, source
+    cells = "((lambda: offset).__closure__[0], (lambda: scale).__closure__[0])"
+    assert cells in source, source
+
+    def checked(text):
+        scope = "def make():\n    offset, scale = 10, 20\n" + "".join(
+            "    " + line + "\n" for line in text.splitlines()) + "    return maker\n"
+        outer = compile(scope, "<decompiled>", "exec").co_consts[0]
+        [candidate] = [c for c in outer.co_consts if isinstance(c, types.CodeType) and c.co_name == "maker"]
+        return _core.equivalent(code, candidate, stable_globals=True, named=tuple(named))
+
+    assert checked(source)[0] is True, checked(source)
+    wrong = {
+        "closure in another order": source.replace(
+            cells, "((lambda: scale).__closure__[0], (lambda: offset).__closure__[0])"),
+        "defaults": source.replace(", None, None, (", ", None, (5,), ("),
+        "a name": source.replace("__globals__, None,", "__globals__, 'other',"),
+        "other globals": source.replace("(lambda: 0).__globals__", "{}"),
+        "another callable": source.replace("(lambda: 0).__class__(", "(lambda: 0).__call__.__class__("),
+    }
+    for what, text in wrong.items():
+        assert text != source, what
+        verdict = checked(text)
+        assert verdict[0] is False, (what, verdict, text)

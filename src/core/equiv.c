@@ -430,7 +430,7 @@ static int32_t named_term(eq *E, int kind, const char *name) {
  * 2.13 loads a graph's function before its profiler calls, and the call reads it after). */
 static int stable_global(const eq *E, const char *name) {
     static const char *const dynamo[] = {"__compiled_fn_", "__resume_at_", "__import_", "__builtins_dict___"};
-    if (E->stable_globals)
+    if (E->stable_globals || (name && name[0] == '(')) /* (fold_function_type's terms) */
         return 1;
     for (size_t i = 0; name && i < sizeof dynamo / sizeof *dynamo; i++)
         if (strncmp(name, dynamo[i], strlen(dynamo[i])) == 0)
@@ -586,6 +586,8 @@ static int setup_side(eq *E, int s, const dp_code *code, namemap *m) {
             return CANT("jump target out of range");
         if (x->op == IR_LOAD_CLOSURE || (x->op == IR_LOAD_FAST && S->slot[i] < 0))
             S->tcst[i] = named_term(E, T_CELL, x->name);
+        else if (x->op == IR_LOAD_GLOBAL && s == 0 && x->name && x->name[0] == '(')
+            return CANT("a global named %s", x->name);
         else if (x->op == IR_LOAD_GLOBAL && stable_global(E, x->name))
             S->tcst[i] = named_term(E, T_GLOBAL, x->name);
         else if (x->cst)
@@ -1618,6 +1620,63 @@ static void fold_cell_idioms(side *S) {
     memset(entered, 0, (size_t)n + 1);
 }
 
+/* The output makes a function that no def can write (dc_function_by_value)
+ * as a call of the function type, `(lambda: 0).__class__(code,
+ * (lambda: 0).__globals__, None, defaults, closure)`.  Any lambda's class is
+ * the function type and its globals are the frame's, which MAKE_FUNCTION
+ * uses: the runs
+ *   LOAD_CONST <lambda code>; MAKE_FUNCTION 0; LOAD_METHOD __class__
+ *   LOAD_CONST <lambda code>; MAKE_FUNCTION 0; LOAD_ATTR __globals__
+ * become loads of two terms no real global can be ("(...)" is no
+ * identifier; the original may not name such a global, setup_side), and
+ * function_by_value_call matches the call with the original's
+ * MAKE_FUNCTION.  Nothing may jump into a run.  Candidate side only. */
+static const char FN_TYPE[] = "(lambda: 0).__class__", FN_GLOBALS[] = "(lambda: 0).__globals__";
+
+static int fold_function_type(eq *E, side *S) {
+    int32_t n = S->f.n;
+    dp_instr *ins = S->f.ins;
+    uint8_t *entered = mark_entered(S);
+    for (int32_t i = 0; i + 2 < n; i++) {
+        dp_instr *c = &ins[i], *f = &ins[i + 1], *a = &ins[i + 2];
+        if (c->op != IR_LOAD_CONST || c->cst == NULL || c->cst->kind != DP_CONST_CODE || c->cst->code == NULL ||
+            strcmp(c->cst->code->name, "<lambda>") != 0 || f->op != IR_MAKE_FUNCTION || f->arg != 0 ||
+            entered[i + 1] || entered[i + 2] || S->handler[i + 1] != S->handler[i] ||
+            S->handler[i + 2] != S->handler[i] || a->name == NULL)
+            continue;
+        int method = a->op == IR_LOAD_METHOD && strcmp(a->name, "__class__") == 0;
+        int globals = a->op == IR_LOAD_ATTR && strcmp(a->name, "__globals__") == 0;
+        if (!method && !globals)
+            continue;
+        /* LOAD_METHOD of an attribute: [NULL, attr] ([attr, NULL] from 3.13 on) */
+        dp_instr *load = method && E->minor >= 13 ? f : a, *null = method ? (E->minor < 13 ? f : a) : NULL;
+        int32_t t = named_term(E, T_GLOBAL, method ? FN_TYPE : FN_GLOBALS);
+        if (t < 0)
+            return -1;
+        c->op = IR_NOP;
+        c->arg = c->arg2 = 0;
+        c->cst = NULL;
+        if (null) {
+            null->op = IR_PUSH_NULL;
+            null->arg = null->arg2 = 0;
+            null->cst = NULL;
+            null->name = NULL;
+        } else {
+            f->op = IR_NOP;
+            f->arg = f->arg2 = 0;
+        }
+        load->op = IR_LOAD_GLOBAL;
+        load->arg = load->arg2 = 0;
+        load->cst = NULL;
+        load->name = method ? FN_TYPE : FN_GLOBALS;
+        S->tcst[load - ins] = t;
+        S->tcst[i] = -1;
+        i += 2;
+    }
+    memset(entered, 0, (size_t)n + 1);
+    return 0;
+}
+
 /* Stack positions an event reads: the top `pops + peek` values, or, for the
  * operations that reach below their operands, those slots. */
 static int inputs(eq *E, int s, const sstate *st, const dp_instr *x, int32_t *pos, int32_t max) {
@@ -1953,6 +2012,74 @@ static int list_method_call(eq *E, sstate *A, sstate *B) {
     return enqueue(E, A, B) < 0 ? -1 : 1;
 }
 
+/* The candidate calls the function type (fold_function_type) where the
+ * original runs MAKE_FUNCTION (3.13: MAKE_FUNCTION and SET_FUNCTION_ATTRIBUTE
+ * for each part): the same code, the frame's globals, its own name, the
+ * same defaults and closure (None where the original has none) make the
+ * same function.  Keyword defaults and annotations have no place in the
+ * call.  0 when not this case. */
+static int function_by_value_call(eq *E, sstate *A, sstate *B) {
+    const side *SA = &E->s[0];
+    const dp_instr *xa = &SA->f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
+    if (xa->op != IR_MAKE_FUNCTION || xb->op != IR_CALL || xb->arg != 5 || xb->cst != NULL ||
+        !(xb->arg2 & DP_CALL_PAIR) || B->sp < 7 || A->sp < 1)
+        return 0;
+    int32_t callee = B->stack[B->sp - 7], other = B->stack[B->sp - 6];
+    if (E->t[callee].kind == T_NULL) {
+        int32_t t = callee;
+        callee = other, other = t;
+    }
+    int32_t fn_type = named_term(E, T_GLOBAL, FN_TYPE), fn_globals = named_term(E, T_GLOBAL, FN_GLOBALS);
+    if (fn_type < 0 || fn_globals < 0)
+        return -1;
+    const int32_t *arg = &B->stack[B->sp - 5];
+    if (callee != fn_type || other != E->null_t || arg[1] != fn_globals || arg[2] != E->none_t ||
+        arg[0] != A->stack[A->sp - 1] || arg[0] == E->opaque_t)
+        return 0;
+    /* the parts below the code, nearest first: MAKE_FUNCTION's flags from the
+     * closure down, or the SET_FUNCTION_ATTRIBUTEs that follow it (3.13) */
+    int32_t parts[4], flags[4], np = 0, sets = 0;
+    if (xa->arg != 0) {
+        static const int32_t order[4] = {DP_FN_CLOSURE, DP_FN_ANNOTATIONS, DP_FN_KWDEFAULTS, DP_FN_DEFAULTS};
+        for (int k = 0; k < 4; k++)
+            if (xa->arg & order[k])
+                flags[np++] = order[k];
+    } else {
+        while (np < 4 && A->pc + 1 + sets < SA->f.n && SA->f.ins[A->pc + 1 + sets].op == IR_SET_FUNCTION_ATTRIBUTE)
+            flags[np++] = SA->f.ins[A->pc + 1 + sets++].arg;
+        if (A->pc + 1 + sets < SA->f.n && SA->f.ins[A->pc + 1 + sets].op == IR_SET_FUNCTION_ATTRIBUTE)
+            return 0;
+    }
+    if (A->sp < 1 + np)
+        return 0;
+    int32_t defaults = E->none_t, closure = E->none_t;
+    for (int k = 0; k < np; k++) {
+        parts[k] = A->stack[A->sp - 2 - k];
+        if (flags[k] == DP_FN_CLOSURE && closure == E->none_t)
+            closure = parts[k];
+        else if (flags[k] == DP_FN_DEFAULTS && defaults == E->none_t)
+            defaults = parts[k];
+        else
+            return 0;
+        if (parts[k] == E->none_t) /* (MAKE_FUNCTION would take None for a part) */
+            return 0;
+    }
+    if (arg[3] != defaults || arg[4] != closure)
+        return 0;
+    int32_t n = E->nev++;
+    if (may_raise(E, A, B, n) < 0)
+        return -1;
+    int32_t made = ev(E, n, 0);
+    if (made < 0)
+        return -1;
+    A->sp -= 1 + np;
+    B->sp -= 7;
+    if (push(E, 0, A, made) < 0 || push(E, 1, B, made) < 0)
+        return -1;
+    A->pc += 1 + sets, B->pc++;
+    return enqueue(E, A, B) < 0 ? -1 : 1;
+}
+
 /* Two frozenset constants of the same items (see set_same). */
 static int same_set(eq *E, int32_t ta, int32_t tb) {
     const dp_const *a = const_of(E, ta), *b = const_of(E, tb);
@@ -1963,6 +2090,8 @@ static int same_set(eq *E, int32_t ta, int32_t tb) {
 static int event(eq *E, sstate *A, sstate *B) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
     int r = list_method_call(E, A, B);
+    if (r == 0)
+        r = function_by_value_call(E, A, B);
     if (r != 0)
         return r < 0 ? -1 : 0;
     if (!same_op(E, A, B))
@@ -2123,6 +2252,8 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
     fold_list_calls(E, &E->s[1]);
     fold_cell_idioms(&E->s[0]);
     fold_cell_idioms(&E->s[1]);
+    if (fold_function_type(E, &E->s[1]) < 0)
+        return -1;
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
             if (state_init(E, s, &E->tmp[s][k]) < 0)

@@ -47,11 +47,11 @@ def test_decompiled_transformed_code_computes_what_dynamo_computes(name):
 
     def run_decompiled_instead(original, code):
         source = depyf.decompile(code)
-        # Dynamo's code reads as structured code, on every Python (its reserved globals,
-        # such as the graph's __compiled_fn_*, may be read later than the bytecode reads
-        # them).  Torch <= 2.11 makes a closure's resume function as a value inside the
-        # call that uses it, which no def or lambda writes: a state machine there.
-        if not _decompiled.structured(source) and "(lambda: 0).__class__(" not in source:
+        # Dynamo's code reads as structured code, on every Python and torch (its reserved
+        # globals, such as the graph's __compiled_fn_*, may be read later than the bytecode
+        # reads them; torch <= 2.11's resume function of a closure, made as a value inside
+        # the call that uses it, is the checked call of the function type).
+        if not _decompiled.structured(source):
             state_machines.append(original.co_name)
         if "_depyf_const_" in source:
             return None
