@@ -407,3 +407,34 @@ def test_the_call_of_the_function_type_is_checked_as_the_function_it_makes():
         assert text != source, what
         verdict = checked(text)
         assert verdict[0] is False, (what, verdict, text)
+
+
+@pytest.mark.skipif(sys.version_info < (3, 11), reason="3.11+: the function type takes the name from the code")
+def test_a_function_made_before_the_statements_that_precede_its_call():
+    """torch 2.9-2.11 make a resume function, then rearrange the lists it is called with:
+    the function made as a value is printed where the bytecode makes it (a temporary),
+    not moved into the call after those statements, so the output is checked."""
+    def make():
+        offset, scale = 10, 20
+
+        def maker(values):
+            def resume(y):
+                return y * scale + offset
+            v = values.pop()
+            return resume(v)
+        return maker
+
+    code = called_where_made(make(), "resume")
+    original = types.FunctionType(code, {"__name__": "m"}, closure=make().__closure__)
+    assert original([1, 2]) == 2 * 20 + 10
+    before = _core.validation_stats()
+    source, _lines, named = _core.decompile(code, named=True, linemap=True, stable_globals=True)
+    assert _core.validation_stats()["validated"] == before["validated"] + 1, source
+    assert "state machine" not in source, source
+    assert source.index(".__class__(") < source.index(".pop()"), source  # made first, as the bytecode does
+    scope = {"__name__": "m"}
+    scope.update(("_depyf_const_%d" % k, obj) for k, obj in enumerate(named))
+    exec(compile("def make():\n    offset, scale = 10, 20\n" + "".join(
+        "    " + line + "\n" for line in source.splitlines()) + "    return maker\n", "<decompiled>", "exec"), scope)
+    values = [1, 3]
+    assert scope["make"]()(values) == 3 * 20 + 10 and values == [1], source

@@ -148,6 +148,12 @@ static int needs_temp(const dc *d, const dp_node *v) {
      * it, and it may be empty */
     if (v->kind == E_NAME)
         return dc_is_cell_var(d->code, v->s);
+    /* a function no def binds is made where the bytecode makes it (by value,
+     * finish_made_functions): its closure and MAKE_FUNCTION are operations
+     * the checker keeps in order (torch 2.9-2.11 make a resume function, then
+     * rearrange the lists it is called with) */
+    if (v->kind == X_FUNC)
+        return d->code->py_minor >= 11 && v->cst && v->cst->code && strcmp(v->cst->code->name, "<lambda>") != 0;
     if (v->kind >= DP_NODE_KIND_COUNT || v->kind == E_CONST)
         return 0;
     /* the accumulator of a comprehension's loop */
