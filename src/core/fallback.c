@@ -73,7 +73,7 @@ static int starts_with(const char *s, const char *p) { return strncmp(s, p, strl
 
 static int name_clashes(const dp_strs *l, const char *pfx) {
     static const char *const ours[] = {"state", "stack_", "t", "exc", "esc", "builtins", "fn", "fast_", "handled",
-                                       "pending", "pctx"};
+                                       "pending", "pctx", "egh", "star_"};
     char buf[64];
     for (size_t k = 0; k < l->n; k++) {
         if (l->v[k] == NULL)
@@ -1542,6 +1542,8 @@ int dc_fallback(dc *d, dp_nodes *out) {
     F.d = d;
     F.scope_body = (d->code->flags & DP_CO_OPTIMIZED) == 0;
     F.block_stack = d->code->py_minor <= 10;
+    F.star = fb_uses_star(d);
+    F.egh_max = -1;
     dp_cfg g;
     if (dp_cfg_build(d->sh->ar, &d->f, &g, d->sh->err) < 0 || pick_prefix(&F) < 0 || take_blocks(&F, &g) < 0)
         return -1;
@@ -1590,6 +1592,8 @@ int dc_fallback(dc *d, dp_nodes *out) {
             return -1;
         al->s = "builtins";
     }
+    if (F.star && fb_star_prologue(&F, out) < 0)
+        return -1;
     if (F.pending_used) {
         dp_node *p = fb_node(&F, S_ASSIGN);
         if (p == NULL || dc_add(d, &p->l1, dc_name(d, fb_make_name(&F, "pending", -1))) < 0 ||
