@@ -133,9 +133,30 @@ static void unthread_tail_copies(dc *d, int b, int tail, int end) {
     }
 }
 
+/* The end of the exit [j, end) (straight-line code up to its return or
+ * raise, which nothing else jumps into) that CPython inlines where a
+ * handler goes on to it, or -1. */
+static int small_exit_end(const dc *d, int j, int clean) {
+    for (int k = j; k < clean && k < j + 8; k++) {
+        int op = d->in[k].op;
+        if (k > j && d->nref[k] > 0)
+            return -1;
+        if (op == IR_RETURN_VALUE || op == IR_RAISE)
+            return k + 1;
+        if (dc_is_jump(op) || op == IR_FOR_ITER || op == IR_RERAISE || op == IR_PUSH_EXC_INFO || op == IR_POP_EXCEPT)
+            return -1;
+    }
+    return -1;
+}
+
 /* The clauses of the except* handler at H (see the top), into tr; `clean`
- * is the cleanup block protecting them, `exit` where the try goes on. */
-int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
+ * is the cleanup block protecting them, `exit` where the try goes on.
+ * With `alone` (3.12+, a body that never completes, no join found): when
+ * the handler goes on into the only copy of the code after the statement
+ * (a small exit, inlined), alone[0..1] is its range, else alone[0] = -1. */
+int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st, int *alone) {
+    if (alone)
+        alone[0] = -1;
     dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
     if (prev == NULL || exc == NULL)
         return -1;
@@ -213,6 +234,12 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
     if (!found && len == 2 && (exit < 0 || exit >= d->n) && d->in[cont].op == IR_LOAD_CONST && d->in[cont].cst &&
         d->in[cont].cst->kind == DP_CONST_NONE)
         found = 1;
+    int e = !found && alone ? small_exit_end(d, cont, clean) : -1;
+    if (e > 0) {
+        alone[0] = cont;
+        alone[1] = e;
+        return 0;
+    }
     if (!found)
         return dc_fail(d, cont, "except* handler left for other code than after the try");
     dc_seen(d, cont, cont + len);
