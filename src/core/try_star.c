@@ -263,6 +263,14 @@ int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end,
     int t2 = op_at(d, pr + 5) == IR_JUMP ? d->in[pr + 5].target : -1;
     if (!dc_is_except_star(d, H) || pr < 0)
         return 0;
+    /* (in a loop: the end of a last statement the table does not cover,
+     * the pops before a return) */
+    int k = t2 >= 0 && dc_is_loop_head(d, t2) ? j : H;
+    while (k < H && k < j + 8 && !dc_is_jump(d->in[k].op) && (k == j || d->nref[k] == 0) &&
+           d->in[k].op != IR_RETURN_VALUE && d->in[k].op != IR_RAISE)
+        k++;
+    if (k < H && (d->in[k].op == IR_RETURN_VALUE || d->in[k].op == IR_RAISE) && k + 1 == H)
+        j = H;
     int last = op_at(d, j - 1);
     if (j == H && t2 >= 0 && (last == IR_RAISE || last == IR_RERAISE || last == IR_RETURN_VALUE) &&
         (t2 >= cend || dc_is_loop_head(d, t2))) {
