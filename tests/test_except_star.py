@@ -205,12 +205,6 @@ async def f(kinds):
             log.append("else")
     return log
 """,
-}
-
-# Shapes that must decompile and behave the same on every version, as a
-# structured form or, where the structurer cannot read them yet, as the
-# state machine.
-ANY_FORM_CASES = {
     "body_returns_in_loop": """
 def f(kinds):
     log = []
@@ -221,6 +215,52 @@ def f(kinds):
         except* ValueError as e:
             log.append(i)
     return log
+""",
+    "nested_in_clauses": """
+def f(kinds):
+    try:
+        try:
+            g(kinds)
+        except* TypeError as e:
+            7
+        except* OSError:
+            9
+        except* ValueError:
+            raise
+    except* ValueError:
+        try:
+            raise TypeError(14)
+        except* OSError:
+            16
+        except* TypeError as e:
+            18
+    return 0
+""",
+}
+
+# Shapes that must decompile and behave the same on every version, as a
+# structured form or, where the structurer cannot read them yet, as the
+# state machine.
+ANY_FORM_CASES = {
+    "nested_body_always_raises": """
+def f(kinds):
+    try:
+        try:
+            raise ExceptionGroup("eg", [ValueError(5), TypeError("bad type")])
+        except* TypeError as e:
+            7
+        except* OSError:
+            9
+        except* ValueError:
+            raise
+    except* ValueError:
+        try:
+            g(kinds)
+        except* OSError:
+            16
+        except* TypeError as e:
+            18
+    return 0
 """,
     "plain_try_in_clause_then_raise": """
 def f(kinds):
@@ -246,26 +286,6 @@ def f(kinds):
     except Exception as e:
         rest = e
     return match, rest
-""",
-    "nested_in_clauses": """
-def f(kinds):
-    try:
-        try:
-            g(kinds)
-        except* TypeError as e:
-            7
-        except* OSError:
-            9
-        except* ValueError:
-            raise
-    except* ValueError:
-        try:
-            raise TypeError(14)
-        except* OSError:
-            16
-        except* TypeError as e:
-            18
-    return 0
 """,
     "in_with_in_loop": """
 import contextlib

@@ -220,26 +220,36 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
         d->seen[cont] = 1; /* (a copy of the code after the try, taken by cold_join, or the jump there) */
         return 0;
     }
+    /* (3.13: the statement ends an enclosing except* clause, whose way out
+     * it copies: the part left joins the list, then to the next clause) */
+    if (op_at(d, cont) == IR_LIST_APPEND && d->in[cont].arg == 1 && op_at(d, cont + 1) == IR_JUMP && exit >= 0 &&
+        d->in[cont + 1].target == exit && d->nref[cont + 1] == 0) {
+        dc_seen(d, cont, cont + 2);
+        return 0;
+    }
     /* 3.11: a copy of the code after the try (CPython inlines small exit
      * blocks): only a return of what that code returns */
     int len = return_copy_len(d, cont), found = 0;
     if (len > 0 && exit >= 0 && exit + len <= d->n)
         found = same_code(d, cont, exit, len);
-    /* (where the region ends with the statement, the code after it is
-     * the enclosing one's, or the function's end: copied elsewhere too;
-     * translation validation checks that it is the same) */
-    for (int j = 0; len > 0 && !found && j + len <= d->n; j++)
-        found = j != cont && same_code(d, cont, j, len);
     /* (a statement ending the function: its implicit `return None`) */
-    if (!found && len == 2 && (exit < 0 || exit >= d->n) && d->in[cont].op == IR_LOAD_CONST && d->in[cont].cst &&
-        d->in[cont].cst->kind == DP_CONST_NONE)
-        found = 1;
-    int e = !found && alone ? small_exit_end(d, cont, clean) : -1;
+    int none = len == 2 && (exit < 0 || exit >= d->n) && d->in[cont].op == IR_LOAD_CONST && d->in[cont].cst &&
+               d->in[cont].cst->kind == DP_CONST_NONE;
+    /* (3.12+: the code after a statement whose body never completes is
+     * only in its handler, even where a copy of the same code goes on
+     * from an enclosing statement's handler too) */
+    int e = !found && !none && alone ? small_exit_end(d, cont, clean) : -1;
     if (e > 0) {
         alone[0] = cont;
         alone[1] = e;
         return 0;
     }
+    /* (where the region ends with the statement, the code after it is
+     * the enclosing one's, or the function's end: copied elsewhere too;
+     * translation validation checks that it is the same) */
+    for (int j = 0; len > 0 && !found && j + len <= d->n; j++)
+        found = j != cont && same_code(d, cont, j, len);
+    found |= none;
     if (!found)
         return dc_fail(d, cont, "except* handler left for other code than after the try");
     dc_seen(d, cont, cont + len);
