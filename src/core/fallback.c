@@ -230,9 +230,14 @@ dp_node *fb_builtin(fb *F, const char *name) {
 }
 
 dp_node *fb_call(fb *F, const char *fn, dp_node *a1, dp_node *a2, dp_node *a3) {
-    dp_node *c = fb_node(F, E_CALL);
-    if (c == NULL || (c->a = fb_builtin(F, fn)) == NULL)
+    return fb_call_of(F, fb_builtin(F, fn), a1, a2, a3);
+}
+
+dp_node *fb_call_of(fb *F, dp_node *callee, dp_node *a1, dp_node *a2, dp_node *a3) {
+    dp_node *c = callee ? fb_node(F, E_CALL) : NULL;
+    if (c == NULL)
         return NULL;
+    c->a = callee;
     dp_node *args[3] = {a1, a2, a3};
     for (int k = 0; k < 3 && args[k]; k++)
         if (dc_add(F->d, &c->l1, args[k]) < 0)

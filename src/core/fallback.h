@@ -120,6 +120,7 @@ dp_node *fb_attr(fb *F, dp_node *obj, const char *name);
 dp_node *fb_bool_const(fb *F, int v);
 dp_node *fb_builtin(fb *F, const char *name);
 dp_node *fb_call(fb *F, const char *fn, dp_node *a1, dp_node *a2, dp_node *a3);
+dp_node *fb_call_of(fb *F, dp_node *callee, dp_node *a1, dp_node *a2, dp_node *a3);
 dp_node *fb_canon(fb *F, int k, int flags);
 dp_node *fb_compare(fb *F, dp_node *a, int op, dp_node *b);
 dp_node *fb_def_renamed(fb *F, dp_node *fn);

@@ -48,14 +48,7 @@ static dp_node *egh_var(fb *F, int level) {
 }
 
 static dp_node *helper_call(fb *F, const char *what, dp_node *a1, dp_node *a2, dp_node *a3) {
-    dp_node *c = fb_node(F, E_CALL);
-    if (c == NULL || (c->a = fb_marked_name(F, fb_make_name(F, what, -1), M_TEMP)) == NULL)
-        return NULL;
-    dp_node *args[3] = {a1, a2, a3};
-    for (int k = 0; k < 3 && args[k]; k++)
-        if (dc_add(F->d, &c->l1, args[k]) < 0)
-            return NULL;
-    return c;
+    return fb_call_of(F, fb_marked_name(F, fb_make_name(F, what, -1), M_TEMP), a1, a2, a3);
 }
 
 /* CHECK_EG_MATCH: [eg, type] -> [rest, match];
