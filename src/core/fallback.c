@@ -55,7 +55,10 @@
  *   stored under its own name is still bound to that name by its def/class;
  * - 3.12+ inlined comprehensions over a cell variable leave it holding its
  *   last value (their closures need a fresh cell only a comprehension makes);
- * - the lasti value pushed for handlers is -1 (only tracebacks read it).
+ * - the lasti value pushed for handlers is -1 (only tracebacks read it);
+ * - inside an except* clause sys.exc_info(), and so the __context__ of an
+ *   exception raised there, is the group caught, not the part matched
+ *   (fallback_star.c).
  */
 #include <stdio.h>
 #include <string.h>
