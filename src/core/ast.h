@@ -86,7 +86,7 @@ typedef enum dp_node_kind {
     P_STAR,       /* *s (s NULL means *_) */
     P_AS,         /* a as s (a NULL: capture pattern s, or `_` wildcard when s is NULL) */
     P_OR,         /* l1[0] | l1[1] | ... */
-    S_COMMENT,    /* # s (may hold several lines) */
+    S_COMMENT,    /* # s (may hold several lines); op = 1: lines of code printed verbatim */
     S_BLOCK,      /* l1 spliced in place (structuring helper; printer flattens it) */
     DP_NODE_KIND_COUNT
 } dp_node_kind;

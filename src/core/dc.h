@@ -450,7 +450,7 @@ int dc_except_body(dc *d, dp_node *h, int body, int end, int exit, dc_stack *st,
 /* try_star.c: is the handler at H (PUSH_EXC_INFO) one of except* clauses?
  * Their clauses, into the try statement tr (see except_handlers). */
 int dc_is_except_star(const dc *d, int H);
-int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st);
+int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st, int *alone);
 /* 3.11: the else clause of the except* statement whose handler is at H
  * placed after the handler (see try_star.c). */
 int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end, int *else_at, int *after);

@@ -55,7 +55,10 @@
  *   stored under its own name is still bound to that name by its def/class;
  * - 3.12+ inlined comprehensions over a cell variable leave it holding its
  *   last value (their closures need a fresh cell only a comprehension makes);
- * - the lasti value pushed for handlers is -1 (only tracebacks read it).
+ * - the lasti value pushed for handlers is -1 (only tracebacks read it);
+ * - inside an except* clause sys.exc_info(), and so the __context__ of an
+ *   exception raised there, is the group caught, not the part matched
+ *   (fallback_star.c).
  */
 #include <stdio.h>
 #include <string.h>
@@ -73,7 +76,7 @@ static int starts_with(const char *s, const char *p) { return strncmp(s, p, strl
 
 static int name_clashes(const dp_strs *l, const char *pfx) {
     static const char *const ours[] = {"state", "stack_", "t", "exc", "esc", "builtins", "fn", "fast_", "handled",
-                                       "pending", "pctx"};
+                                       "pending", "pctx", "egh", "star_"};
     char buf[64];
     for (size_t k = 0; k < l->n; k++) {
         if (l->v[k] == NULL)
@@ -230,9 +233,14 @@ dp_node *fb_builtin(fb *F, const char *name) {
 }
 
 dp_node *fb_call(fb *F, const char *fn, dp_node *a1, dp_node *a2, dp_node *a3) {
-    dp_node *c = fb_node(F, E_CALL);
-    if (c == NULL || (c->a = fb_builtin(F, fn)) == NULL)
+    return fb_call_of(F, fb_builtin(F, fn), a1, a2, a3);
+}
+
+dp_node *fb_call_of(fb *F, dp_node *callee, dp_node *a1, dp_node *a2, dp_node *a3) {
+    dp_node *c = callee ? fb_node(F, E_CALL) : NULL;
+    if (c == NULL)
         return NULL;
+    c->a = callee;
     dp_node *args[3] = {a1, a2, a3};
     for (int k = 0; k < 3 && args[k]; k++)
         if (dc_add(F->d, &c->l1, args[k]) < 0)
@@ -1542,6 +1550,8 @@ int dc_fallback(dc *d, dp_nodes *out) {
     F.d = d;
     F.scope_body = (d->code->flags & DP_CO_OPTIMIZED) == 0;
     F.block_stack = d->code->py_minor <= 10;
+    F.star = fb_uses_star(d);
+    F.egh_max = -1;
     dp_cfg g;
     if (dp_cfg_build(d->sh->ar, &d->f, &g, d->sh->err) < 0 || pick_prefix(&F) < 0 || take_blocks(&F, &g) < 0)
         return -1;
@@ -1590,6 +1600,8 @@ int dc_fallback(dc *d, dp_nodes *out) {
             return -1;
         al->s = "builtins";
     }
+    if (F.star && fb_star_prologue(&F, out) < 0)
+        return -1;
     if (F.pending_used) {
         dp_node *p = fb_node(&F, S_ASSIGN);
         if (p == NULL || dc_add(d, &p->l1, dc_name(d, fb_make_name(&F, "pending", -1))) < 0 ||

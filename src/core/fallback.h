@@ -1,7 +1,7 @@
 /* What fallback.c's files share: the state machine's blocks, their
  * handlers and the fallback's own state (fallback.c), the translation
  * of one block (fallback_instr.c), 3.8's finally blocks
- * (fallback_finally.c). */
+ * (fallback_finally.c), except* (fallback_star.c). */
 #ifndef DEPYF_FALLBACK_H
 #define DEPYF_FALLBACK_H
 
@@ -107,6 +107,8 @@ typedef struct fb {
     uint8_t *cleared;   /* entry slots of the current block already set to None */
     dp_nodes temps;     /* temporaries of the current block not yet set to None */
     const char *state_name;
+    int star;           /* the code has except*: RAISE_VARARGS 0 and POP_EXCEPT know __egh<level> */
+    int egh_max;        /* the highest level whose __egh<level> is used, or -1 */
 } fb;
 
 /* ---- fallback.c: names, values, statements, the stack, blocks and their entries ---- */
@@ -118,6 +120,7 @@ dp_node *fb_attr(fb *F, dp_node *obj, const char *name);
 dp_node *fb_bool_const(fb *F, int v);
 dp_node *fb_builtin(fb *F, const char *name);
 dp_node *fb_call(fb *F, const char *fn, dp_node *a1, dp_node *a2, dp_node *a3);
+dp_node *fb_call_of(fb *F, dp_node *callee, dp_node *a1, dp_node *a2, dp_node *a3);
 dp_node *fb_canon(fb *F, int k, int flags);
 dp_node *fb_compare(fb *F, dp_node *a, int op, dp_node *b);
 dp_node *fb_def_renamed(fb *F, dp_node *fn);
@@ -203,5 +206,13 @@ int fb_with_except_start(fb *F);
 
 /* ---- fallback_finally.c: 3.8's finally blocks ---- */
 int fb_translate(fb *F, int bi);
+
+/* ---- fallback_star.c: except* ---- */
+int fb_check_eg_match(fb *F);
+int fb_prep_reraise_star(fb *F);
+int fb_star_leave(fb *F);
+int fb_star_prologue(fb *F, dp_nodes *out);
+int fb_star_reraise(fb *F);
+int fb_uses_star(const dc *d);
 
 #endif

@@ -295,6 +295,10 @@ static int handler_instr(fb *F, int i) {
         return fb_push(F, v, 0);
     case IR_POP_EXCEPT:
         return fb_pop_except(F, i) < 0 ? -1 : 1;
+    case IR_CHECK_EG_MATCH:
+        return fb_check_eg_match(F);
+    case IR_PREP_RERAISE_STAR:
+        return fb_prep_reraise_star(F);
     case IR_SETUP_FINALLY: case IR_SETUP_ASYNC_WITH: /* <= 3.10 (SETUP_ASYNC_WITH keeps the awaited value above) */
         if (!F->block_stack)
             return unsupported(F, i);
@@ -367,6 +371,8 @@ static int flow_instr(fb *F, int i) {
             F->out->v[F->out->n - 1]->op2 = MARK | M_HANDLED;
             return 1;
         }
+        if (ins->arg == 0 && F->star)
+            return fb_star_reraise(F) < 0 ? -1 : 1;
         return fb_emit_raise(F, exc, cause, F->out) < 0 ? -1 : 1;
     }
     case IR_RERAISE: /* <= 3.10 pops (type, value, traceback) and raises the value */

@@ -911,6 +911,8 @@ int fb_pop_except(fb *F, int i) {
         if (fb_handled_stmt(F, F->out, n, dc_none(F->d)) < 0)
             return -1;
     }
+    if (F->star && fb_star_leave(F) < 0)
+        return -1;
     return fb_pop(F) == NULL ? -1 : fb_leave_handler(F, i);
 }
 

@@ -1796,12 +1796,15 @@ static int stmt_match(pr *r, const dp_node *st, int level) {
     return 0;
 }
 
-/* "# " before each line; a lone \r would end the comment for the tokenizer. */
-static void comment(pr *r, const char *s, int level) {
+/* "# " before each line; a lone \r would end the comment for the tokenizer.
+ * verbatim: the lines are code (the state machine's helper functions),
+ * printed as they are at the statement's indentation. */
+static void comment(pr *r, const char *s, int level, int verbatim) {
     const char *line = s ? s : "";
     for (;;) {
         size_t n = strcspn(line, "\r\n");
-        put(r, n ? "# " : "#");
+        if (!verbatim)
+            put(r, n ? "# " : "#");
         dp_buf_putn(r->out, line, n);
         putch(r, '\n');
         line += n;
@@ -2046,7 +2049,7 @@ static int stmt_compound(pr *r, const dp_node *st, int level) {
     case S_MATCH:
         return stmt_match(r, st, level);
     case S_COMMENT:
-        comment(r, st->s, level);
+        comment(r, st->s, level, st->op == 1);
         return 0;
     default:
         return SW_NOT_MINE;

@@ -344,10 +344,11 @@ int dc_except_body(dc *d, dp_node *h, int body, int end, int exit, dc_stack *st,
     return r;
 }
 
-/* Handlers of a try/except, starting at H (PUSH_EXC_INFO). */
-static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
+/* Handlers of a try/except, starting at H (PUSH_EXC_INFO); `alone`: see
+ * dc_except_star_handlers. */
+static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st, int *alone) {
     if (dc_is_except_star(d, H))
-        return dc_except_star_handlers(d, tr, H, clean, exit, st);
+        return dc_except_star_handlers(d, tr, H, clean, exit, st, alone);
     dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
     if (prev == NULL || exc == NULL)
         return -1;
@@ -674,7 +675,7 @@ static int except_star_311(dc *d, dp_node *tr, int H, int i, int end, int clean,
         return dc_fail(d, j, "unexpected code between an except* statement's body and its handler");
     if (star_else >= 0 && region_with(d, star_else, after, after, st, &tr->l3, NULL, NULL) < 0)
         return -1;
-    if (except_handlers(d, tr, H, clean, after, st) < 0)
+    if (except_handlers(d, tr, H, clean, after, st, NULL) < 0)
         return -1;
     d->skip_to[H] = star_else >= 0 ? after : cend;
     *next = after;
@@ -685,6 +686,27 @@ static int except_star_311(dc *d, dp_node *tr, int H, int i, int end, int clean,
     *next = end > cend ? cend : end;
     *falls = 0;
     return dc_add(d, out, tr) < 0 ? -1 : dc_add(d, out, dc_stmt(d, S_CONTINUE, H));
+}
+
+/* 3.12+ except* whose handler at H goes on into the only copy of the code
+ * after the statement, [alone[0], alone[1]) (a small exit, inlined there):
+ * the body never falls through to it; what follows the body, [stop,
+ * else_end), is the else clause, which cannot fall through either.  The
+ * statement is followed by that code. */
+static int star_alone(dc *d, dp_node *tr, int H, int cend, int stop, int else_end, const int *alone, dc_stack *st,
+                      dp_nodes *out, int *next, int *falls) {
+    if (stop < else_end) {
+        if (region_with(d, stop, else_end, -1, st, &tr->l3, NULL, NULL) < 0)
+            return -1;
+        if (d->region_live)
+            return dc_fail(d, d->region_stop, "except* else clause going on to the code only its handler reaches");
+    }
+    d->skip_to[H] = cend;
+    *next = else_end;
+    *falls = 0;
+    if (dc_add(d, out, tr) < 0)
+        return -1;
+    return region_with(d, alone[0], alone[1], -1, st, out, NULL, NULL);
 }
 
 /* The try statement whose handler is h, starting at i, in the region [?, end)
@@ -812,7 +834,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         d->finish_handler = H;
         if (body_region(d, H, i, body_end, body_end, st, &tr->l1, NULL) < 0)
             return -1;
-        int stop = d->region_stop, live = d->region_live;
+        int stop = d->region_stop, live = d->region_live, handled = 0;
         int join = cold_join(d, stop, H, cend, end, exit), else_exit = join;
         /* where no clause goes on past the statement (each returns,
          * raises, or continues or breaks a loop) and the body falls
@@ -824,6 +846,14 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         for (int j = stop; j < rest; j++)
             if (d->in[j].op == IR_PUSH_EXC_INFO)
                 rest = j;
+        if (join < 0 && dc_is_except_star(d, H)) {
+            int alone[2];
+            if (except_handlers(d, tr, H, clean, join, st, alone) < 0)
+                return -1;
+            if (alone[0] >= 0)
+                return star_alone(d, tr, H, cend, stop, live ? rest : stop, alone, st, out, next, falls);
+            handled = 1;
+        }
         int into_rest = 0; /* (a clause going on inside it: no else) */
         for (int j = H; j < cend && !into_rest; j++)
             into_rest = dc_is_jump(d->in[j].op) && d->in[j].target >= stop && d->in[j].target < rest;
@@ -843,7 +873,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             return -1;
         if (rest_is_else)
             *falls = d->region_live; /* (the statement falls through as its else does) */
-        if (except_handlers(d, tr, H, clean, join, st) < 0)
+        if (!handled && except_handlers(d, tr, H, clean, join, st, NULL) < 0)
             return -1;
         d->skip_to[H] = cend;
         *next = join > stop ? last : stop;
@@ -868,7 +898,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         body_end++;
     if (body_end < H && region_with(d, body_end, H, after, st, &tr->l3, NULL, NULL) < 0)
         return -1;
-    if (except_handlers(d, tr, H, clean, after, st) < 0)
+    if (except_handlers(d, tr, H, clean, after, st, NULL) < 0)
         return -1;
     *next = after;
     return dc_add(d, out, tr);

@@ -133,9 +133,30 @@ static void unthread_tail_copies(dc *d, int b, int tail, int end) {
     }
 }
 
+/* The end of the exit [j, end) (straight-line code up to its return or
+ * raise, which nothing else jumps into) that CPython inlines where a
+ * handler goes on to it, or -1. */
+static int small_exit_end(const dc *d, int j, int clean) {
+    for (int k = j; k < clean && k < j + 8; k++) {
+        int op = d->in[k].op;
+        if (k > j && d->nref[k] > 0)
+            return -1;
+        if (op == IR_RETURN_VALUE || op == IR_RAISE)
+            return k + 1;
+        if (dc_is_jump(op) || op == IR_FOR_ITER || op == IR_RERAISE || op == IR_PUSH_EXC_INFO || op == IR_POP_EXCEPT)
+            return -1;
+    }
+    return -1;
+}
+
 /* The clauses of the except* handler at H (see the top), into tr; `clean`
- * is the cleanup block protecting them, `exit` where the try goes on. */
-int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st) {
+ * is the cleanup block protecting them, `exit` where the try goes on.
+ * With `alone` (3.12+, a body that never completes, no join found): when
+ * the handler goes on into the only copy of the code after the statement
+ * (a small exit, inlined), alone[0..1] is its range, else alone[0] = -1. */
+int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_stack *st, int *alone) {
+    if (alone)
+        alone[0] = -1;
     dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
     if (prev == NULL || exc == NULL)
         return -1;
@@ -199,20 +220,36 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
         d->seen[cont] = 1; /* (a copy of the code after the try, taken by cold_join, or the jump there) */
         return 0;
     }
+    /* (3.13: the statement ends an enclosing except* clause, whose way out
+     * it copies: the part left joins the list, then to the next clause) */
+    if (op_at(d, cont) == IR_LIST_APPEND && d->in[cont].arg == 1 && op_at(d, cont + 1) == IR_JUMP && exit >= 0 &&
+        d->in[cont + 1].target == exit && d->nref[cont + 1] == 0) {
+        dc_seen(d, cont, cont + 2);
+        return 0;
+    }
     /* 3.11: a copy of the code after the try (CPython inlines small exit
      * blocks): only a return of what that code returns */
     int len = return_copy_len(d, cont), found = 0;
     if (len > 0 && exit >= 0 && exit + len <= d->n)
         found = same_code(d, cont, exit, len);
+    /* (a statement ending the function: its implicit `return None`) */
+    int none = len == 2 && (exit < 0 || exit >= d->n) && d->in[cont].op == IR_LOAD_CONST && d->in[cont].cst &&
+               d->in[cont].cst->kind == DP_CONST_NONE;
+    /* (3.12+: the code after a statement whose body never completes is
+     * only in its handler, even where a copy of the same code goes on
+     * from an enclosing statement's handler too) */
+    int e = !found && !none && alone ? small_exit_end(d, cont, clean) : -1;
+    if (e > 0) {
+        alone[0] = cont;
+        alone[1] = e;
+        return 0;
+    }
     /* (where the region ends with the statement, the code after it is
      * the enclosing one's, or the function's end: copied elsewhere too;
      * translation validation checks that it is the same) */
     for (int j = 0; len > 0 && !found && j + len <= d->n; j++)
         found = j != cont && same_code(d, cont, j, len);
-    /* (a statement ending the function: its implicit `return None`) */
-    if (!found && len == 2 && (exit < 0 || exit >= d->n) && d->in[cont].op == IR_LOAD_CONST && d->in[cont].cst &&
-        d->in[cont].cst->kind == DP_CONST_NONE)
-        found = 1;
+    found |= none;
     if (!found)
         return dc_fail(d, cont, "except* handler left for other code than after the try");
     dc_seen(d, cont, cont + len);
@@ -236,6 +273,14 @@ int dc_except_star_layout(const dc *d, int H, int clean, int cend, int body_end,
     int t2 = op_at(d, pr + 5) == IR_JUMP ? d->in[pr + 5].target : -1;
     if (!dc_is_except_star(d, H) || pr < 0)
         return 0;
+    /* (in a loop: the end of a last statement the table does not cover,
+     * the pops before a return) */
+    int k = t2 >= 0 && dc_is_loop_head(d, t2) ? j : H;
+    while (k < H && k < j + 8 && !dc_is_jump(d->in[k].op) && (k == j || d->nref[k] == 0) &&
+           d->in[k].op != IR_RETURN_VALUE && d->in[k].op != IR_RAISE)
+        k++;
+    if (k < H && (d->in[k].op == IR_RETURN_VALUE || d->in[k].op == IR_RAISE) && k + 1 == H)
+        j = H;
     int last = op_at(d, j - 1);
     if (j == H && t2 >= 0 && (last == IR_RAISE || last == IR_RERAISE || last == IR_RETURN_VALUE) &&
         (t2 >= cend || dc_is_loop_head(d, t2))) {
