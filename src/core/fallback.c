@@ -1582,12 +1582,15 @@ int dc_fallback(dc *d, dp_nodes *out) {
     dp_node *note = fb_node(&F, S_COMMENT), *init = fb_node(&F, S_ASSIGN);
     if (note == NULL || init == NULL || dc_add(d, &init->l1, state_var(&F)) < 0 || (init->b = fb_int_const(&F, sid(&F, 0))) == NULL)
         return -1;
-    char text[400];
+    char text[520];
     snprintf(text, sizeof text, "depyf: %s%s%s%s;\n"
-             "this is an equivalent state machine over the bytecode's blocks%s",
+             "this is an equivalent state machine over the bytecode's blocks%s%s",
              d->refused ? "the structured form failed validation" : "no structured form was found",
              d->why[0] ? " (" : "", d->why, d->why[0] ? ")" : "",
-             F.flat ? "\n(exception handlers run outside their except clause)" : "");
+             F.flat ? "\n(exception handlers run outside their except clause)" : "",
+             /* (the one difference of the except* helpers, fallback_star.c) */
+             F.star ? "\n(inside an except* clause, sys.exc_info() is the whole group caught, not the part it matched)"
+                    : "");
     if ((note->s = dp_strdup(d->sh->ar, text)) == NULL)
         return fb_oom(&F);
     dp_nodes loop = {0};
