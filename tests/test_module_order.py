@@ -36,3 +36,36 @@ def test_module_level_assignments_and_imports():
     source = depyf.decompile(compile(SOURCE, "<module>", "exec"))
     assert "import xml.etree.ElementTree as ET" in source, source
     assert run(source) == run(SOURCE), source
+
+
+TRY_ELSE_AT_THE_END = '''
+import sys
+try:
+    import json
+except ImportError:
+    pass
+else:
+    first = json.__name__
+x = 1
+try:
+    from %s import loads, dumps
+except ImportError:
+    pass
+else:
+    got = loads
+    also = dumps
+'''
+
+
+def test_try_else_ending_a_module_is_no_return_outside_a_function():
+    """3.12+ copies the module's implicit return into an except clause that ends it; the
+    code after the try is its else (a `return` there would not compile)."""
+    for module in ("json", "no_such_module_for_depyf"):
+        source = TRY_ELSE_AT_THE_END % module
+        text = depyf.decompile(compile(source, "<module>", "exec"))
+        assert "return" not in text, text
+        want, got = {}, {}
+        exec(compile(source, "<module>", "exec"), want)
+        exec(compile(text, "<decompiled>", "exec"), got)
+        assert {k: v for k, v in want.items() if k != "__builtins__"} == \
+            {k: v for k, v in got.items() if k != "__builtins__"}, text

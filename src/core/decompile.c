@@ -225,6 +225,43 @@ static int rebuild_tail_else(dc *d, dp_nodes *body, int depth) {
     return 0;
 }
 
+/* Module and class bodies: `try: A except ...: H; return None` followed by
+ * B, where every handler ends in the implicit return CPython copied into
+ * it (3.12+) or never completes, is `try: A except ...: H else: B` -- the
+ * only form there, as `return` is no statement outside a function.  Not
+ * with a finally (its body runs after an else, before the code after). */
+static int rebuild_tail_try_else(dc *d, dp_nodes *body, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return 0;
+    for (int k = 0; k + 1 < body->n; k++) {
+        dp_node *s = body->v[k];
+        if (s->kind != S_TRY || s->l2.n == 0 || s->l3.n != 0 || s->l4.n != 0)
+            continue;
+        int returns = 0, ok = 1;
+        for (int h = 0; h < s->l2.n && ok; h++) {
+            const dp_nodes *arm = &s->l2.v[h]->l1;
+            if (arm->n && is_return_none(arm->v[arm->n - 1])) /* (never written: no return outside a function) */
+                returns = 1;
+            else if (dc_can_complete(arm, 0))
+                ok = 0;
+        }
+        if (!ok || !returns)
+            continue;
+        for (int h = 0; h < s->l2.n; h++) {
+            dp_nodes *arm = &s->l2.v[h]->l1;
+            if (arm->n && is_return_none(arm->v[arm->n - 1]) && --arm->n == 0 &&
+                dc_add(d, arm, dc_stmt(d, S_PASS, -1)) < 0)
+                return -1;
+        }
+        for (int q = k + 1; q < body->n; q++)
+            if (dc_add(d, &s->l3, body->v[q]) < 0)
+                return -1;
+        body->n = k + 1;
+        return rebuild_tail_try_else(d, &s->l3, depth + 1);
+    }
+    return 0;
+}
+
 /* Up to 3.9 the compiler ends a function whose last statement is no
  * `return` with `return None` even where that statement never completes
  * (`if c: return a` / `else: return b`): that `return None` is dead.  So a
@@ -663,7 +700,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     }
     if (kind == BODY_MODULE)
         docstring_from_assign(body, 0);
-    if ((kind == BODY_MODULE || kind == BODY_CLASS) && dc_annotated_assigns(d, body) < 0)
+    if ((kind == BODY_MODULE || kind == BODY_CLASS) &&
+        (dc_annotated_assigns(d, body) < 0 || rebuild_tail_try_else(d, body, 0) < 0))
         goto out;
     if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
         if (rebuild_tail_else(d, body, 0) < 0 || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
