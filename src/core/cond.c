@@ -1,5 +1,6 @@
 /* Conditions: if/elif/else, conditional expressions, and/or chains,
  * assert, and while loops whose test this is. */
+#include <limits.h>
 #include <string.h>
 
 #include "structure.h"
@@ -971,6 +972,28 @@ static void else_past_a_leaving_then(dc *d, const cond *c, branches *b) {
     }
 }
 
+/* 3.8-3.9: the peephole optimizer erases the dead jump after a then-part
+ * that returns (not one that raises) but keeps the code it jumped to, the end
+ * of an else, as a block of its own: unreachable code just after a
+ * returning else (the implicit `return None`, an except clause's exit).
+ * Where the rest of the region is such code from some point on after a
+ * return, the code before it was the else.  Returns that point, or F. */
+static int legacy_dead_else_end(const dc *d, int B, int F, int end) {
+    if (d->code->py_minor > 9 || end > d->n)
+        return F;
+    int X = end;
+    while (X > F && !d->reach[X - 1])
+        X--;
+    if (X == end || X <= F || d->in[X - 1].op != IR_RETURN_VALUE)
+        return F;
+    /* (an else leaves by its returns alone: the then-part jumps to no
+     * code after it, no jump of the else goes on past it, and the dead
+     * code is no loop's back edge into it) */
+    if (dc_jumps_into(d, B, F, F, F + 1) || dc_jumps_into(d, F, X, X, INT_MAX) || dc_jumps_into(d, X, end, F + 1, X))
+        return F;
+    return X;
+}
+
 static void cond_branches(dc *d, const cond *c, branches *b) {
     int B = c->B, F = c->F, end = c->end, exit = c->exit;
     b->then_end = F, b->J = F, b->J_exit = -1, b->rest = 0;
@@ -996,6 +1019,8 @@ static void cond_branches(dc *d, const cond *c, branches *b) {
     if (b->J == F && (leaves_loop || (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE ||
                                                      d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE))))
         else_past_a_leaving_then(d, c, b);
+    if (b->J == F && F - 1 >= B && d->in[F - 1].op == IR_RETURN_VALUE)
+        b->J = legacy_dead_else_end(d, B, F, end);
     /* the then-part jumps to where the region goes on, from outside it (3.12+:
      * an except clause's exit, `POP_EXCEPT; JUMP` back to the code after the
      * try, copied into each branch), or it ends with a loop whose breaks go
