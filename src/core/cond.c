@@ -786,6 +786,29 @@ static int cond_backward(dc *d, cond *c) {
         if (dc_stack_copy(d, st, &saved) < 0)
             return -1;
     }
+    /* 3.8/3.9: or `if not cond: <... return>` at the end of the loop's
+     * body: the dead jump back after the return is where the if's jump
+     * went before CPython threaded it (a jump erased after a return
+     * leaves no such block) */
+    int X = B;
+    while (d->code->py_minor <= 9 && X <= end && X < d->n &&
+           !(d->in[X].op == IR_JUMP && d->in[X].target == F && !d->reach[X] && X > B && d->in[X - 1].op == IR_RETURN_VALUE))
+        X++;
+    if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX)) {
+        dc_spec sp;
+        dc_stack saved = {0};
+        dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
+        if (ifs == NULL || dc_stack_copy(d, &saved, st) < 0 || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+            return -1;
+        dc_spec_begin(d, &sp);
+        int r = dc_region(d, B, X, X, st, &ifs->l1);
+        if (dc_spec_end(d, &sp, r) && !d->region_live) {
+            *c->next = X;
+            return dc_add(d, c->out, ifs);
+        }
+        if (dc_stack_copy(d, st, &saved) < 0)
+            return -1;
+    }
     dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
     if (ifs == NULL)
         return -1;
