@@ -1007,7 +1007,9 @@ static int legacy_dead_else_end(const dc *d, int B, int F, int end) {
     int X = end;
     while (X > F && !d->reach[X - 1])
         X--;
-    if (X == end || X <= F || d->in[X - 1].op != IR_RETURN_VALUE)
+    /* (or the region ends there: a then-part's dead jump over an else
+     * kept for that reason) */
+    if ((X == end && (end >= d->n || d->reach[end])) || X <= F || d->in[X - 1].op != IR_RETURN_VALUE)
         return F;
     /* (an else leaves by its returns alone: the then-part jumps to no
      * code after it, no jump of the else goes on past it, and the dead
