@@ -266,6 +266,26 @@ def f(v, log):
                 return y
     return log
 """,
+    "if ... return a constant ending a for body": """
+def f(v, log):
+    for x in (v if isinstance(v, list) else [v]):
+        log.append(boom(x))
+        if isinstance(x, int) and x > 2:
+            return False
+    return log
+""",
+    "except pass and else returning, ending a for body": """
+def f(v, log):
+    for x in (v if isinstance(v, list) else [v]):
+        try:
+            y = boom(x)
+        except KeyError:
+            pass
+        else:
+            log.append(y)
+            return y
+    return log
+""",
     "async with": """
 async def g(v, log):
     async with CM(log, "a") as name:

@@ -796,18 +796,18 @@ static int cond_backward(dc *d, cond *c) {
         X++;
     if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX)) {
         dc_spec sp;
-        dc_stack saved = {0};
+        dc_stack t1 = {0};
         dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
-        if (ifs == NULL || dc_stack_copy(d, &saved, st) < 0 || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
+        if (ifs == NULL || dc_stack_copy(d, &t1, st) < 0 || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
             return -1;
         dc_spec_begin(d, &sp);
-        int r = dc_region(d, B, X, X, st, &ifs->l1);
+        /* (on a copy: a return out of a for loop pops its iterator, which
+         * the code after the if still holds) */
+        int r = dc_region(d, B, X, X, &t1, &ifs->l1);
         if (dc_spec_end(d, &sp, r) && !d->region_live) {
             *c->next = X;
             return dc_add(d, c->out, ifs);
         }
-        if (dc_stack_copy(d, st, &saved) < 0)
-            return -1;
     }
     dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
     if (ifs == NULL)
