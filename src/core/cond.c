@@ -753,6 +753,30 @@ static int cond_assert(dc *d, cond *c) {
     return 1;
 }
 
+/* `if cond: [B, X)` then the jump back at X, tried: the then-part falls
+ * into X (falls), or never completes.  1 when added, 0 when not that, -1
+ * on error. */
+static int if_up_to(dc *d, cond *c, int X, int falls) {
+    dc_spec sp;
+    dc_stack saved = {0};
+    dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
+    if (ifs == NULL || dc_stack_copy(d, &saved, c->st) < 0 ||
+        (ifs->a = parse_cond(d, c->s, 0, c->k - 1, c->B, c->F)) == NULL)
+        return -1;
+    dc_spec_begin(d, &sp);
+    int r = dc_region(d, c->B, X, X, c->st, &ifs->l1);
+    /* (a dead jump is no way out of a then-part that falls into it) */
+    int fits = dc_spec_end(d, &sp, r) && (falls ? d->region_stop == X && d->region_live : !d->region_live);
+    /* (not falling through, it may have popped what the code after the
+     * if still holds: a return out of a for loop pops the iterator) */
+    if ((!fits || !falls) && dc_stack_copy(d, c->st, &saved) < 0)
+        return -1;
+    if (!fits)
+        return 0;
+    *c->next = X;
+    return dc_add(d, c->out, ifs) < 0 ? -1 : 1;
+}
+
 /* A backward conditional jump: `if cond: continue` in a loop; dc_cond's
  * result. */
 static int cond_backward(dc *d, cond *c) {
@@ -770,22 +794,10 @@ static int cond_backward(dc *d, cond *c) {
      * jump>` then the jump, which CPython threaded the if's jump
      * through, when the if falls into it (tried: the rest may not be
      * one block) */
-    if (exit != F && end - 1 > B && end <= d->n && d->in[end - 1].op == IR_JUMP && d->in[end - 1].target == F) {
-        dc_spec sp;
-        dc_stack saved = {0};
-        dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
-        if (ifs == NULL || dc_stack_copy(d, &saved, st) < 0 || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
-            return -1;
-        dc_spec_begin(d, &sp);
-        int r = dc_region(d, B, end - 1, end - 1, st, &ifs->l1);
-        /* (the if falls into the jump: a dead one is no way out of it) */
-        if (dc_spec_end(d, &sp, r) && d->region_stop == end - 1 && d->region_live) {
-            *c->next = end - 1;
-            return dc_add(d, c->out, ifs);
-        }
-        if (dc_stack_copy(d, st, &saved) < 0)
-            return -1;
-    }
+    int r = 0;
+    if (exit != F && end - 1 > B && end <= d->n && d->in[end - 1].op == IR_JUMP && d->in[end - 1].target == F &&
+        (r = if_up_to(d, c, end - 1, 1)) != 0)
+        return r < 0 ? -1 : 0;
     /* 3.8/3.9: or `if not cond: <... return>` at the end of the loop's
      * body: the dead jump back after the return is where the if's jump
      * went before CPython threaded it (a jump erased after a return
@@ -794,21 +806,8 @@ static int cond_backward(dc *d, cond *c) {
     while (d->code->py_minor <= 9 && X <= end && X < d->n &&
            !(d->in[X].op == IR_JUMP && d->in[X].target == F && !d->reach[X] && X > B && d->in[X - 1].op == IR_RETURN_VALUE))
         X++;
-    if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX)) {
-        dc_spec sp;
-        dc_stack t1 = {0};
-        dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
-        if (ifs == NULL || dc_stack_copy(d, &t1, st) < 0 || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
-            return -1;
-        dc_spec_begin(d, &sp);
-        /* (on a copy: a return out of a for loop pops its iterator, which
-         * the code after the if still holds) */
-        int r = dc_region(d, B, X, X, &t1, &ifs->l1);
-        if (dc_spec_end(d, &sp, r) && !d->region_live) {
-            *c->next = X;
-            return dc_add(d, c->out, ifs);
-        }
-    }
+    if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX) && (r = if_up_to(d, c, X, 0)) != 0)
+        return r < 0 ? -1 : 0;
     dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
     if (ifs == NULL)
         return -1;
