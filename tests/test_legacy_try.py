@@ -4,7 +4,8 @@ under every interpreter 3.8-3.10 that is installed and has its extension
 built: in a subprocess of that interpreter, the function is decompiled, the
 output must recompile to the same bytecode (tests/roundtrip.py's comparison)
 and behave like the original on inputs that raise in the body, the handler
-and the finally block.
+and the finally block.  Also the if/else shapes whose only trace in 3.8/3.9
+bytecode is the dead code the peephole optimizer keeps after a `return`.
 
     python tests/test_legacy_try.py --check   (the worker: prints one JSON line per case)
 """
@@ -183,6 +184,106 @@ def f(v, log):
             if x == 0:
                 break
             boom(x)
+    return log
+""",
+    # 3.8/3.9's peephole optimizer erases the dead jump after a `return`
+    # but keeps the code it targeted, which says an else was there:
+    "if/else returning at the end of the function": """
+def f(v, log):
+    if isinstance(v, str):
+        return boom(v)
+    else:
+        if v:
+            log.append("true")
+        else:
+            log.append("false")
+        return log
+""",
+    "if/elif/else returning None at the end of the function": """
+def f(v, log):
+    if v == 0:
+        return None
+    elif isinstance(v, int):
+        return v
+    elif isinstance(v, list):
+        return boom(v[-1]) if v else len(log)
+    else:
+        return None
+""",
+    "if/else returning in an except clause": """
+def f(v, log):
+    try:
+        return boom(v)
+    except (ValueError, KeyError):
+        log.append("handler")
+        if v == "key":
+            return "k"
+        else:
+            log.append("not key")
+            return "v"
+""",
+    "nested if/else returning in a then-part with an else": """
+def f(v, log):
+    if isinstance(v, int):
+        if v == 0:
+            return "zero"
+        else:
+            return v + 1
+    else:
+        log.append("not int")
+        return repr(v)
+""",
+    "a written return None in a branch before an else": """
+def f(v, log):
+    log.append(v)
+    if v == 0:
+        return None
+    if isinstance(v, int):
+        return v
+    else:
+        return boom(v)
+""",
+    "except pass and else ending a for body": """
+def f(v, log):
+    for x in (v if isinstance(v, list) else [v]):
+        try:
+            y = boom(x)
+        except (ValueError, KeyError):
+            pass
+        else:
+            log.append(y)
+    return log
+""",
+    "if not ... return ending a try's else in a for body": """
+def f(v, log):
+    for x in (v if isinstance(v, list) else [v]):
+        try:
+            y = boom(x)
+        except KeyError:
+            pass
+        else:
+            if not (isinstance(y, int) and y > 0):
+                return y
+    return log
+""",
+    "if ... return a constant ending a for body": """
+def f(v, log):
+    for x in (v if isinstance(v, list) else [v]):
+        log.append(boom(x))
+        if isinstance(x, int) and x > 2:
+            return False
+    return log
+""",
+    "except pass and else returning, ending a for body": """
+def f(v, log):
+    for x in (v if isinstance(v, list) else [v]):
+        try:
+            y = boom(x)
+        except KeyError:
+            pass
+        else:
+            log.append(y)
+            return y
     return log
 """,
     "async with": """

@@ -1,5 +1,6 @@
 /* Conditions: if/elif/else, conditional expressions, and/or chains,
  * assert, and while loops whose test this is. */
+#include <limits.h>
 #include <string.h>
 
 #include "structure.h"
@@ -752,6 +753,30 @@ static int cond_assert(dc *d, cond *c) {
     return 1;
 }
 
+/* `if cond: [B, X)` then the jump back at X, tried: the then-part falls
+ * into X (falls), or never completes.  1 when added, 0 when not that, -1
+ * on error. */
+static int if_up_to(dc *d, cond *c, int X, int falls) {
+    dc_spec sp;
+    dc_stack saved = {0};
+    dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
+    if (ifs == NULL || dc_stack_copy(d, &saved, c->st) < 0 ||
+        (ifs->a = parse_cond(d, c->s, 0, c->k - 1, c->B, c->F)) == NULL)
+        return -1;
+    dc_spec_begin(d, &sp);
+    int r = dc_region(d, c->B, X, X, c->st, &ifs->l1);
+    /* (a dead jump is no way out of a then-part that falls into it) */
+    int fits = dc_spec_end(d, &sp, r) && (falls ? d->region_stop == X && d->region_live : !d->region_live);
+    /* (not falling through, it may have popped what the code after the
+     * if still holds: a return out of a for loop pops the iterator) */
+    if ((!fits || !falls) && dc_stack_copy(d, c->st, &saved) < 0)
+        return -1;
+    if (!fits)
+        return 0;
+    *c->next = X;
+    return dc_add(d, c->out, ifs) < 0 ? -1 : 1;
+}
+
 /* A backward conditional jump: `if cond: continue` in a loop; dc_cond's
  * result. */
 static int cond_backward(dc *d, cond *c) {
@@ -769,22 +794,20 @@ static int cond_backward(dc *d, cond *c) {
      * jump>` then the jump, which CPython threaded the if's jump
      * through, when the if falls into it (tried: the rest may not be
      * one block) */
-    if (exit != F && end - 1 > B && end <= d->n && d->in[end - 1].op == IR_JUMP && d->in[end - 1].target == F) {
-        dc_spec sp;
-        dc_stack saved = {0};
-        dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
-        if (ifs == NULL || dc_stack_copy(d, &saved, st) < 0 || (ifs->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
-            return -1;
-        dc_spec_begin(d, &sp);
-        int r = dc_region(d, B, end - 1, end - 1, st, &ifs->l1);
-        /* (the if falls into the jump: a dead one is no way out of it) */
-        if (dc_spec_end(d, &sp, r) && d->region_stop == end - 1 && d->region_live) {
-            *c->next = end - 1;
-            return dc_add(d, c->out, ifs);
-        }
-        if (dc_stack_copy(d, st, &saved) < 0)
-            return -1;
-    }
+    int r = 0;
+    if (exit != F && end - 1 > B && end <= d->n && d->in[end - 1].op == IR_JUMP && d->in[end - 1].target == F &&
+        (r = if_up_to(d, c, end - 1, 1)) != 0)
+        return r < 0 ? -1 : 0;
+    /* 3.8/3.9: or `if not cond: <... return>` at the end of the loop's
+     * body: the dead jump back after the return is where the if's jump
+     * went before CPython threaded it (a jump erased after a return
+     * leaves no such block) */
+    int X = B;
+    while (d->code->py_minor <= 9 && X <= end && X < d->n &&
+           !(d->in[X].op == IR_JUMP && d->in[X].target == F && !d->reach[X] && X > B && d->in[X - 1].op == IR_RETURN_VALUE))
+        X++;
+    if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX) && (r = if_up_to(d, c, X, 0)) != 0)
+        return r < 0 ? -1 : 0;
     dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
     if (ifs == NULL)
         return -1;
@@ -971,6 +994,30 @@ static void else_past_a_leaving_then(dc *d, const cond *c, branches *b) {
     }
 }
 
+/* 3.8-3.9: the peephole optimizer erases the dead jump after a then-part
+ * that returns (not one that raises) but keeps the code it jumped to, the end
+ * of an else, as a block of its own: unreachable code just after a
+ * returning else (the implicit `return None`, an except clause's exit).
+ * Where the rest of the region is such code from some point on after a
+ * return, the code before it was the else.  Returns that point, or F. */
+static int legacy_dead_else_end(const dc *d, int B, int F, int end) {
+    if (d->code->py_minor > 9 || end > d->n)
+        return F;
+    int X = end;
+    while (X > F && !d->reach[X - 1])
+        X--;
+    /* (or the region ends there: a then-part's dead jump over an else
+     * kept for that reason) */
+    if ((X == end && (end >= d->n || d->reach[end])) || X <= F || d->in[X - 1].op != IR_RETURN_VALUE)
+        return F;
+    /* (an else leaves by its returns alone: the then-part jumps to no
+     * code after it, no jump of the else goes on past it, and the dead
+     * code is no loop's back edge into it) */
+    if (dc_jumps_into(d, B, F, F, F + 1) || dc_jumps_into(d, F, X, X, INT_MAX) || dc_jumps_into(d, X, end, F + 1, X))
+        return F;
+    return X;
+}
+
 static void cond_branches(dc *d, const cond *c, branches *b) {
     int B = c->B, F = c->F, end = c->end, exit = c->exit;
     b->then_end = F, b->J = F, b->J_exit = -1, b->rest = 0;
@@ -996,6 +1043,8 @@ static void cond_branches(dc *d, const cond *c, branches *b) {
     if (b->J == F && (leaves_loop || (F - 1 >= B && (d->in[F - 1].op == IR_RERAISE ||
                                                      d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE))))
         else_past_a_leaving_then(d, c, b);
+    if (b->J == F && F - 1 >= B && d->in[F - 1].op == IR_RETURN_VALUE)
+        b->J = legacy_dead_else_end(d, B, F, end);
     /* the then-part jumps to where the region goes on, from outside it (3.12+:
      * an except clause's exit, `POP_EXCEPT; JUMP` back to the code after the
      * try, copied into each branch), or it ends with a loop whose breaks go

@@ -349,7 +349,9 @@ static void drop_implicit_returns(dp_nodes *body, int copies) {
             return;
         last = body->v[body->n - 1];
     }
-    if (last->kind == S_IF) {
+    /* (before 3.10 a branch's `return None` is written out: the implicit
+     * one is only at the end of the code, after the if) */
+    if (last->kind == S_IF && copies) {
         drop_implicit_returns(&last->l1, copies);
         drop_implicit_returns(&last->l2, copies);
     }

@@ -304,6 +304,16 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         if (q + 2 < d->n && (d->in[q + 1].op == IR_END_FINALLY || d->in[q + 1].op == IR_RERAISE) &&
             d->in[q + 2].op == IR_JUMP && d->in[q + 2].target == t && dc_is_loop_head(d, t))
             return q + 2;
+        /* (3.8/3.9: or, the clause's jump back followed by code that runs,
+         * where a `continue` leaves its dead exit `POP_EXCEPT; JUMP`, the
+         * clause fell off the statement, whose else ends the loop's body
+         * (falling into its jump back, or returning before it: not a jump
+         * of its own, which the body's exit would be threaded through
+         * too): the clause's jump was threaded through that one) */
+        if (d->code->py_minor <= 9 && q + 1 < d->n && d->reach[q + 1] && end > q + 1 && end < d->n &&
+            d->in[end].op == IR_JUMP && d->in[end].target == t && dc_is_loop_head(d, t) &&
+            (d->reach[end] || d->in[end - 1].op == IR_RETURN_VALUE || d->in[end - 1].op == IR_RAISE))
+            return end;
         if (dc_is_loop_exit(d, t)) {
             dp_node *s = dc_stmt(d, dc_is_loop_head(d, t) ? S_CONTINUE : S_BREAK, q);
             if (s == NULL || dc_add(d, body, s) < 0)
