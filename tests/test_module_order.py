@@ -69,3 +69,82 @@ def test_try_else_ending_a_module_is_no_return_outside_a_function():
         exec(compile(text, "<decompiled>", "exec"), got)
         assert {k: v for k, v in want.items() if k != "__builtins__"} == \
             {k: v for k, v in got.items() if k != "__builtins__"}, text
+
+
+# Statements that end a module: 3.10+ copies the module's implicit return into
+# each branch and loop that reaches the end, and no `return` may say that there.
+MODULE_TAILS = {
+    "if_in_main_guard": '''
+log = []
+if __name__ == "__main__":
+    if len(ARGS) == 1:
+        log.append("one")
+    else:
+        fn = len(ARGS)
+        log.append(fn)
+''',
+    "elif_chain": '''
+log = []
+if ARGS and ARGS[0] == "a":
+    log.append(1)
+elif len(ARGS) > 1:
+    log.append(2)
+    if ARGS[1] == "b":
+        log.append(3)
+else:
+    log.append(4)
+''',
+    "loop_break": '''
+log = []
+for i in ARGS:
+    if i == "b":
+        break
+    log.append(i)
+''',
+    "while_try": '''
+log = []
+n = 0
+while True:
+    try:
+        n += 1
+        if n > len(ARGS):
+            raise KeyError(n)
+    except KeyError:
+        log.append("stop")
+        break
+    log.append(n)
+''',
+    "for_else": '''
+log = []
+for i in ARGS:
+    if i == "c":
+        log.append("found")
+        break
+else:
+    log.append("none")
+''',
+    "class_body": '''
+class A:
+    seen = []
+    for i in ARGS:
+        if i == "b":
+            break
+        seen.append(i)
+    if seen:
+        first = seen[0]
+    else:
+        first = None
+log = [A.seen, A.first]
+''',
+}
+
+
+def test_statements_that_end_a_module_run_as_the_original():
+    for name, source in MODULE_TAILS.items():
+        text = depyf.decompile(compile(source, "<module>", "exec"))
+        assert "return" not in text, (name, text)
+        for args in ([], ["a"], ["x", "b"], ["a", "b", "c"], ["c"]):
+            want, got = {"ARGS": args, "__name__": "__main__"}, {"ARGS": args, "__name__": "__main__"}
+            exec(compile(source, "<module>", "exec"), want)
+            exec(compile(text, "<decompiled>", "exec"), got)
+            assert want["log"] == got["log"], (name, args, text)

@@ -225,40 +225,173 @@ static int rebuild_tail_else(dc *d, dp_nodes *body, int depth) {
     return 0;
 }
 
-/* Module and class bodies: `try: A except ...: H; return None` followed by
- * B, where every handler ends in the implicit return CPython copied into
- * it (3.12+) or never completes, is `try: A except ...: H else: B` -- the
- * only form there, as `return` is no statement outside a function.  Not
- * with a finally (its body runs after an else, before the code after). */
-static int rebuild_tail_try_else(dc *d, dp_nodes *body, int depth) {
+/* ---- module and class bodies: no `return` there ----
+ * From 3.10 CPython copies the implicit `return None` that ends a module or
+ * class body into every branch and loop that reaches the end.  A function
+ * may say that with `return`; a module may not, so each copy is read back
+ * as the statement that reaches the end there: code after an `if` whose
+ * arm returns is its else, code after a `try` whose clauses return is its
+ * else, a return inside a loop at the end is `break`, and one ending a
+ * statement list at the end is dropped.  What is left is no source: the
+ * body fails (dc_fail) rather than print code that does not compile. */
+
+static int ends_in_return(const dp_nodes *l) {
+    return l->n > 0 && is_return_none(l->v[l->n - 1]);
+}
+
+static int drop_return(dc *d, dp_nodes *l) {
+    if (ends_in_return(l) && --l->n == 0 && dc_add(d, l, dc_stmt(d, S_PASS, -1)) < 0)
+        return -1;
+    return 0;
+}
+
+/* Moves l[k+1..] to the end of `to`. */
+static int move_rest(dc *d, dp_nodes *l, int k, dp_nodes *to) {
+    for (int q = k + 1; q < l->n; q++)
+        if (dc_add(d, to, l->v[q]) < 0)
+            return -1;
+    l->n = k + 1;
+    return 0;
+}
+
+/* In the body of a loop at the end: the copies are `break` (not inside an
+ * inner loop or function, where a return would be theirs to keep). */
+static void returns_to_breaks(dp_nodes *l, int depth) {
     if (depth > DP_MAX_NESTING)
-        return 0;
-    for (int k = 0; k + 1 < body->n; k++) {
-        dp_node *s = body->v[k];
-        if (s->kind != S_TRY || s->l2.n == 0 || s->l3.n != 0 || s->l4.n != 0)
-            continue;
-        int returns = 0, ok = 1;
-        for (int h = 0; h < s->l2.n && ok; h++) {
-            const dp_nodes *arm = &s->l2.v[h]->l1;
-            if (arm->n && is_return_none(arm->v[arm->n - 1])) /* (never written: no return outside a function) */
-                returns = 1;
-            else if (dc_can_complete(arm, 0))
-                ok = 0;
+        return;
+    for (int k = 0; k < l->n; k++) {
+        dp_node *s = l->v[k];
+        if (is_return_none(s)) {
+            s->kind = S_BREAK;
+            s->a = NULL;
+        } else if (s->kind == S_IF || s->kind == S_TRY || s->kind == S_WITH || s->kind == S_MATCH ||
+                   s->kind == S_EXCEPT || s->kind == S_CASE) {
+            dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
+            for (int q = 0; q < 4; q++)
+                if (!(s->kind == S_WITH && q == 0)) /* (l1: the with items) */
+                    returns_to_breaks(ls[q], depth + 1);
         }
-        if (!ok || !returns)
-            continue;
-        for (int h = 0; h < s->l2.n; h++) {
-            dp_nodes *arm = &s->l2.v[h]->l1;
-            if (arm->n && is_return_none(arm->v[arm->n - 1]) && --arm->n == 0 &&
-                dc_add(d, arm, dc_stmt(d, S_PASS, -1)) < 0)
-                return -1;
-        }
-        for (int q = k + 1; q < body->n; q++)
-            if (dc_add(d, &s->l3, body->v[q]) < 0)
-                return -1;
-        body->n = k + 1;
-        return rebuild_tail_try_else(d, &s->l3, depth + 1);
     }
+}
+
+/* Whether the body of a loop has a `break` of that loop. */
+static int breaks_loop(const dp_nodes *l, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return 1;
+    for (int k = 0; k < l->n; k++) {
+        const dp_node *s = l->v[k];
+        if (s->kind == S_BREAK)
+            return 1;
+        if (s->kind == S_IF || s->kind == S_TRY || s->kind == S_WITH || s->kind == S_MATCH || s->kind == S_EXCEPT ||
+            s->kind == S_CASE) {
+            const dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
+            for (int q = 0; q < 4; q++)
+                if (!(s->kind == S_WITH && q == 0) && breaks_loop(ls[q], depth + 1))
+                    return 1;
+        }
+    }
+    return 0;
+}
+
+static int try_clauses_return(const dp_node *s) {
+    int returns = 0;
+    for (int h = 0; h < s->l2.n; h++) {
+        const dp_nodes *arm = &s->l2.v[h]->l1;
+        if (ends_in_return(arm))
+            returns = 1;
+        else if (dc_can_complete(arm, 0))
+            return 0;
+    }
+    return returns;
+}
+
+static int body_returns(const dp_nodes *l, int depth);
+
+/* `l` ends the body (what follows it is the end). */
+static int tail_returns(dc *d, dp_nodes *l, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return dc_fail(d, -1, "statements nested too deeply");
+    for (int k = 0; k + 1 < l->n; k++) {
+        dp_node *s = l->v[k];
+        if (s->kind == S_IF && s->l2.n == 0 && ends_in_return(&s->l1)) {
+            if (drop_return(d, &s->l1) < 0 || move_rest(d, l, k, &s->l2) < 0)
+                return -1;
+            break;
+        }
+        /* a loop left by a return: what follows ran when it ended, its else */
+        if ((s->kind == S_FOR || s->kind == S_WHILE) && s->l2.n == 0 && body_returns(&s->l1, 0) &&
+            !breaks_loop(&s->l1, 0)) { /* (a break of it would skip the else) */
+            returns_to_breaks(&s->l1, 0);
+            if (move_rest(d, l, k, &s->l2) < 0)
+                return -1;
+            break;
+        }
+        /* (not with a finally: it runs after an else, before what follows) */
+        if (s->kind == S_TRY && s->l2.n && s->l3.n == 0 && s->l4.n == 0 && try_clauses_return(s)) {
+            for (int h = 0; h < s->l2.n; h++)
+                if (drop_return(d, &s->l2.v[h]->l1) < 0)
+                    return -1;
+            if (move_rest(d, l, k, &s->l3) < 0)
+                return -1;
+            break;
+        }
+    }
+    while (ends_in_return(l) && l->n > 1)
+        l->n--;
+    if (l->n == 0)
+        return 0;
+    dp_node *s = l->v[l->n - 1];
+    switch (s->kind) {
+    case S_IF:
+        return tail_returns(d, &s->l1, depth + 1) < 0 ? -1 : tail_returns(d, &s->l2, depth + 1);
+    case S_WITH:
+        return tail_returns(d, &s->l2, depth + 1);
+    case S_FOR: case S_WHILE:
+        returns_to_breaks(&s->l1, 0);
+        return tail_returns(d, &s->l2, depth + 1);
+    case S_TRY:
+        if (s->l4.n)
+            return 0;
+        for (int h = 0; h < s->l2.n; h++)
+            if (tail_returns(d, &s->l2.v[h]->l1, depth + 1) < 0)
+                return -1;
+        return tail_returns(d, s->l3.n ? &s->l3 : &s->l1, depth + 1);
+    case S_MATCH:
+        for (int c = 0; c < s->l1.n; c++)
+            if (tail_returns(d, &s->l1.v[c]->l1, depth + 1) < 0)
+                return -1;
+        return 0;
+    default:
+        return 0;
+    }
+}
+
+/* Whether statements of this body (not of functions or classes in it) return. */
+static int body_returns(const dp_nodes *l, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return 1;
+    for (int k = 0; k < l->n; k++) {
+        const dp_node *s = l->v[k];
+        if (s->kind == S_RETURN)
+            return 1;
+        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+            continue;
+        const dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
+        for (int q = 0; q < 4; q++)
+            if (body_returns(ls[q], depth + 1))
+                return 1;
+    }
+    return 0;
+}
+
+static int no_returns_outside_functions(dc *d, dp_nodes *body, int is_class) {
+    if (tail_returns(d, body, 0) < 0)
+        return -1;
+    if (body->n == 1 && is_return_none(body->v[0])) /* (an empty body) */
+        body->n = 0;
+    if (body_returns(body, 0))
+        return dc_fail(d, -1, "the %s body returns where no statement of a %s can say so",
+                       is_class ? "class" : "module", is_class ? "class" : "module");
     return 0;
 }
 
@@ -702,8 +835,7 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     }
     if (kind == BODY_MODULE)
         docstring_from_assign(body, 0);
-    if ((kind == BODY_MODULE || kind == BODY_CLASS) &&
-        (dc_annotated_assigns(d, body) < 0 || rebuild_tail_try_else(d, body, 0) < 0))
+    if ((kind == BODY_MODULE || kind == BODY_CLASS) && dc_annotated_assigns(d, body) < 0)
         goto out;
     if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
         if (rebuild_tail_else(d, body, 0) < 0 || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
@@ -713,6 +845,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         if (code->py_minor >= 10)
             drop_trailing_continues(body, 0, 0);
     }
+    if ((kind == BODY_MODULE || kind == BODY_CLASS) && no_returns_outside_functions(d, body, kind == BODY_CLASS) < 0)
+        goto out;
     if (kind == BODY_FUNCTION && (keep_generator_kind(d, body) < 0 || keep_free_variables(d, body) < 0))
         goto out;
     if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
