@@ -29,3 +29,34 @@ def test_stdlib_roundtrip(capsys):
         len(broken), "\n".join("%s %s [%s] %s" % f for f in broken[:40]))
     assert identical >= floor, "identical share %.1f%% fell below the floor %s%%:\n%s" % (
         identical, floor, roundtrip.format_failures(reports, 40))
+
+
+def test_every_stdlib_module_decompiles_to_source_that_compiles():
+    """Whole modules, not only their functions: a module body has no `return`, so the
+    copies of its implicit return (3.10+) must come out as else clauses and breaks."""
+    import glob
+    import warnings
+
+    import depyf
+
+    root = os.path.dirname(os.__file__)
+    paths = sorted(p for p in glob.glob(os.path.join(root, "*.py")) + glob.glob(os.path.join(root, "*", "*.py"))
+                   if "test" not in os.path.relpath(p, root) and "site-packages" not in p)
+    broken, modules = [], 0
+    for path in paths:
+        try:
+            with open(path, encoding="utf-8") as f:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    code = compile(f.read(), path, "exec", dont_inherit=True)
+        except (SyntaxError, UnicodeDecodeError, ValueError):
+            continue  # (not this Python's source: lib2to3's fixtures and the like)
+        modules += 1
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                compile(depyf.decompile(code), path, "exec", dont_inherit=True)
+        except (SyntaxError, depyf.DecompilationError) as exc:
+            broken.append("%s: %s: %s" % (os.path.relpath(path, root), type(exc).__name__, exc))
+    assert modules > 300, modules
+    assert not broken, "\n".join(broken)
