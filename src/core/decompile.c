@@ -254,43 +254,48 @@ static int move_rest(dc *d, dp_nodes *l, int k, dp_nodes *to) {
     return 0;
 }
 
-/* In the body of a loop at the end: the copies are `break` (not inside an
- * inner loop or function, where a return would be theirs to keep). */
-static void returns_to_breaks(dp_nodes *l, int depth) {
-    if (depth > DP_MAX_NESTING)
-        return;
-    for (int k = 0; k < l->n; k++) {
-        dp_node *s = l->v[k];
-        if (is_return_none(s)) {
-            s->kind = S_BREAK;
-            s->a = NULL;
-        } else if (s->kind == S_IF || s->kind == S_TRY || s->kind == S_WITH || s->kind == S_MATCH ||
-                   s->kind == S_EXCEPT || s->kind == S_CASE) {
-            dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
-            for (int q = 0; q < 4; q++)
-                if (!(s->kind == S_WITH && q == 0)) /* (l1: the with items) */
-                    returns_to_breaks(ls[q], depth + 1);
-        }
-    }
-}
-
-/* Whether the body of a loop has a `break` of that loop. */
-static int breaks_loop(const dp_nodes *l, int depth) {
+/* Visits the statements of a loop's body that belong to that loop (not to
+ * an inner loop or function) until visit returns nonzero (depth past the
+ * limit: 1, as if it had). */
+static int loop_statements(dp_nodes *l, int depth, int (*visit)(dp_node *s)) {
     if (depth > DP_MAX_NESTING)
         return 1;
     for (int k = 0; k < l->n; k++) {
-        const dp_node *s = l->v[k];
-        if (s->kind == S_BREAK)
-            return 1;
+        dp_node *s = l->v[k];
+        int r = visit(s);
+        if (r)
+            return r;
         if (s->kind == S_IF || s->kind == S_TRY || s->kind == S_WITH || s->kind == S_MATCH || s->kind == S_EXCEPT ||
             s->kind == S_CASE) {
-            const dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
-            for (int q = 0; q < 4; q++)
-                if (!(s->kind == S_WITH && q == 0) && breaks_loop(ls[q], depth + 1))
-                    return 1;
+            dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
+            for (int q = 0; q < 4; q++) /* (a with's l1: its items) */
+                if (!(s->kind == S_WITH && q == 0) && (r = loop_statements(ls[q], depth + 1, visit)) != 0)
+                    return r;
         }
     }
     return 0;
+}
+
+/* In the body of a loop at the end, the copies are `break`. */
+static int return_to_break(dp_node *s) {
+    if (is_return_none(s)) {
+        s->kind = S_BREAK;
+        s->a = NULL;
+    }
+    return 0;
+}
+
+static void returns_to_breaks(dp_nodes *l) {
+    loop_statements(l, 0, return_to_break);
+}
+
+static int is_break(dp_node *s) {
+    return s->kind == S_BREAK;
+}
+
+/* Whether the body of a loop has a `break` of that loop. */
+static int breaks_loop(dp_nodes *l) {
+    return loop_statements(l, 0, is_break);
 }
 
 static int try_clauses_return(const dp_node *s) {
@@ -320,8 +325,8 @@ static int tail_returns(dc *d, dp_nodes *l, int depth) {
         }
         /* a loop left by a return: what follows ran when it ended, its else */
         if ((s->kind == S_FOR || s->kind == S_WHILE) && s->l2.n == 0 && body_returns(&s->l1, 0) &&
-            !breaks_loop(&s->l1, 0)) { /* (a break of it would skip the else) */
-            returns_to_breaks(&s->l1, 0);
+            !breaks_loop(&s->l1)) { /* (a break of it would skip the else) */
+            returns_to_breaks(&s->l1);
             if (move_rest(d, l, k, &s->l2) < 0)
                 return -1;
             break;
@@ -347,7 +352,7 @@ static int tail_returns(dc *d, dp_nodes *l, int depth) {
     case S_WITH:
         return tail_returns(d, &s->l2, depth + 1);
     case S_FOR: case S_WHILE:
-        returns_to_breaks(&s->l1, 0);
+        returns_to_breaks(&s->l1);
         return tail_returns(d, &s->l2, depth + 1);
     case S_TRY:
         if (s->l4.n)
