@@ -343,6 +343,8 @@ static int tail_returns(dc *d, dp_nodes *l, int depth) {
     }
     while (ends_in_return(l) && l->n > 1)
         l->n--;
+    if (depth > 0 && drop_return(d, l) < 0) /* (a lone copy: `pass`; the body's own goes later) */
+        return -1;
     if (l->n == 0)
         return 0;
     dp_node *s = l->v[l->n - 1];
