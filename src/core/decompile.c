@@ -197,44 +197,6 @@ static int is_return_none(const dp_node *s) {
     return s->kind == S_RETURN && (s->a == NULL || dc_is_const_kind(s->a, DP_CONST_NONE));
 }
 
-/* At the end of a function, `if c: A; return None` followed by B is how an
- * `if c: A else: B` looks once CPython duplicated the implicit return into
- * both branches: put B back into the else (recursively, giving elif). */
-static int rebuild_tail_else(dc *d, dp_nodes *body, int depth) {
-    if (depth > DP_MAX_NESTING)
-        return 0;
-    for (int k = 0; k + 1 < body->n; k++) {
-        dp_node *s = body->v[k];
-        if (s->kind != S_IF || s->l2.n != 0 || s->l1.n == 0 || !is_return_none(s->l1.v[s->l1.n - 1]))
-            continue;
-        /* an implicit return copied into the branch keeps the line of the code
-         * before it; a `return None` written out has a line of its own */
-        const dp_node *ret = s->l1.v[s->l1.n - 1];
-        const dp_node *prev = s->l1.n > 1 ? s->l1.v[s->l1.n - 2] : s;
-        if (ret->line < 0 || ret->line > prev->line)
-            continue;
-        s->l1.n--;
-        if (s->l1.n == 0 && dc_add(d, &s->l1, dc_stmt(d, S_PASS, -1)) < 0)
-            return -1;
-        for (int q = k + 1; q < body->n; q++)
-            if (dc_add(d, &s->l2, body->v[q]) < 0)
-                return -1;
-        body->n = k + 1;
-        return rebuild_tail_else(d, &s->l2, depth + 1);
-    }
-    return 0;
-}
-
-/* ---- module and class bodies: no `return` there ----
- * From 3.10 CPython copies the implicit `return None` that ends a module or
- * class body into every branch and loop that reaches the end.  A function
- * may say that with `return`; a module may not, so each copy is read back
- * as the statement that reaches the end there: code after an `if` whose
- * arm returns is its else, code after a `try` whose clauses return is its
- * else, a return inside a loop at the end is `break`, and one ending a
- * statement list at the end is dropped.  What is left is no source: the
- * body fails (dc_fail) rather than print code that does not compile. */
-
 static int ends_in_return(const dp_nodes *l) {
     return l->n > 0 && is_return_none(l->v[l->n - 1]);
 }
@@ -253,6 +215,39 @@ static int move_rest(dc *d, dp_nodes *l, int k, dp_nodes *to) {
     l->n = k + 1;
     return 0;
 }
+
+/* At the end of a function, `if c: A; return None` followed by B is how an
+ * `if c: A else: B` looks once CPython duplicated the implicit return into
+ * both branches: put B back into the else (recursively, giving elif). */
+static int rebuild_tail_else(dc *d, dp_nodes *body, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return 0;
+    for (int k = 0; k + 1 < body->n; k++) {
+        dp_node *s = body->v[k];
+        if (s->kind != S_IF || s->l2.n != 0 || !ends_in_return(&s->l1))
+            continue;
+        /* an implicit return copied into the branch keeps the line of the code
+         * before it; a `return None` written out has a line of its own */
+        const dp_node *ret = s->l1.v[s->l1.n - 1];
+        const dp_node *prev = s->l1.n > 1 ? s->l1.v[s->l1.n - 2] : s;
+        if (ret->line < 0 || ret->line > prev->line)
+            continue;
+        if (drop_return(d, &s->l1) < 0 || move_rest(d, body, k, &s->l2) < 0)
+            return -1;
+        return rebuild_tail_else(d, &s->l2, depth + 1);
+    }
+    return 0;
+}
+
+/* ---- module and class bodies: no `return` there ----
+ * From 3.10 CPython copies the implicit `return None` that ends a module or
+ * class body into every branch and loop that reaches the end.  A function
+ * may say that with `return`; a module may not, so each copy is read back
+ * as the statement that reaches the end there: code after an `if` whose
+ * arm returns is its else, code after a `try` whose clauses return is its
+ * else, a return inside a loop at the end is `break`, and one ending a
+ * statement list at the end is dropped.  What is left is no source: the
+ * body fails (dc_fail) rather than print code that does not compile. */
 
 /* Visits the statements of a loop's body that belong to that loop (not to
  * an inner loop or function) until visit returns nonzero (depth past the
@@ -424,11 +419,7 @@ static int else_before_dead_return(dc *d, dp_nodes *body) {
             continue;
         if (s->l2.n != 0 || dc_can_complete(&s->l1, 0))
             return 0;
-        for (int q = k + 1; q < body->n; q++)
-            if (dc_add(d, &s->l2, body->v[q]) < 0)
-                return -1;
-        body->n = k + 1;
-        return 0;
+        return move_rest(d, body, k, &s->l2);
     }
     return 0;
 }

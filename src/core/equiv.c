@@ -122,6 +122,7 @@ typedef struct eq {
     int32_t hcap, hused;
     uint32_t gen;
     int32_t null_t, unbound_t, opaque_t, lasti_t, none_t, empty_tuple_t;
+    int32_t fn_type_t, fn_globals_t; /* (fold_function_type's terms) */
     cent *ct;
     int32_t ccap, nconst;
     int32_t *const_term; /* const id -> term */
@@ -1567,6 +1568,14 @@ static void fold_list_calls(eq *E, side *S) {
     memset(entered, 0, (size_t)n + 1);
 }
 
+/* x becomes `op` on `name` with no argument (the folds' rewrites). */
+static void rewrite(dp_instr *x, int op, const char *name) {
+    x->op = op;
+    x->arg = x->arg2 = 0;
+    x->cst = NULL;
+    x->name = name;
+}
+
 /* The output spells a cell itself (LOAD_CLOSURE: Dynamo hands closure tuples
  * to the helpers that build its functions) as `(lambda: v).__closure__[0]`:
  *   <cell v>; BUILD_TUPLE 1; LOAD_CONST <lambda code>; MAKE_FUNCTION closure
@@ -1611,11 +1620,8 @@ static void fold_cell_idioms(side *S) {
             ins[at[k + 1]].cst == NULL || ins[at[k + 1]].cst->kind != DP_CONST_INT || ins[at[k + 1]].cst->text == NULL ||
             strcmp(ins[at[k + 1]].cst->text, "0") != 0 || ins[at[k + 2]].op != IR_BINARY_SUBSCR)
             continue;
-        for (int q = 0; q <= k + 2; q++) {
-            ins[at[q]].op = IR_NOP;
-            ins[at[q]].arg = ins[at[q]].arg2 = 0;
-            ins[at[q]].cst = NULL;
-        }
+        for (int q = 0; q <= k + 2; q++)
+            rewrite(&ins[at[q]], IR_NOP, NULL);
     }
     memset(entered, 0, (size_t)n + 1);
 }
@@ -1633,7 +1639,7 @@ static void fold_cell_idioms(side *S) {
  * MAKE_FUNCTION.  Nothing may jump into a run.  Candidate side only. */
 static const char FN_TYPE[] = "(lambda: 0).__class__", FN_GLOBALS[] = "(lambda: 0).__globals__";
 
-static int fold_function_type(eq *E, side *S) {
+static void fold_function_type(eq *E, side *S) {
     int32_t n = S->f.n;
     dp_instr *ins = S->f.ins;
     uint8_t *entered = mark_entered(S);
@@ -1650,31 +1656,17 @@ static int fold_function_type(eq *E, side *S) {
             continue;
         /* LOAD_METHOD of an attribute: [NULL, attr] ([attr, NULL] from 3.13 on) */
         dp_instr *load = method && E->minor >= 13 ? f : a, *null = method ? (E->minor < 13 ? f : a) : NULL;
-        int32_t t = named_term(E, T_GLOBAL, method ? FN_TYPE : FN_GLOBALS);
-        if (t < 0)
-            return -1;
-        c->op = IR_NOP;
-        c->arg = c->arg2 = 0;
-        c->cst = NULL;
-        if (null) {
-            null->op = IR_PUSH_NULL;
-            null->arg = null->arg2 = 0;
-            null->cst = NULL;
-            null->name = NULL;
-        } else {
-            f->op = IR_NOP;
-            f->arg = f->arg2 = 0;
-        }
-        load->op = IR_LOAD_GLOBAL;
-        load->arg = load->arg2 = 0;
-        load->cst = NULL;
-        load->name = method ? FN_TYPE : FN_GLOBALS;
-        S->tcst[load - ins] = t;
+        rewrite(c, IR_NOP, NULL);
+        if (null)
+            rewrite(null, IR_PUSH_NULL, NULL);
+        else
+            rewrite(f, IR_NOP, NULL);
+        rewrite(load, IR_LOAD_GLOBAL, method ? FN_TYPE : FN_GLOBALS);
+        S->tcst[load - ins] = method ? E->fn_type_t : E->fn_globals_t;
         S->tcst[i] = -1;
         i += 2;
     }
     memset(entered, 0, (size_t)n + 1);
-    return 0;
 }
 
 /* Stack positions an event reads: the top `pops + peek` values, or, for the
@@ -2029,11 +2021,8 @@ static int function_by_value_call(eq *E, sstate *A, sstate *B) {
         int32_t t = callee;
         callee = other, other = t;
     }
-    int32_t fn_type = named_term(E, T_GLOBAL, FN_TYPE), fn_globals = named_term(E, T_GLOBAL, FN_GLOBALS);
-    if (fn_type < 0 || fn_globals < 0)
-        return -1;
     const int32_t *arg = &B->stack[B->sp - 5];
-    if (callee != fn_type || other != E->null_t || arg[1] != fn_globals || arg[2] != E->none_t ||
+    if (callee != E->fn_type_t || other != E->null_t || arg[1] != E->fn_globals_t || arg[2] != E->none_t ||
         arg[0] != A->stack[A->sp - 1] || arg[0] == E->opaque_t)
         return 0;
     /* the parts below the code, nearest first: MAKE_FUNCTION's flags from the
@@ -2244,7 +2233,8 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
         return CANT("out of memory");
     if ((E->null_t = cons(E, T_NULL, 0, 0, 0)) < 0 || (E->unbound_t = cons(E, T_UNBOUND, 0, 0, 0)) < 0 ||
         (E->opaque_t = cons(E, T_OPAQUE, 0, 0, 0)) < 0 || (E->lasti_t = cons(E, T_LASTI, 0, 0, 0)) < 0 ||
-        (E->none_t = const_term(E, none)) < 0 || (E->empty_tuple_t = const_term(E, empty)) < 0)
+        (E->none_t = const_term(E, none)) < 0 || (E->empty_tuple_t = const_term(E, empty)) < 0 ||
+        (E->fn_type_t = named_term(E, T_GLOBAL, FN_TYPE)) < 0 || (E->fn_globals_t = named_term(E, T_GLOBAL, FN_GLOBALS)) < 0)
         return -1;
     if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0)
         return -1;
@@ -2252,8 +2242,7 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
     fold_list_calls(E, &E->s[1]);
     fold_cell_idioms(&E->s[0]);
     fold_cell_idioms(&E->s[1]);
-    if (fold_function_type(E, &E->s[1]) < 0)
-        return -1;
+    fold_function_type(E, &E->s[1]);
     for (int s = 0; s < 2; s++) {
         for (int k = 0; k < 6; k++)
             if (state_init(E, s, &E->tmp[s][k]) < 0)
