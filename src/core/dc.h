@@ -345,11 +345,13 @@ int dc_fail(dc *d, int at, const char *fmt, ...)
 
 /* ---- translation validation (validate.c) ---- */
 /* Is validation asked for, and possible, for this code object? */
-int dc_wants_validation(const dc_shared *sh, const dp_code *code);
+int dc_wants_validation(const dc_shared *sh, const dp_code *code, int module);
 /* Compiles the function statement `def` (of d->code) through the caller's
  * hook and compares it with d->code: 1 equivalent, 0 not, -1 not checked;
  * `why` says why not. */
 int dc_validate(dc *d, dp_node *def, char *why, size_t whylen);
+/* The same for a module's body (d->code a module): compiled whole. */
+int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen);
 
 /* ---- 3.8-3.10 block-stack try/except/finally and with (try_legacy.c) ---- */
 /* SETUP_FINALLY/SETUP_WITH/SETUP_ASYNC_WITH (a whole statement), POP_BLOCK and

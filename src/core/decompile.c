@@ -616,8 +616,28 @@ static void remove_at(dp_nodes *l, int at) {
     l->n--;
 }
 
+/* A module's code says LOAD_GLOBAL/STORE_GLOBAL/DELETE_GLOBAL only for a
+ * name some `global` statement names (the module's own, or one in a
+ * function it defines, which the function's bytecode may not show): one
+ * `global` at the top of the module compiles every use of it so again. */
+static int module_globals(dc *d) {
+    for (int i = 0; i < d->n; i++) {
+        const dp_instr *x = &d->in[i];
+        if ((x->op != IR_LOAD_GLOBAL && x->op != IR_STORE_GLOBAL && x->op != IR_DELETE_GLOBAL) || x->name == NULL)
+            continue;
+        int known = 0;
+        for (int k = 0; k < d->globals.n && !known; k++)
+            known = strcmp(d->globals.v[k]->s, x->name) == 0;
+        if (!known && dc_add(d, &d->globals, dc_name(d, x->name)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
 static int prepend_decls(dc *d, dp_nodes *body) {
     dp_nodes out = {0};
+    if (d->is_module && module_globals(d) < 0)
+        return -1;
     if (d->globals.n) {
         dp_node *g = dc_node(d, S_GLOBAL);
         if (g == NULL || dc_add(d, &out, g) < 0)
@@ -632,21 +652,22 @@ static int prepend_decls(dc *d, dp_nodes *body) {
     }
     if (out.n == 0)
         return 0;
-    /* after a docstring, if any */
+    /* after a docstring and the `from __future__` imports, which must come first */
     int at = body->n > 0 && body->v[0]->kind == S_EXPR && dc_is_const_kind(body->v[0]->a, DP_CONST_STR);
-    for (int k = 0; k < body->n; k++)
-        if (k >= at && dc_add(d, &out, body->v[k]) < 0)
+    while (at < body->n && body->v[at]->kind == S_IMPORTFROM && body->v[at]->op == 0 && body->v[at]->s &&
+           strcmp(body->v[at]->s, "__future__") == 0)
+        at++;
+    dp_nodes merged = {0};
+    for (int k = 0; k < at; k++)
+        if (dc_add(d, &merged, body->v[k]) < 0)
             return -1;
-    if (at) {
-        dp_nodes merged = {0};
-        if (dc_add(d, &merged, body->v[0]) < 0)
+    for (int k = 0; k < out.n; k++)
+        if (dc_add(d, &merged, out.v[k]) < 0)
             return -1;
-        for (int k = 0; k < out.n; k++)
-            if (dc_add(d, &merged, out.v[k]) < 0)
-                return -1;
-        out = merged;
-    }
-    *body = out;
+    for (int k = at; k < body->n; k++)
+        if (dc_add(d, &merged, body->v[k]) < 0)
+            return -1;
+    *body = merged;
     return 0;
 }
 
@@ -886,18 +907,24 @@ static int code_body_validated(dc_shared *sh, const dp_code *code, dc *outer, in
         if (r < 0)
             return -1;
     }
-    if (kind != BODY_FUNCTION || d->used_fallback || !dc_wants_validation(sh, code))
+    if ((kind != BODY_FUNCTION && kind != BODY_MODULE) || d->used_fallback ||
+        !dc_wants_validation(sh, code, kind == BODY_MODULE))
         return 0;
-    dp_node *def = dc_node(d, S_FUNCTIONDEF);
-    if (def == NULL)
-        return -1;
-    def->s = code->name;
-    def->op = is_async(code);
-    def->l1 = *body;
-    if ((def->c = arguments(d, code, NULL, &def->b)) == NULL)
-        return -1;
     char why[200];
-    int v = dc_validate(d, def, why, sizeof why);
+    int v;
+    if (kind == BODY_MODULE) {
+        v = dc_validate_module(d, body, why, sizeof why);
+    } else {
+        dp_node *def = dc_node(d, S_FUNCTIONDEF);
+        if (def == NULL)
+            return -1;
+        def->s = code->name;
+        def->op = is_async(code);
+        def->l1 = *body;
+        if ((def->c = arguments(d, code, NULL, &def->b)) == NULL)
+            return -1;
+        v = dc_validate(d, def, why, sizeof why);
+    }
     dp_validation_stats *stats = sh->opt->stats;
     if (stats)
         *(v == 1 ? &stats->validated : v == 0 ? &stats->fallback : &stats->unchecked) += 1;

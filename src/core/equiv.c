@@ -319,7 +319,8 @@ static int const_same(const dp_const *a, const dp_const *b, int depth);
  * depends on the order it was built in, and the output lists the items in
  * the original's order, which the compiler may build into another (the
  * verdict depended on the hash seed).  Only where the order cannot show
- * (`x in {...}`, see same_input): iterating the set would show it.  Each
+ * (`x in {...}`) or is the hash seed's (see same_input): iterating the set
+ * would show it.  Each
  * item of `a` is matched with a distinct item of `b`; past MAX_SET_MATCH
  * items only the same order is recognized (a set that large is rare). */
 #define MAX_SET_MATCH 512
@@ -1110,6 +1111,38 @@ static int maybe_unbound(const eq *E, int32_t t) {
  * SW_BREAK for a pure step done (pure_step moves on). */
 enum { SW_NOT_MINE = 0x10000, SW_BREAK };
 
+
+/* A tuple built of constants is the constant tuple: CPython's peephole pass
+ * folds `LOAD_CONST a; LOAD_CONST b; BUILD_TUPLE 2` into `LOAD_CONST (a, b)`,
+ * but 3.8 and 3.9 skip the pass for code whose line table has a large step
+ * (a module whose text spans other lines than the original's).  0 (an
+ * observable build) when an item is not a constant. */
+#define MAX_FOLDED_TUPLE 256
+static int folded_tuple(eq *E, int s, sstate *st, int n) {
+    if (n > MAX_FOLDED_TUPLE || st->sp < n)
+        return 0;
+    for (int k = 0; k < n; k++)
+        if (const_of(E, st->stack[st->sp - n + k]) == NULL)
+            return 0;
+    dp_const *c = dp_alloc(&E->ar, sizeof *c);
+    dp_const **items = dp_alloc_array(&E->ar, (size_t)n, sizeof *items);
+    if (c == NULL || items == NULL)
+        return CANT("out of memory");
+    memset(c, 0, sizeof *c);
+    for (int k = 0; k < n; k++)
+        items[k] = (dp_const *)const_of(E, st->stack[st->sp - n + k]);
+    c->kind = DP_CONST_TUPLE;
+    c->items = items;
+    c->n = (size_t)n;
+    int32_t t = const_term(E, c);
+    if (t < 0)
+        return -1;
+    st->sp -= n;
+    if (push(E, s, st, t) < 0)
+        return -1;
+    return SW_BREAK;
+}
+
 /* Loads, stores and stack shuffles (pure_step): SW_NOT_MINE for the others. */
 static int pure_value(eq *E, int s, sstate *st) {
     side *S = &E->s[s];
@@ -1151,7 +1184,7 @@ static int pure_value(eq *E, int s, sstate *st) {
         return SW_BREAK;
     case IR_BUILD_TUPLE: /* `()` is the constant the compiler folds it to */
         if (x->arg != 0)
-            return 0;
+            return folded_tuple(E, s, st, x->arg);
         if (push(E, s, st, E->empty_tuple_t) < 0)
             return -1;
         return SW_BREAK;
@@ -2075,6 +2108,27 @@ static int same_set(eq *E, int32_t ta, int32_t tb) {
     return a && b && set_same(a, b, 0);
 }
 
+/* A frozenset constant of str and bytes only: its order comes from the
+ * hash seed, so it changes from one run of the original to the next (no
+ * program can count on it) and the same items in another order are the
+ * same set.  The order of ints, floats or tuples of them is CPython's
+ * fixed behaviour and stays compared. */
+static int seeded_order(eq *E, int32_t t) {
+    const dp_const *c = const_of(E, t);
+    if (c == NULL || c->kind != DP_CONST_FROZENSET)
+        return 0;
+    for (size_t k = 0; k < c->n; k++)
+        if (c->items[k]->kind != DP_CONST_STR && c->items[k]->kind != DP_CONST_BYTES)
+            return 0;
+    return 1;
+}
+
+/* Inputs of an event that are the same value: the same term, or the same
+ * set where its order cannot show (`x in {...}`) or is the hash seed's. */
+static int same_input(eq *E, const dp_instr *x, int k, int32_t ta, int32_t tb) {
+    return ta == tb || (((x->op == IR_CONTAINS && k == 1) || seeded_order(E, ta)) && same_set(E, ta, tb));
+}
+
 /* Both sides are at an observable operation that is no branch. */
 static int event(eq *E, sstate *A, sstate *B) {
     const dp_instr *xa = &E->s[0].f.ins[A->pc], *xb = &E->s[1].f.ins[B->pc];
@@ -2098,7 +2152,7 @@ static int event(eq *E, sstate *A, sstate *B) {
         if (tb == E->opaque_t)
             return NEQ("offset %d: %s uses a value the original does not have here", xb->offset,
                        dp_irop_name(xb->op));
-        if (ta != tb && !(xa->op == IR_CONTAINS && k == 1 && same_set(E, ta, tb)))
+        if (!same_input(E, xa, k, ta, tb))
             return NEQ("offset %d: %s on other values than at offset %d", xb->offset, dp_irop_name(xb->op),
                        xa->offset);
     }

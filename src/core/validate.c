@@ -13,10 +13,10 @@
 
 #define WRAPPER "__depyf_validate"
 
-int dc_wants_validation(const dc_shared *sh, const dp_code *code) {
+int dc_wants_validation(const dc_shared *sh, const dp_code *code, int module) {
     const dp_options *o = sh->opt;
-    return o && o->compile && o->compile_minor == code->py_minor && dc_is_identifier(code->name) &&
-           strcmp(code->name, WRAPPER) != 0;
+    return o && o->compile && o->compile_minor == code->py_minor &&
+           (module || (dc_is_identifier(code->name) && strcmp(code->name, WRAPPER) != 0));
 }
 
 /* The function code object named `name` exactly `depth` levels of
@@ -117,9 +117,62 @@ static void import_names(dp_buf *b, const dc *d) {
     }
 }
 
-int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
+/* Prints `block` after the text already in `src` (at `level`), compiles
+ * it through the caller's hook and compares the code object found in the
+ * result (the module itself when `name` is NULL, else the function `name`
+ * `level + 1` constants down) with d->code: 1 equivalent, 0 not, -1 not
+ * checked. */
+static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, const char *name, char *why,
+                               size_t whylen) {
     const dp_code *code = d->code;
     const dp_options *o = d->sh->opt;
+    dp_error err;
+    dp_error_init(&err);
+    dp_printer p;
+    dp_printer_init(&p, src, 4, &err);
+    p.py_minor = code->py_minor;
+    int r = -1;
+    int printed = dp_print_block(&p, block, level);
+    dp_arena ar;
+    dp_arena_init(&ar);
+    /* (the constants the printer named, for the checker) */
+    dp_named_consts named = {NULL, dp_printer_nnamed(&p)};
+    const dp_const **v = named.n ? dp_alloc_array(&ar, named.n, sizeof *v) : NULL;
+    for (size_t k = 0; v != NULL && k < named.n; k++)
+        v[k] = dp_printer_named(&p, k);
+    named.v = v;
+    dp_printer_free(&p);
+    if (dp_buf_over(src)) {
+        snprintf(why, whylen, "the validation limit of %zu bytes of source is spent", src->limit);
+        goto out;
+    }
+    if (printed < 0 || !dp_buf_ok(src) || (named.n > 0 && v == NULL)) {
+        snprintf(why, whylen, "could not print: %s", printed < 0 ? err.msg : "out of memory");
+        goto out;
+    }
+    if (src->len == 0) /* (an empty module prints nothing: the hook needs a text) */
+        dp_buf_puts(src, "\n");
+    if (!dp_buf_ok(src) || src->data == NULL) {
+        snprintf(why, whylen, "out of memory");
+        goto out;
+    }
+    dp_code *mod = NULL;
+    int c = o->compile(o->compile_ctx, src->data, code->flags, &ar, &mod, why, whylen);
+    if (c == 1) {
+        r = 0; /* printed source that does not compile is wrong too */
+    } else if (c == 0 && mod) {
+        const dp_code *cand = name ? find_at(mod, name, level + 1) : mod;
+        if (cand == NULL)
+            snprintf(why, whylen, "recompiled function not found");
+        else
+            r = dp_equivalent_named(code, cand, o->stable_globals ? DP_EQ_STABLE_GLOBALS : 0, &named, why, whylen);
+    }
+out:
+    dp_arena_free(&ar);
+    return r;
+}
+
+int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     dc_shared *sh = d->sh;
     /* (the budget is paid before the text is printed: a function's text
      * holds its nested functions', printed again for each) */
@@ -130,50 +183,112 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     dp_buf src;
     dp_buf_init(&src);
     src.limit = sh->validation_limit - sh->use.validation;
-    dp_error err;
-    dp_error_init(&err);
     import_names(&src, d);
-    int level = wrap(&src, code);
-    dp_printer p;
-    dp_printer_init(&p, &src, 4, &err);
-    p.py_minor = code->py_minor;
+    int level = wrap(&src, d->code);
     dp_nodes one = {&def, 1, 1};
-    int r = -1;
-    int printed = dp_print_block(&p, &one, level);
-    dp_arena ar;
-    dp_arena_init(&ar);
-    /* (the constants the printer named, for the checker) */
-    dp_named_consts named = {NULL, dp_printer_nnamed(&p)};
-    const dp_const **v = named.n ? dp_alloc_array(&ar, named.n, sizeof *v) : NULL;
-    for (size_t k = 0; v != NULL && k < named.n; k++)
-        v[k] = dp_printer_named(&p, k);
-    named.v = v;
-    dp_printer_free(&p);
-    sh->use.validation += src.len;
-    if (dp_buf_over(&src)) {
-        sh->use.validation = sh->validation_limit;
-        snprintf(why, whylen, "the validation limit of %zu bytes of source is spent", sh->validation_limit);
-        dp_arena_free(&ar);
-        goto out;
+    int r = compile_and_compare(d, &src, &one, level, d->code->name, why, whylen);
+    sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
+    dp_buf_free(&src);
+    return r;
+}
+
+/* ---- module bodies ---- */
+
+#define MAX_STUB_DEPTH 2000
+
+/* Does a function's body yield (it is a generator)?  Not counting the
+ * functions, classes and lambdas inside it. */
+static int yields(const dp_node *n, int depth) {
+    if (n == NULL || depth > MAX_STUB_DEPTH || n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF ||
+        n->kind == E_LAMBDA)
+        return 0;
+    if (n->kind == E_YIELD || n->kind == E_YIELD_FROM)
+        return 1;
+    const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++)
+            if (yields(ls[l]->v[k], depth + 1))
+                return 1;
+    return yields(n->a, depth + 1) || yields(n->b, depth + 1) || yields(n->c, depth + 1);
+}
+
+static dp_node *copy_node(dc *d, const dp_node *n) {
+    dp_node *c = dc_node(d, n->kind);
+    if (c != NULL) {
+        size_t seq = c->seq;
+        *c = *n;
+        c->seq = seq;
     }
-    if (printed < 0 || !dp_buf_ok(&src) || (named.n > 0 && v == NULL)) {
-        snprintf(why, whylen, "could not print: %s", printed < 0 ? err.msg : "out of memory");
-        dp_arena_free(&ar);
-        goto out;
+    return c;
+}
+
+/* The body a stub of `def` keeps: what makes the code object's kind. */
+static int stub_body(dc *d, const dp_node *def, dp_nodes *out) {
+    *out = (dp_nodes){0};
+    dp_node *s = dc_node(d, S_PASS);
+    int generator = 0;
+    for (int k = 0; def->kind == S_FUNCTIONDEF && k < def->l1.n && !generator; k++)
+        generator = yields(def->l1.v[k], 0);
+    if (generator) {
+        if ((s = dc_node(d, S_EXPR)) != NULL && (s->a = dc_node(d, E_YIELD)) == NULL)
+            return -1;
     }
-    dp_code *mod = NULL;
-    int c = o->compile(o->compile_ctx, src.data, code->flags, &ar, &mod, why, whylen);
-    if (c == 1) {
-        r = 0; /* printed source that does not compile is wrong too */
-    } else if (c == 0 && mod) {
-        const dp_code *cand = find_at(mod, code->name, level + 1);
-        if (cand == NULL)
-            snprintf(why, whylen, "recompiled function not found");
-        else
-            r = dp_equivalent_named(code, cand, o->stable_globals ? DP_EQ_STABLE_GLOBALS : 0, &named, why, whylen);
+    return dc_add(d, out, s);
+}
+
+/* `n` with the bodies of the functions and classes in it (not in its
+ * expressions: a lambda is compared in full) replaced by stubs; n itself
+ * when it holds none.  NULL when out of memory or too deep. */
+static dp_node *stubbed(dc *d, dp_node *n, int depth) {
+    if (n == NULL || n->kind < S_EXPR || depth > MAX_STUB_DEPTH)
+        return depth > MAX_STUB_DEPTH ? NULL : n;
+    if ((n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF) && n->l4.n > 0)
+        return n; /* (PEP 695: the body's uses of the type parameters make the cells of the
+                   * `<generic parameters of ...>` function, compared in full) */
+    if (n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF) {
+        dp_node *c = copy_node(d, n);
+        return c == NULL || stub_body(d, n, &c->l1) < 0 ? NULL : c;
     }
-    dp_arena_free(&ar);
-out:
+    dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    dp_nodes out[4] = {{0}};
+    int changed = 0;
+    for (int l = 0; l < 4; l++)
+        for (int k = 0; k < ls[l]->n; k++) {
+            dp_node *x = stubbed(d, ls[l]->v[k], depth + 1);
+            if (x == NULL && ls[l]->v[k] != NULL)
+                return NULL;
+            changed |= x != ls[l]->v[k];
+            if (dp_nodes_push(d->sh->ar, &out[l], x) < 0)
+                return NULL;
+        }
+    if (!changed)
+        return n;
+    dp_node *c = copy_node(d, n);
+    if (c != NULL)
+        c->l1 = out[0], c->l2 = out[1], c->l3 = out[2], c->l4 = out[3];
+    return c;
+}
+
+/* A module body is validated whole, once, with the bodies of its
+ * functions and classes as stubs: the checker compares those code objects
+ * here by name and signature only (each function was validated on its
+ * own), so compiling their bodies again would only cost time.  What a
+ * body changes in the module's code (a `global` in a function) is printed
+ * in the module itself (module_globals).  The text is bounded by the
+ * output limit, not by the functions' budget. */
+int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen) {
+    dp_nodes stubs = {0};
+    for (int k = 0; k < body->n; k++) {
+        dp_node *x = stubbed(d, body->v[k], 0);
+        if (x == NULL || dc_add(d, &stubs, x) < 0) {
+            snprintf(why, whylen, "the module is too deep or too large to check");
+            return -1;
+        }
+    }
+    dp_buf src;
+    dp_buf_init(&src);
+    src.limit = d->sh->output_limit;
+    int r = compile_and_compare(d, &src, &stubs, 0, NULL, why, whylen);
     dp_buf_free(&src);
     return r;
 }
