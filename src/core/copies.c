@@ -147,44 +147,78 @@ static void clear_upto(int *at, unsigned char *gone, int *ready, int upto) {
     }
 }
 
-/* dc_copy_len; the body's exits (indices into ops) go to ks[0..*nks):
- * at most MAX_COPY_EXITS + 1 of them, the last one included; the copy's
- * handler blocks placed apart to ch (may be NULL). */
-static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int *nks,
-                     copy_handlers *ch_out) {
+/* One walk of a finally body `ops` [base, base + len) against a copy of it
+ * at i: what travels between its parts (copy_walk's steps). */
+typedef struct {
+    const dc *d;
+    const dp_instr *ops;
+    int i, end, base, len;
+    int cold;  /* 3.11+: handlers of nested tries placed apart */
+    int clean; /* the finally's cleanup handler */
+    int span;  /* the body and its handlers span [base, base + span) */
+    /* at[k]: where the copy holds the body's instruction k (-1: in a
+     * handler block placed apart); gone[k]: a jump over such blocks, which
+     * the copy has no need of; both set below `ready` (as the walk goes:
+     * most walks fail early) */
+    int at[MAX_COPY_LEN];
+    unsigned char gone[MAX_COPY_LEN];
+    int ready;
+    int k;        /* where the walk in step stopped: len, or the body's last exit */
+    int c;        /* the code after the copy, C */
+    int *ks, *nks; /* the body's exits met */
+    copy_handlers ch;
+} copy_walk_state;
+
+/* Sets up the walk of `ops` against the copy at i: 0 where no copy can be
+ * there (bad bounds, a body too long to walk). */
+static int copy_walk_start(copy_walk_state *w, const dc *d, int i, int end, const dp_instr *ops, int len, int *ks,
+                           int *nks) {
     *nks = 0;
     if (ops == NULL || len <= 0 || len > MAX_COPY_LEN || i < 0 || i >= end || end > d->n)
         return 0;
     int base = (int)(ops - d->in);
     if (base < 0 || base + len >= d->n)
         return 0;
+    w->d = d;
+    w->ops = ops;
+    w->i = i;
+    w->end = end;
+    w->base = base;
+    w->len = len;
+    w->ks = ks;
+    w->nks = nks;
     /* 3.11+ places the handlers of tries nested in the body after their try
      * or after the body's code (in the handler's copy), 3.12+ after the
      * function (in the others): the body and its handlers span [base, clean) */
-    int cold = d->code->py_minor >= 11;
+    w->cold = d->code->py_minor >= 11;
     /* (the body follows its handler's PUSH_EXC_INFO, protected by clean) */
-    int clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? dc_handler_at(d, base - 1) : dc_handler_at(d, base + len);
-    int span = cold && clean > base + len ? clean - base : len;
-    if (span > MAX_COPY_LEN)
+    w->clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? dc_handler_at(d, base - 1)
+                                                                    : dc_handler_at(d, base + len);
+    w->span = w->cold && w->clean > base + len ? w->clean - base : len;
+    if (w->span > MAX_COPY_LEN)
         return 0;
-    copy_handlers ch = {.n = 0, .top = -2};
-    /* Walk both in step.  Where the body leaves for its end, the copy goes
-     * on to the code after it, C: a JUMP there, or a copy of C's code when
-     * that returns (CPython copies such exits into each jump to them);
-     * where the body leaves last, the copy falls into C.  NOPs do nothing:
-     * either side can have them where the other has none (3.12+ places
-     * an await's CLEANUP_THROW, a NOP here, inline in the handler and
-     * after the function in the copy).  at[k]: where the copy holds the
-     * body's instruction k (-1: in a handler block placed apart);
-     * gone[k]: a jump over such blocks, which the copy has no need of. */
-    int at[MAX_COPY_LEN];
-    unsigned char gone[MAX_COPY_LEN];
-    int ready = 0; /* at and gone are set below it (as the walk goes: most walks fail early) */
-    int k = 0, p = i;
+    w->ch = (copy_handlers){.n = 0, .top = -2};
+    w->ready = 0;
+    return 1;
+}
+
+/* Walks body and copy in step, from i: 1 with w->k and the copy's end
+ * w->c, or 0 where the code at i is no copy.  Where the body leaves for
+ * its end, the copy goes on to the code after it, C: a JUMP there, or a
+ * copy of C's code when that returns (CPython copies such exits into each
+ * jump to them); where the body leaves last, the copy falls into C.  NOPs
+ * do nothing: either side can have them where the other has none (3.12+
+ * places an await's CLEANUP_THROW, a NOP here, inline in the handler and
+ * after the function in the copy). */
+static int copy_walk_in_step(copy_walk_state *w) {
+    const dc *d = w->d;
+    const dp_instr *ops = w->ops;
+    int base = w->base, len = w->len, span = w->span, end = w->end, cold = w->cold;
+    int k = 0, p = w->i;
     for (; k < len; k++) {
-        clear_upto(at, gone, &ready, k + 4 < span ? k + 4 : span);
+        clear_upto(w->at, w->gone, &w->ready, k + 4 < span ? k + 4 : span);
         if (ops[k].op == IR_NOP) {
-            at[k] = p;
+            w->at[k] = p;
             if (p < end && d->in[p].op == IR_NOP) /* (both have it: a handler's start, say) */
                 p++;
             continue;
@@ -197,15 +231,15 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             int e = handler_block_end(d, base + k);
             if (e < 0 || e > base + len)
                 return 0;
-            clear_upto(at, gone, &ready, e - base);
+            clear_upto(w->at, w->gone, &w->ready, e - base);
             k = e - base - 1; /* (walked with the copy's handler below) */
             continue;
         }
-        at[k] = p;
+        w->at[k] = p;
         if (copy_exit(d, base, len, ops, k, p)) {
-            if (*nks == MAX_COPY_EXITS + 1)
+            if (*w->nks == MAX_COPY_EXITS + 1)
                 return 0;
-            ks[(*nks)++] = k;
+            w->ks[(*w->nks)++] = k;
             /* (the body's last exits, one after another, are all where the
              * copy falls into C: the ends of branches there) */
             int rest = k + 1;
@@ -220,12 +254,12 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             continue;
         }
         if (cold && ops[k].op == IR_JUMP && d->in[p].op != IR_JUMP && jumps_over_handlers(d, base + k)) {
-            gone[k] = 1;
+            w->gone[k] = 1;
             continue;
         }
         if (cold && unwinds_finally(ops, k, len) && d->in[p].op == IR_RETURN_VALUE) {
             for (int u = 0; u < 4; u++)
-                gone[k + u] = 1;
+                w->gone[k + u] = 1;
             k += 3; /* (the return value goes on past the handled exception) */
             continue;
         }
@@ -233,71 +267,100 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
             return 0;
         p++;
     }
-    clear_upto(at, gone, &ready, span);
+    clear_upto(w->at, w->gone, &w->ready, span);
+    w->k = k;
     int c = p;
     /* (a line's NOP that nothing jumps to can end the copy: the exits
      * copied in go on past it) */
     while (c < end && d->in[c].op == IR_NOP && d->nref[c] == 0)
         c++;
-    /* the copy's handler blocks: each as the body's, the exits aside;
-     * pairing the handlers of the code walked finds them, and walking them
-     * the handlers of their code (nested there, inline in both) */
-    int walked = 0;
-    for (int round = 0; cold && round <= MAX_COPY_HANDLERS; round++) {
+    w->c = c;
+    return 1;
+}
+
+/* Walks the body's handler block [hb, eb) against the copy's, from q:
+ * exits go on as C does.  Where the copy's block ends, or -1 where it is
+ * no copy. */
+static int copy_walk_handler_block(copy_walk_state *w, int hb, int eb, int q) {
+    const dc *d = w->d;
+    const dp_instr *ops = w->ops;
+    int base = w->base, len = w->len;
+    for (int b = hb - base; b < eb - base; b++) {
+        if (ops[b].op == IR_NOP) {
+            w->at[b] = q;
+            if (q < d->n && d->in[q].op == IR_NOP)
+                q++;
+            continue;
+        }
+        while (q < d->n && d->in[q].op == IR_NOP && d->nref[q] == 0)
+            q++;
+        if (q >= d->n)
+            return -1;
+        w->at[b] = q;
+        if (copy_exit(d, base, len, ops, b, q)) {
+            int m = d->in[q].op == IR_JUMP ? 1 : dc_exit_block_len(d, q);
+            if (m == 0 || !dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, w->c))
+                return -1;
+            q += m;
+            continue;
+        }
+        if (!dc_same_instr(&d->in[q], &ops[b]))
+            return -1;
+        q++;
+    }
+    return q;
+}
+
+/* The copy's handler blocks (3.11+): each as the body's, the exits aside;
+ * pairing the handlers of the code walked finds them, and walking them
+ * the handlers of their code (nested there, inline in both).  0 where a
+ * pairing or a block does not match. */
+static int copy_walk_handlers(copy_walk_state *w) {
+    const dc *d = w->d;
+    int base = w->base, len = w->len, span = w->span, walked = 0;
+    copy_handlers *ch = &w->ch;
+    for (int round = 0; w->cold && round <= MAX_COPY_HANDLERS; round++) {
         for (int kk = 0; kk < span; kk++) {
-            int q = at[kk];
+            int q = w->at[kk];
             /* (an instruction the body's table leaves out cannot raise:
              * a jump, say; no handler of the copy's matters there) */
-            if (q < 0 || ops[kk].op == IR_NOP || gone[kk] || kk == len || dc_handler_at(d, base + kk) < 0 ||
-                copy_exit(d, base, len, ops, kk, q))
+            if (q < 0 || w->ops[kk].op == IR_NOP || w->gone[kk] || kk == len || dc_handler_at(d, base + kk) < 0 ||
+                copy_exit(d, base, len, w->ops, kk, q))
                 continue;
-            if (!pair_handlers(&ch, base, span, clean, dc_handler_at(d, base + kk), dc_handler_at(d, q)))
+            if (!pair_handlers(ch, base, span, w->clean, dc_handler_at(d, base + kk), dc_handler_at(d, q)))
                 return 0;
         }
-        if (walked == ch.n)
+        if (walked == ch->n)
             break;
-        for (; walked < ch.n; walked++) {
-            int hb = ch.body[walked], q = ch.copy[walked], eb = handler_block_end(d, hb);
-            if (at[hb - base] >= 0 || eb < 0)
+        for (; walked < ch->n; walked++) {
+            int hb = ch->body[walked], eb = handler_block_end(d, hb);
+            if (w->at[hb - base] >= 0 || eb < 0)
                 continue; /* (walked already, or part of a block: see below) */
-            for (int b = hb - base; b < eb - base; b++) {
-                if (ops[b].op == IR_NOP) {
-                    at[b] = q;
-                    if (q < d->n && d->in[q].op == IR_NOP)
-                        q++;
-                    continue;
-                }
-                while (q < d->n && d->in[q].op == IR_NOP && d->nref[q] == 0)
-                    q++;
-                if (q >= d->n)
-                    return 0;
-                at[b] = q;
-                if (copy_exit(d, base, len, ops, b, q)) {
-                    int m = d->in[q].op == IR_JUMP ? 1 : dc_exit_block_len(d, q);
-                    if (m == 0 || !dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
-                        return 0;
-                    q += m;
-                    continue;
-                }
-                if (!dc_same_instr(&d->in[q], &ops[b]))
-                    return 0;
-                q++;
-            }
-            ch.copy_end[walked] = q;
+            int q = copy_walk_handler_block(w, hb, eb, ch->copy[walked]);
+            if (q < 0)
+                return 0;
+            ch->copy_end[walked] = q;
         }
     }
     /* each handler paired is where the copy holds the body's */
-    for (int x = 0; x < ch.n; x++)
-        if (at[ch.body[x] - base] < 0 || past_nops(d, at[ch.body[x] - base]) != past_nops(d, ch.copy[x]))
+    for (int x = 0; x < ch->n; x++)
+        if (w->at[ch->body[x] - base] < 0 || past_nops(d, w->at[ch->body[x] - base]) != past_nops(d, ch->copy[x]))
             return 0;
-    /* the exits go on as C does; jumps inside keep their places */
+    return 1;
+}
+
+/* Do the copy's exits go on as C does, and its jumps inside keep their
+ * places? */
+static int copy_walk_jumps(const copy_walk_state *w) {
+    const dc *d = w->d;
+    int base = w->base, len = w->len, span = w->span;
     for (int kk = 0; kk < span; kk++) {
-        const dp_instr *b = &ops[kk];
-        int q = at[kk];
-        if (b->op == IR_NOP || q < 0 || (kk >= k && kk < len) || kk == len)
+        const dp_instr *b = &w->ops[kk];
+        int q = w->at[kk];
+        if (b->op == IR_NOP || q < 0 || (kk >= w->k && kk < len) || kk == len)
             continue;
-        if (copy_exit(d, base, len, ops, kk, q)) {
-            if (!dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, c))
+        if (copy_exit(d, base, len, w->ops, kk, q)) {
+            if (!dc_same_continuation(d, d->in[q].op == IR_JUMP ? d->in[q].target : q, w->c))
                 return 0;
             continue;
         }
@@ -306,20 +369,32 @@ static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, 
         int t = b->target - base;
         if (t < 0 || t > span)
             return 0;
-        int from = gone[kk] ? q : d->in[q].target;
-        int same_place = t < span && at[t] >= 0 && past_nops(d, from) == past_nops(d, at[t]);
-        if (gone[kk] && !same_place)
+        int from = w->gone[kk] ? q : d->in[q].target;
+        int same_place = t < span && w->at[t] >= 0 && past_nops(d, from) == past_nops(d, w->at[t]);
+        if (w->gone[kk] && !same_place)
             return 0;
         if (t == len || (t < len && fin_exit(d, base, len, t))) {
-            if (!dc_same_continuation(d, d->in[q].target, c) && !same_place)
+            if (!dc_same_continuation(d, d->in[q].target, w->c) && !same_place)
                 return 0;
         } else if (!same_place) {
             return 0;
         }
     }
+    return 1;
+}
+
+/* dc_copy_len; the body's exits (indices into ops) go to ks[0..*nks):
+ * at most MAX_COPY_EXITS + 1 of them, the last one included; the copy's
+ * handler blocks placed apart to ch (may be NULL). */
+static int copy_walk(const dc *d, int i, int end, const dp_instr *ops, int len, int *ks, int *nks,
+                     copy_handlers *ch_out) {
+    copy_walk_state w;
+    if (!copy_walk_start(&w, d, i, end, ops, len, ks, nks) || !copy_walk_in_step(&w) || !copy_walk_handlers(&w) ||
+        !copy_walk_jumps(&w))
+        return 0;
     if (ch_out != NULL)
-        *ch_out = ch;
-    return c - i;
+        *ch_out = w.ch;
+    return w.c - i;
 }
 
 int dc_copy_len(const dc *d, int i, int end, const dp_instr *ops, int len) {

@@ -709,179 +709,204 @@ static int star_alone(dc *d, dp_node *tr, int H, int cend, int stop, int else_en
     return region_with(d, alone[0], alone[1], -1, st, out, NULL, NULL);
 }
 
-/* The try statement whose handler is h, starting at i, in the region [?, end)
- * that goes on at `exit`.  *next: where the code after it starts; *falls:
- * 0 when control cannot reach that place from the statement (it returns,
- * raises or jumps away on every path), else 1. */
-static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next,
-                    int *falls, int carried) {
-    *falls = 1;
-    int H = h->at;
-    int clean = H < d->n ? dc_handler_at(d, H) : -1;
-    int cend = cleanup_end(d, clean);
-    if (cend < 0)
-        return dc_fail(d, H, "handler without its cleanup block");
-    if (dc_open_handler(d, h) < 0)
+/* One try statement as try_stmt reads it: what its parts (the finally form,
+ * the except forms of each layout) share. */
+typedef struct {
+    dc_handler *h;
+    dp_node *tr;          /* the statement built */
+    int H, clean, cend;   /* its handler, the cleanup handler, the cleanup's end */
+    int i, end, exit;     /* try_stmt's start and region */
+    int carried;          /* entered with values on the stack (dc_try) */
+    dc_stack *st;         /* the stack at the try */
+    dc_stack *hst;        /* the stack its handler starts on */
+    dc_stack *body_left;  /* where a carried body leaves its values, else NULL */
+    dc_stack left, cut;   /* (what body_left and hst point to when carried) */
+    dp_nodes *out;
+    int *next, *falls;    /* try_stmt's outputs */
+} try_parts;
+
+/* The finally bodies dc_take_any_finally_copy looks for, saved on entering
+ * a finally body's try to be put back after it: tries nest. */
+typedef struct {
+    const dp_instr *ops;
+    int len, nouter;
+} fin_saved;
+
+/* Makes the finally body [H + 1, close) the one whose copies the try body
+ * holds; the one before becomes an enclosing one (a return runs every
+ * enclosing finally). */
+static fin_saved enter_finally(dc *d, int H, int close) {
+    fin_saved saved = {d->fin_ops, d->fin_len, d->nfin_outer};
+    if (saved.ops && d->nfin_outer < (int)(sizeof d->fin_outer / sizeof d->fin_outer[0])) {
+        d->fin_outer[d->nfin_outer].ops = saved.ops;
+        d->fin_outer[d->nfin_outer].len = saved.len;
+        d->nfin_outer++;
+    }
+    d->fin_ops = &d->in[H + 1];
+    d->fin_len = close - (H + 1);
+    return saved;
+}
+
+static void leave_finally(dc *d, fin_saved saved) {
+    d->fin_ops = saved.ops;
+    d->fin_len = saved.len;
+    d->nfin_outer = saved.nouter;
+}
+
+/* 3.12+ try/finally body: the body, then the finally copy of its normal
+ * exit, then the code after the statement (*after); the handler is
+ * elsewhere.  `completes`: the finally body ends with the RERAISE closing
+ * it (else with a raise or return of its own, as its copies do). */
+static int finally_body_312(dc *d, try_parts *t, int completes, int *after) {
+    int H = t->H, i = t->i;
+    int body_end = try_body_end(d, t->h);
+    /* (a carried body ends where its table entries do: it leaves its
+     * values on the stack, which no statement end would show) */
+    d->finish_stmt = !t->carried;
+    d->finish_handler = H;
+    d->fin_copy_end = -1;
+    int r = body_region(d, H, i, body_end, body_end, t->st, &t->tr->l1, t->body_left);
+    int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
+    if (r >= 0 && t->carried)
+        r = dc_carry_on(d, i, j, live, &t->left, &t->tr->l1, t->st);
+    while (j < H && d->in[j].op == IR_NOP)
+        j++;
+    while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
+        taken++;
+    /* (a body that stops at the handler, a `while True:` whose
+     * statements are tries, say, cannot fall into it: nothing falls
+     * into PUSH_EXC_INFO, its normal exit has no copy to run) */
+    int before_h = H > 0 ? d->in[H - 1].op : -1;
+    if (j == H && (before_h == IR_RERAISE || before_h == IR_RETURN_VALUE || before_h == IR_RAISE ||
+                   before_h == IR_JUMP))
+        live = 0;
+    *after = d->region_stop;
+    int cl = r >= 0 ? dc_take_copy(d, j, H, &d->in[H + 1], d->fin_len) : 0;
+    *t->falls = cl > 0 ? completes : live;
+    if (r >= 0 && !completes && taken >= 0) {
+        /* (a copy before another exit of the body, a return, is that
+         * exit's end: not known here) */
+        r = dc_fail(d, H, "finally block that never completes copied into the body");
+    } else if (cl > 0) {
+        *after = j + cl;
+    } else if (r >= 0 && live && d->fin_len > 0 && taken != j) {
+        /* the body goes on into code that is no copy of the finally
+         * body (nor did it just step over one): taking it for the
+         * code after the statement would run the finally body twice */
+        r = dc_fail(d, j, "finally block left without its copy");
+    }
+    d->skip_to[H] = t->cend;
+    return r;
+}
+
+/* try/finally: the body (with the finally copies in it taken), then the
+ * finally clause from the handler's copy [H + 1, close). */
+static int try_finally(dc *d, try_parts *t) {
+    int H = t->H, clean = t->clean;
+    /* the body ends with the RERAISE closing it (close), or 3.12+ with
+     * a raise or return of its own: it never completes, nor its copies */
+    int last = finally_last(d, H, clean), cold = d->code->py_minor >= 12, r;
+    int completes = last > H && d->in[last].op == IR_RERAISE;
+    if (!completes && !(cold && last > H && (d->in[last].op == IR_RAISE || d->in[last].op == IR_RETURN_VALUE)))
+        return dc_fail(d, H, "malformed finally block");
+    int close = completes ? last : last + 1; /* (else just past the body) */
+    if (completes) {
+        d->seen[close] = 1;
+        unthread_reraises(d, H + 1, close, clean);
+    }
+    int after;
+    fin_saved saved = enter_finally(d, H, close);
+    if (cold) {
+        r = finally_body_312(d, t, completes, &after);
+    } else {
+        /* (only here: from 3.12 on the scan would reach over the rest of
+         * the function to the cold handler) */
+        after = try_after(d, t->i, H, t->cend);
+        r = body_region(d, H, t->i, H, after, t->st, &t->tr->l1, t->body_left);
+        if (r >= 0 && t->carried)
+            r = dc_carry_on(d, t->i, d->region_stop, d->region_live, &t->left, &t->tr->l1, t->st);
+    }
+    leave_finally(d, saved);
+    if (r < 0)
         return -1;
-    d->seen[H] = 1;
-    dc_seen(d, clean, cend);
-    dp_node *tr = dc_stmt(d, S_TRY, i);
-    if (tr == NULL)
+    dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
+    if (prev == NULL || exc == NULL)
         return -1;
-    dc_stack left = {0}, cut = {0}, *hst = st, *body_left = NULL;
-    if (carried) {
-        /* (only a try/finally: the stacks its except clauses leave would
-         * have to agree with the body's where they join) */
-        if (!is_finally(d, H, clean))
-            return dc_fail(d, i, "try/except entered with values on the stack");
-        if (carried_handler_stack(d, H, st, &cut) < 0)
+    if (region_with(d, H + 1, close, -1, t->hst, &t->tr->l4, prev, exc) < 0)
+        return -1;
+    if (t->tr->l4.n == 0 && dc_add(d, &t->tr->l4, dc_stmt(d, S_PASS, H)) < 0)
+        return -1;
+    dc_merge_inner_except(t->tr);
+    *t->next = after;
+    return dc_add(d, t->out, t->tr);
+}
+
+/* 3.12+ try/except where no clause goes on past the statement (each
+ * returns, raises, or continues or breaks a loop) and the body falls
+ * through: is the rest of the region [stop, rest) its else clause rather
+ * than the code after it?  The order of co_names tells (compiled_order);
+ * a clause going on inside it means no else. */
+static int rest_is_else_clause(dc *d, int H, int cend, int stop, int rest) {
+    int into_rest = 0;
+    for (int j = H; j < cend && !into_rest; j++)
+        into_rest = dc_is_jump(d->in[j].op) && d->in[j].target >= stop && d->in[j].target < rest;
+    return !into_rest && compiled_order(d, stop, rest, H, cend, 1) > 0;
+}
+
+/* 3.12+ try/except: handlers are cold blocks; see cold_join. */
+static int try_except_312(dc *d, try_parts *t, int body_end) {
+    int H = t->H, end = t->end, exit = t->exit;
+    dp_node *tr = t->tr;
+    d->finish_stmt = 1;
+    d->finish_handler = H;
+    if (body_region(d, H, t->i, body_end, body_end, t->st, &tr->l1, NULL) < 0)
+        return -1;
+    int stop = d->region_stop, live = d->region_live, handled = 0;
+    int join = cold_join(d, stop, H, t->cend, end, exit), else_exit = join;
+    /* (the rest of the region that may be an else clause ends at the
+     * first cold handler, which is the code of another statement) */
+    int rest = end < H ? end : H, rest_is_else = 0;
+    for (int j = stop; j < rest; j++)
+        if (d->in[j].op == IR_PUSH_EXC_INFO)
+            rest = j;
+    if (join < 0 && dc_is_except_star(d, H)) {
+        int alone[2];
+        if (except_handlers(d, tr, H, t->clean, join, t->st, alone) < 0)
             return -1;
-        hst = &cut;
-        body_left = &left;
+        if (alone[0] >= 0)
+            return star_alone(d, tr, H, t->cend, stop, live ? rest : stop, alone, t->st, t->out, t->next, t->falls);
+        handled = 1;
     }
-    if (is_finally(d, H, clean)) {
-        /* the body ends with the RERAISE closing it (close), or 3.12+ with
-         * a raise or return of its own: it never completes, nor its copies */
-        int last = finally_last(d, H, clean), cold = d->code->py_minor >= 12, r;
-        int completes = last > H && d->in[last].op == IR_RERAISE;
-        if (!completes && !(cold && last > H && (d->in[last].op == IR_RAISE || d->in[last].op == IR_RETURN_VALUE)))
-            return dc_fail(d, H, "malformed finally block");
-        int close = completes ? last : last + 1; /* (else just past the body) */
-        if (completes) {
-            d->seen[close] = 1;
-            unthread_reraises(d, H + 1, close, clean);
-        }
-        int after;
-        const dp_instr *saved_ops = d->fin_ops;
-        int saved_len = d->fin_len, saved_outer = d->nfin_outer;
-        if (saved_ops && d->nfin_outer < (int)(sizeof d->fin_outer / sizeof d->fin_outer[0])) {
-            d->fin_outer[d->nfin_outer].ops = saved_ops; /* a return runs every enclosing finally */
-            d->fin_outer[d->nfin_outer].len = saved_len;
-            d->nfin_outer++;
-        }
-        d->fin_ops = &d->in[H + 1];
-        d->fin_len = close - (H + 1);
-        if (cold) {
-            /* 3.12+: the body, then the finally copy of its normal exit, then
-             * the code after the statement; the handler is elsewhere */
-            int body_end = try_body_end(d, h);
-            /* (a carried body ends where its table entries do: it leaves its
-             * values on the stack, which no statement end would show) */
-            d->finish_stmt = !carried;
-            d->finish_handler = H;
-            d->fin_copy_end = -1;
-            r = body_region(d, H, i, body_end, body_end, st, &tr->l1, body_left);
-            int j = d->region_stop, live = d->region_live, taken = d->fin_copy_end;
-            if (r >= 0 && carried)
-                r = dc_carry_on(d, i, j, live, &left, &tr->l1, st);
-            while (j < H && d->in[j].op == IR_NOP)
-                j++;
-            while (taken >= 0 && taken < H && d->in[taken].op == IR_NOP)
-                taken++;
-            /* (a body that stops at the handler, a `while True:` whose
-             * statements are tries, say, cannot fall into it: nothing falls
-             * into PUSH_EXC_INFO, its normal exit has no copy to run) */
-            int before_h = H > 0 ? d->in[H - 1].op : -1;
-            if (j == H && (before_h == IR_RERAISE || before_h == IR_RETURN_VALUE || before_h == IR_RAISE ||
-                           before_h == IR_JUMP))
-                live = 0;
-            after = d->region_stop;
-            int cl = r >= 0 ? dc_take_copy(d, j, H, &d->in[H + 1], d->fin_len) : 0;
-            *falls = cl > 0 ? completes : live;
-            if (r >= 0 && !completes && taken >= 0) {
-                /* (a copy before another exit of the body, a return, is that
-                 * exit's end: not known here) */
-                r = dc_fail(d, H, "finally block that never completes copied into the body");
-            } else if (cl > 0) {
-                after = j + cl;
-            } else if (r >= 0 && live && d->fin_len > 0 && taken != j) {
-                /* the body goes on into code that is no copy of the finally
-                 * body (nor did it just step over one): taking it for the
-                 * code after the statement would run the finally body twice */
-                r = dc_fail(d, j, "finally block left without its copy");
-            }
-            d->skip_to[H] = cend;
-        } else {
-            /* (only here: from 3.12 on the scan would reach over the rest of
-             * the function to the cold handler) */
-            after = try_after(d, i, H, cend);
-            r = body_region(d, H, i, H, after, st, &tr->l1, body_left);
-            if (r >= 0 && carried)
-                r = dc_carry_on(d, i, d->region_stop, d->region_live, &left, &tr->l1, st);
-        }
-        d->fin_ops = saved_ops;
-        d->fin_len = saved_len;
-        d->nfin_outer = saved_outer;
-        if (r < 0)
-            return -1;
-        dp_node *prev = dc_node(d, X_PREV_EXC), *exc = dc_node(d, X_EXC);
-        if (prev == NULL || exc == NULL)
-            return -1;
-        if (region_with(d, H + 1, close, -1, hst, &tr->l4, prev, exc) < 0)
-            return -1;
-        if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
-            return -1;
-        dc_merge_inner_except(tr);
-        *next = after;
-        return dc_add(d, out, tr);
+    if (join <= stop && live && stop < rest && rest_is_else_clause(d, H, t->cend, stop, rest)) {
+        join = rest;
+        else_exit = exit >= 0 ? exit : end;
+        rest_is_else = 1;
     }
-    int body_end = try_body_end(d, h);
-    if (body_end > H)
-        return dc_fail(d, i, "try body overlaps its handler");
-    if (d->code->py_minor >= 12) {
-        /* 3.12+: handlers are cold blocks; see cold_join */
-        d->finish_stmt = 1;
-        d->finish_handler = H;
-        if (body_region(d, H, i, body_end, body_end, st, &tr->l1, NULL) < 0)
-            return -1;
-        int stop = d->region_stop, live = d->region_live, handled = 0;
-        int join = cold_join(d, stop, H, cend, end, exit), else_exit = join;
-        /* where no clause goes on past the statement (each returns,
-         * raises, or continues or breaks a loop) and the body falls
-         * through, the rest of the region [stop, rest) may be its else
-         * clause or the code after it: the order of co_names tells
-         * (compiled_order; up to the first cold handler, which is the
-         * code of another statement) */
-        int rest = end < H ? end : H, rest_is_else = 0;
-        for (int j = stop; j < rest; j++)
-            if (d->in[j].op == IR_PUSH_EXC_INFO)
-                rest = j;
-        if (join < 0 && dc_is_except_star(d, H)) {
-            int alone[2];
-            if (except_handlers(d, tr, H, clean, join, st, alone) < 0)
-                return -1;
-            if (alone[0] >= 0)
-                return star_alone(d, tr, H, cend, stop, live ? rest : stop, alone, st, out, next, falls);
-            handled = 1;
-        }
-        int into_rest = 0; /* (a clause going on inside it: no else) */
-        for (int j = H; j < cend && !into_rest; j++)
-            into_rest = dc_is_jump(d->in[j].op) && d->in[j].target >= stop && d->in[j].target < rest;
-        if (join <= stop && live && stop < rest && !into_rest && compiled_order(d, stop, rest, H, cend, 1) > 0) {
-            join = rest;
-            else_exit = exit >= 0 ? exit : end;
-            rest_is_else = 1;
-        }
-        *falls = join > stop || live;
-        /* the clauses can join where the enclosing region goes on (an if
-         * branch, its else placed before the join): the try ends with it */
-        int last = join > end && end >= stop && dc_same_continuation(d, exit, join) ? end : join;
-        /* (the else clause ends at the handler at the latest: the join can
-         * be cold code placed after it, a loop's jump back) */
-        int else_end = last > H ? H : last;
-        if (join > stop && region_with(d, stop, else_end, else_exit, st, &tr->l3, NULL, NULL) < 0)
-            return -1;
-        if (rest_is_else)
-            *falls = d->region_live; /* (the statement falls through as its else does) */
-        if (!handled && except_handlers(d, tr, H, clean, join, st, NULL) < 0)
-            return -1;
-        d->skip_to[H] = cend;
-        *next = join > stop ? last : stop;
-        return dc_add(d, out, tr);
-    }
-    int star_else, star_after;
-    if (d->code->py_minor == 11 && dc_except_star_layout(d, H, clean, cend, body_end, &star_else, &star_after))
-        return except_star_311(d, tr, H, i, end, clean, cend, body_end, star_else, star_after, st, out, next, falls);
+    *t->falls = join > stop || live;
+    /* the clauses can join where the enclosing region goes on (an if
+     * branch, its else placed before the join): the try ends with it */
+    int last = join > end && end >= stop && dc_same_continuation(d, exit, join) ? end : join;
+    /* (the else clause ends at the handler at the latest: the join can
+     * be cold code placed after it, a loop's jump back) */
+    int else_end = last > H ? H : last;
+    if (join > stop && region_with(d, stop, else_end, else_exit, t->st, &tr->l3, NULL, NULL) < 0)
+        return -1;
+    if (rest_is_else)
+        *t->falls = d->region_live; /* (the statement falls through as its else does) */
+    if (!handled && except_handlers(d, tr, H, t->clean, join, t->st, NULL) < 0)
+        return -1;
+    d->skip_to[H] = t->cend;
+    *t->next = join > stop ? last : stop;
+    return dc_add(d, t->out, tr);
+}
+
+/* try/except before 3.12: the handlers follow the body and its else
+ * clause [body's stop, H); the statement ends where their jumps go. */
+static int try_except_inline(dc *d, try_parts *t, int body_end) {
+    int H = t->H, cend = t->cend, star_else, star_after;
+    if (d->code->py_minor == 11 && dc_except_star_layout(d, H, t->clean, cend, body_end, &star_else, &star_after))
+        return except_star_311(d, t->tr, H, t->i, t->end, t->clean, cend, body_end, star_else, star_after, t->st,
+                               t->out, t->next, t->falls);
     int after = try_after(d, body_end, cend, cend);
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
@@ -889,19 +914,59 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
             after = x->target;
     }
     d->finish_stmt = 1;
-    if (body_region(d, H, i, body_end, after, st, &tr->l1, NULL) < 0)
+    if (body_region(d, H, t->i, body_end, after, t->st, &t->tr->l1, NULL) < 0)
         return -1;
     body_end = d->region_stop;
     /* (past the copied exit that the body's last finally copy no longer
      * reaches: dc_unthread_copy consumed it, it is no else clause) */
     while (!d->region_live && body_end < H && d->seen[body_end] && d->nref[body_end] == 0)
         body_end++;
-    if (body_end < H && region_with(d, body_end, H, after, st, &tr->l3, NULL, NULL) < 0)
+    if (body_end < H && region_with(d, body_end, H, after, t->st, &t->tr->l3, NULL, NULL) < 0)
         return -1;
-    if (except_handlers(d, tr, H, clean, after, st, NULL) < 0)
+    if (except_handlers(d, t->tr, H, t->clean, after, t->st, NULL) < 0)
         return -1;
-    *next = after;
-    return dc_add(d, out, tr);
+    *t->next = after;
+    return dc_add(d, t->out, t->tr);
+}
+
+/* The try statement whose handler is h, starting at i, in the region [?, end)
+ * that goes on at `exit`.  *next: where the code after it starts; *falls:
+ * 0 when control cannot reach that place from the statement (it returns,
+ * raises or jumps away on every path), else 1. */
+static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *next,
+                    int *falls, int carried) {
+    *falls = 1;
+    try_parts t = {.h = h, .H = h->at, .i = i, .end = end, .exit = exit, .carried = carried, .st = st, .hst = st,
+                   .out = out, .next = next, .falls = falls};
+    int H = t.H;
+    t.clean = H < d->n ? dc_handler_at(d, H) : -1;
+    t.cend = cleanup_end(d, t.clean);
+    if (t.cend < 0)
+        return dc_fail(d, H, "handler without its cleanup block");
+    if (dc_open_handler(d, h) < 0)
+        return -1;
+    d->seen[H] = 1;
+    dc_seen(d, t.clean, t.cend);
+    if ((t.tr = dc_stmt(d, S_TRY, i)) == NULL)
+        return -1;
+    if (carried) {
+        /* (only a try/finally: the stacks its except clauses leave would
+         * have to agree with the body's where they join) */
+        if (!is_finally(d, H, t.clean))
+            return dc_fail(d, i, "try/except entered with values on the stack");
+        if (carried_handler_stack(d, H, st, &t.cut) < 0)
+            return -1;
+        t.hst = &t.cut;
+        t.body_left = &t.left;
+    }
+    if (is_finally(d, H, t.clean))
+        return try_finally(d, &t);
+    int body_end = try_body_end(d, h);
+    if (body_end > H)
+        return dc_fail(d, i, "try body overlaps its handler");
+    if (d->code->py_minor >= 12)
+        return try_except_312(d, &t, body_end);
+    return try_except_inline(d, &t, body_end);
 }
 
 dp_node *dc_with_node(dc *d, dp_node *mgr, int is_async, int at, dp_node **exitfn, dp_node **slot) {
