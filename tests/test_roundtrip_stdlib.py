@@ -3,6 +3,7 @@ compile, nothing may raise or hang, and the identical share must reach the
 floor in fidelity_floor.json (the issue's target is 90%)."""
 import json
 import os
+import re
 import sys
 
 import roundtrip
@@ -31,9 +32,17 @@ def test_stdlib_roundtrip(capsys):
         identical, floor, roundtrip.format_failures(reports, 40))
 
 
+# Modules whose body prints as the state machine (validation refuted the structured
+# form, or none was found); 2026-11-28 at most 2 per Python (html/__init__.py: a set of
+# ints the compiler builds into another order; signal.py on 3.10/3.11; asyncio/__main__.py
+# on 3.12/3.13).
+MODULE_STATE_MACHINES_CEILING = 2
+
+
 def test_every_stdlib_module_decompiles_to_source_that_compiles():
     """Whole modules, not only their functions: a module body has no `return`, so the
-    copies of its implicit return (3.10+) must come out as else clauses and breaks."""
+    copies of its implicit return (3.10+) must come out as else clauses and breaks.
+    Module bodies are validated too: few may fall back to the state machine."""
     import glob
     import warnings
 
@@ -42,7 +51,7 @@ def test_every_stdlib_module_decompiles_to_source_that_compiles():
     root = os.path.dirname(os.__file__)
     paths = sorted(p for p in glob.glob(os.path.join(root, "*.py")) + glob.glob(os.path.join(root, "*", "*.py"))
                    if "test" not in os.path.relpath(p, root) and "site-packages" not in p)
-    broken, modules = [], 0
+    broken, machines, modules = [], [], 0
     for path in paths:
         try:
             with open(path, encoding="utf-8") as f:
@@ -55,8 +64,14 @@ def test_every_stdlib_module_decompiles_to_source_that_compiles():
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
-                compile(depyf.decompile(code), path, "exec", dont_inherit=True)
+                out = depyf.decompile(code)
+                compile(out, path, "exec", dont_inherit=True)
         except (SyntaxError, depyf.DecompilationError) as exc:
             broken.append("%s: %s: %s" % (os.path.relpath(path, root), type(exc).__name__, exc))
+            continue
+        if re.search(r"^__state = 0$", out, re.M):
+            machines.append(os.path.relpath(path, root))
     assert modules > 300, modules
     assert not broken, "\n".join(broken)
+    print("%d of %d modules print as the state machine: %s" % (len(machines), modules, ", ".join(machines)))
+    assert len(machines) <= MODULE_STATE_MACHINES_CEILING, machines

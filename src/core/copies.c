@@ -126,8 +126,8 @@ static int pair_handlers(copy_handlers *ch, int base, int span, int clean, int h
             ch->top = hc;
         return ch->top == hc;
     }
-    if (hb <= base || hb >= base + span || hc == ch->top)
-        return 0;
+    if (hb <= base || hb >= base + span || hc < 0 || hc == ch->top)
+        return 0; /* (a nested handler of the body needs one in the copy) */
     for (int x = 0; x < ch->n; x++)
         if (ch->body[x] == hb || ch->copy[x] == hc)
             return ch->body[x] == hb && ch->copy[x] == hc;
@@ -285,6 +285,8 @@ static int copy_walk_handler_block(copy_walk_state *w, int hb, int eb, int q) {
     const dc *d = w->d;
     const dp_instr *ops = w->ops;
     int base = w->base, len = w->len;
+    if (q < 0)
+        return -1;
     for (int b = hb - base; b < eb - base; b++) {
         if (ops[b].op == IR_NOP) {
             w->at[b] = q;
