@@ -6,7 +6,7 @@ Imported by behaviour_cases.py, whose CASES they join; tests/test_source_shapes.
 checks that none of them needs the fallback."""
 import asyncio
 
-from behaviour_cases import Ctx, case
+from behaviour_cases import Box, Ctx, case
 
 
 # --- assert ---------------------------------------------------------------------------
@@ -279,3 +279,89 @@ def conditional_argument_after_its_callable_was_fetched(a, b, c):
         return c
 
     return K().f(a if test() else b)
+
+
+# --- a bool op inside another, written over several lines ------------------------------
+# (an inner operand's jump lands on the outer bool op's test of the same value:
+# CPython threads it when both are on one line, 3.10 and 3.11 leave the chain
+# when they are not)
+
+_TRUTHS = [(a, b, c, d) for a in (0, 2, "") for b in ("", 3, None) for c in (0, "c") for d in (None, 5)]
+
+
+@case(*_TRUTHS)
+def bool_chains_returned(a, b, c, d):
+    and_in_or = (a
+                 and (b and not c)
+                 or d)
+    or_in_and = ((a
+                  or (b or c))
+                 and d)
+    and_in_and = ((a
+                   or (b and c))
+                  and d)
+    or_in_or = ((a
+                 and (b or c))
+                or d)
+    return and_in_or, or_in_and, and_in_and, or_in_or
+
+
+@case(*_TRUTHS)
+def bool_chain_as_return_value(a, b, c, d):
+    return (a
+            and (b and not c)
+            or d)
+
+
+@case(*_TRUTHS)
+def bool_chains_in_conditions(a, b, c, d):
+    log = []
+    if (a
+            and (b and not c)
+            or d) == 5:
+        log.append("if")
+    n = 0
+    while bool(n < 2
+               and (b or c)
+               or (n < 1
+                   and (a or d))):
+        n += 1
+    log.append(n)
+    assert (a
+            or (b and c)
+            or (d
+                and (a or c))), "no"
+    return log
+
+
+@case(*_TRUTHS)
+def bool_chains_as_arguments(a, b, c, d):
+    box = Box(v=a)
+    box.v = (box.v
+             or (b or c)
+             and d)
+    box.v += len(str(box.v
+                     and (b and c)
+                     or d))
+    return [str(a
+                and (b and c)
+                or d), (a
+                        or (b or c)
+                        and d), box]
+
+
+@case(*_TRUTHS)
+def bool_chains_in_lambdas_and_comprehensions(a, b, c, d):
+    pick = lambda x: (x
+                      and (b and not c)
+                      or -1)
+    firsts = [(x
+               and (b
+                    and (c or d))
+               or x) for x in (a, b, c, d)]
+    either = (a
+              and (b and c)
+              or d) if c else (b
+                               or (c or d)
+                               and a)
+    return pick(a), firsts, either

@@ -102,6 +102,12 @@ NOT_EQUIVALENT = {
         "def f(c, a, b):\n    return g(a if c else b)\n",
         "def f(c, a, b):\n    t = a\n    if c:\n        t = b\n    return g(t)\n",
     ),
+    # (3.10/3.11 test b twice over several lines: a second test may only go
+    # where the first one's truth sends it)
+    "bool chain threaded the wrong way": (
+        "def f(a, b, c, d):\n    return (a\n            and (b and not c)\n            or d)\n",
+        "def f(a, b, c, d):\n    return (b and (not c or d)) if a else d\n",
+    ),
 }
 
 
@@ -177,6 +183,10 @@ EQUIVALENT = {
         "        except ValueError:\n            pass\n    return x\n",
         "def f(xs):\n    for x in xs:\n        try:\n            y = x()\n            z = y()\n"
         "        except ValueError:\n            pass\n    return x\n",
+    ),
+    "bool chain over several lines threaded": (
+        "def f(a, b, c, d):\n    return (a\n            and (b and not c)\n            or d)\n",
+        "def f(a, b, c, d):\n    return a and b and not c or d\n",
     ),
 }
 

@@ -31,6 +31,51 @@ static void normalize_boolops(dc *d) {
     }
 }
 
+/* A test of truth: jumps when the value is `*on` (1 true, 0 false), popping
+ * it both ways (`*pops`) or only when it falls through. */
+static int truth_test(int op, int *on, int *pops) {
+    *on = op == IR_POP_JUMP_IF_TRUE || op == IR_JUMP_IF_TRUE_OR_POP;
+    *pops = op == IR_POP_JUMP_IF_TRUE || op == IR_POP_JUMP_IF_FALSE;
+    return *pops || op == IR_JUMP_IF_TRUE_OR_POP || op == IR_JUMP_IF_FALSE_OR_POP;
+}
+
+/* A bool op's JUMP_IF_X_OR_POP that lands on another test of the same value
+ * (the end of an enclosing bool op, `a and (b and c) or d`) is threaded by
+ * CPython's peephole pass to where that test sends a value of known truth:
+ * through a same-polarity test to its target, past an opposite one (popping:
+ * POP_JUMP_IF_X to the instruction after it).  3.10 and 3.11 do it only when
+ * both jumps are on one line, so an expression written over several lines
+ * keeps the chain: thread it here, as one line would have been.  (Linear:
+ * targets are threaded before the jumps to them, so each jump moves a step
+ * or two, each forward.) */
+static int thread_bool_chains(dc *d) {
+    dp_instr *in = d->f.ins;
+    int n = d->n;
+    /* real[i]: the first instruction at or after i that is not a plain NOP */
+    int *real = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int));
+    if (real == NULL)
+        return dp_fail(d->sh->err, -1, "out of memory");
+    real[n] = n;
+    for (int i = n - 1; i >= 0; i--)
+        real[i] = in[i].op == IR_NOP && in[i].arg2 != DP_NOP_TO_BOOL ? real[i + 1] : i;
+    for (int q = n - 1; q >= 0; q--) {
+        int on, pops, next_on, next_pops;
+        while (truth_test(in[q].op, &on, &pops) && !pops && in[q].target > q && in[q].target < n) {
+            int t = real[in[q].target];
+            if (t >= n || !truth_test(in[t].op, &next_on, &next_pops))
+                break;
+            /* where a value that is `on` goes from t, and whether it is popped */
+            int to = next_on == on ? in[t].target : t + 1, kept = next_on == on && !next_pops;
+            if (to <= t)
+                break;
+            if (!kept)
+                in[q].op = on ? IR_POP_JUMP_IF_TRUE : IR_POP_JUMP_IF_FALSE;
+            in[q].target = to;
+        }
+    }
+    return 0;
+}
+
 /* The peephole optimizer threads a bool op's jump through the jump that
  * ends its arm of a conditional expression: in `(a or b) if c else d`,
  * `a`'s JUMP_IF_TRUE_OR_POP goes straight to the join, past the end of its
@@ -173,7 +218,7 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         return dc_fail(d, -1, "function too long (%d instructions)", d->n);
     /* IR normalizations that move jumps, then the graph over the result */
     normalize_boolops(d);
-    if (unthread_value_jumps(d) < 0)
+    if (thread_bool_chains(d) < 0 || unthread_value_jumps(d) < 0)
         return -1;
     if (code->py_minor == 10)
         dc_legacy_join_exit_copies(d);
