@@ -352,6 +352,8 @@ int dc_wants_validation(const dc_shared *sh, const dp_code *code, int module);
 int dc_validate(dc *d, dp_node *def, char *why, size_t whylen);
 /* The same for a module's body (d->code a module): compiled whole. */
 int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen);
+/* The same for a class body: a class statement where its qualified name says. */
+int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen);
 
 /* ---- 3.8-3.10 block-stack try/except/finally and with (try_legacy.c) ---- */
 /* SETUP_FINALLY/SETUP_WITH/SETUP_ASYNC_WITH (a whole statement), POP_BLOCK and

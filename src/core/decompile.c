@@ -952,13 +952,15 @@ static int code_body_validated(dc_shared *sh, const dp_code *code, dc *outer, in
         if (r < 0)
             return -1;
     }
-    if ((kind != BODY_FUNCTION && kind != BODY_MODULE) || d->used_fallback ||
+    if ((kind != BODY_FUNCTION && kind != BODY_MODULE && kind != BODY_CLASS) || d->used_fallback ||
         !dc_wants_validation(sh, code, kind == BODY_MODULE))
         return 0;
     char why[200];
     int v;
     if (kind == BODY_MODULE) {
         v = dc_validate_module(d, body, why, sizeof why);
+    } else if (kind == BODY_CLASS) {
+        v = dc_validate_class(d, body, why, sizeof why);
     } else {
         dp_node *def = dc_node(d, S_FUNCTIONDEF);
         if (def == NULL)
@@ -973,8 +975,8 @@ static int code_body_validated(dc_shared *sh, const dp_code *code, dc *outer, in
     dp_validation_stats *stats = sh->opt->stats;
     if (stats)
         *(v == 1 ? &stats->validated : v == 0 ? &stats->fallback : &stats->unchecked) += 1;
-    if (v == 1)
-        return 0;
+    if (v == 1 || (v < 0 && kind == BODY_CLASS))
+        return 0; /* (a class body that cannot be checked prints as before class bodies were checked) */
     if (v < 0) { /* what could not be checked is not printed either */
         char checked[sizeof why + 16];
         snprintf(checked, sizeof checked, "not checked: %.180s", why);

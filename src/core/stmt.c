@@ -408,9 +408,29 @@ static dp_node *peel_decorators(dc *d, dp_node *v, dp_nodes *decos) {
     return v;
 }
 
-static int is_plain_def(const dp_node *fn, const dp_node *target) {
-    return fn->kind == X_FUNC && target->kind == E_NAME && fn->cst->code &&
-           strcmp(fn->cst->code->name, target->s) == 0 && strcmp(target->s, "<lambda>") != 0;
+/* Is `stored` the name `name` compiled in the body of class `cls`:
+ * `__x` is stored as `_cls__x` (the class name without its leading
+ * underscores; none when it is all underscores, nor for `__x__`)? */
+static int mangled_in_class(const char *cls, const char *name, const char *stored) {
+    size_t n = strlen(name);
+    if (n < 3 || strncmp(name, "__", 2) != 0 || (name[n - 1] == '_' && name[n - 2] == '_') || strchr(name, '.'))
+        return 0;
+    while (*cls == '_')
+        cls++;
+    size_t c = strlen(cls);
+    return c > 0 && stored[0] == '_' && strncmp(stored + 1, cls, c) == 0 && strcmp(stored + 1 + c, name) == 0;
+}
+
+/* The name of the def that stores function `fn` into `target`, or NULL
+ * when that store is no def: the same name, or in a class body the name
+ * the class mangles into the stored one. */
+static const char *def_name(const dc *d, const dp_node *fn, const dp_node *target) {
+    if (fn->kind != X_FUNC || target->kind != E_NAME || fn->cst->code == NULL || strcmp(target->s, "<lambda>") == 0)
+        return NULL;
+    const char *name = fn->cst->code->name;
+    if (strcmp(name, target->s) == 0)
+        return name;
+    return d->is_class_body && mangled_in_class(d->code->name, name, target->s) ? name : NULL;
 }
 
 /* `import a.b.c` (no fromlist), not `from a.b.c import ...` */
@@ -570,8 +590,9 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
         def->l2 = decos;
         return dc_add(d, out, def);
     }
-    if (is_plain_def(core, target) || (core->kind == E_CALL && core->a && core->a->kind == X_BUILD_CLASS)) {
-        dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, target->s, at) : dc_classdef(d, core, target->s, at);
+    const char *fname = def_name(d, core, target);
+    if (fname || (core->kind == E_CALL && core->a && core->a->kind == X_BUILD_CLASS)) {
+        dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, fname, at) : dc_classdef(d, core, target->s, at);
         if (def == NULL)
             return -1;
         def->l2 = decos;

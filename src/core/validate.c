@@ -19,16 +19,16 @@ int dc_wants_validation(const dc_shared *sh, const dp_code *code, int module) {
            (module || (dc_is_identifier(code->name) && strcmp(code->name, WRAPPER) != 0));
 }
 
-/* The function code object named `name` exactly `depth` levels of
- * constants below `c`. */
-static const dp_code *find_at(const dp_code *c, const char *name, int depth) {
+/* The function (or, with `function` 0, class body) code object named
+ * `name` exactly `depth` levels of constants below `c`. */
+static const dp_code *find_at(const dp_code *c, const char *name, int depth, int function) {
     for (size_t k = 0; k < c->nconsts; k++) {
         const dp_const *x = c->consts[k];
         if (x->kind != DP_CONST_CODE)
             continue;
-        if (depth == 1 && strcmp(x->code->name, name) == 0 && (x->code->flags & DP_CO_OPTIMIZED))
+        if (depth == 1 && strcmp(x->code->name, name) == 0 && !(x->code->flags & DP_CO_OPTIMIZED) == !function)
             return x->code;
-        const dp_code *r = depth > 1 ? find_at(x->code, name, depth - 1) : NULL;
+        const dp_code *r = depth > 1 ? find_at(x->code, name, depth - 1, function) : NULL;
         if (r)
             return r;
     }
@@ -119,11 +119,11 @@ static void import_names(dp_buf *b, const dc *d) {
 
 /* Prints `block` after the text already in `src` (at `level`), compiles
  * it through the caller's hook and compares the code object found in the
- * result (the module itself when `name` is NULL, else the function `name`
- * `level + 1` constants down) with d->code: 1 equivalent, 0 not, -1 not
- * checked. */
-static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, const char *name, char *why,
-                               size_t whylen) {
+ * result (the module itself when `name` is NULL, else the function, or
+ * class body, `name` `depth` constants down) with d->code: 1 equivalent,
+ * 0 not, -1 not checked. */
+static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, const char *name, int depth,
+                               char *why, size_t whylen) {
     const dp_code *code = d->code;
     const dp_options *o = d->sh->opt;
     dp_error err;
@@ -161,7 +161,7 @@ static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, c
     if (c == 1) {
         r = 0; /* printed source that does not compile is wrong too */
     } else if (c == 0 && mod) {
-        const dp_code *cand = name ? find_at(mod, name, level + 1) : mod;
+        const dp_code *cand = name ? find_at(mod, name, depth, !d->is_class_body) : mod;
         if (cand == NULL)
             snprintf(why, whylen, "recompiled function not found");
         else
@@ -186,7 +186,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     import_names(&src, d);
     int level = wrap(&src, d->code);
     dp_nodes one = {&def, 1, 1};
-    int r = compile_and_compare(d, &src, &one, level, d->code->name, why, whylen);
+    int r = compile_and_compare(d, &src, &one, level, d->code->name, level + 1, why, whylen);
     sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     dp_buf_free(&src);
     return r;
@@ -288,7 +288,122 @@ int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen) {
     dp_buf src;
     dp_buf_init(&src);
     src.limit = d->sh->output_limit;
-    int r = compile_and_compare(d, &src, &stubs, 0, NULL, why, whylen);
+    int r = compile_and_compare(d, &src, &stubs, 0, NULL, 0, why, whylen);
+    dp_buf_free(&src);
+    return r;
+}
+
+/* ---- class bodies ---- */
+
+/* The `__qualname__` the class body's prologue stores. */
+static const char *class_qualname(const dc *d) {
+    for (int i = 1; i < d->n && i < 16; i++)
+        if (d->in[i].op == IR_STORE_NAME && d->in[i].name && strcmp(d->in[i].name, "__qualname__") == 0 &&
+            d->in[i - 1].op == IR_LOAD_CONST && d->in[i - 1].cst && d->in[i - 1].cst->kind == DP_CONST_STR)
+            return d->in[i - 1].cst->text;
+    return NULL;
+}
+
+/* Source that puts a class statement where its qualified name says
+ * (`f.<locals>.A.B`: a def f, a class A, then the class B), the class
+ * body's free variables parameters of the innermost def; its level, or -1
+ * when the name cannot be rebuilt so. */
+static int class_wrap(dp_buf *b, const dc *d, const char *qualname) {
+    char part[256];
+    int level = 0, ndefs = 0, defs[64];
+    const char *parts[64];
+    size_t lens[64];
+    for (const char *p = qualname; *p;) {
+        const char *dot = strchr(p, '.');
+        size_t len = dot ? (size_t)(dot - p) : strlen(p);
+        if (dot == NULL)
+            break; /* (the class itself) */
+        if (len == 0 || len >= sizeof part || level == 64)
+            return -1;
+        p = dot + 1;
+        int def = strncmp(p, "<locals>", 8) == 0 && (p[8] == '.' || p[8] == '\0');
+        if (def) {
+            p += p[8] ? 9 : 8;
+            ndefs = level + 1;
+        }
+        parts[level] = dot - len;
+        lens[level] = len;
+        defs[level++] = def;
+    }
+    if (d->code->freevars.n > 0 && ndefs == 0)
+        return -1;
+    for (size_t k = 0; k < d->code->freevars.n; k++)
+        if (!dc_is_identifier(d->code->freevars.v[k]) || strcmp(d->code->freevars.v[k], "__class__") == 0)
+            return -1;
+    for (int k = 0; k < level; k++) {
+        memcpy(part, parts[k], lens[k]);
+        part[lens[k]] = '\0';
+        if (!dc_is_identifier(part))
+            return -1;
+        indent(b, k);
+        dp_buf_puts(b, defs[k] ? "def " : "class ");
+        dp_buf_puts(b, part);
+        dp_buf_puts(b, defs[k] ? "(" : ":\n");
+        for (size_t q = 0; defs[k] && k + 1 == ndefs && q < d->code->freevars.n; q++) {
+            dp_buf_puts(b, q ? ", " : "");
+            dp_buf_puts(b, d->code->freevars.v[q]);
+        }
+        if (defs[k])
+            dp_buf_puts(b, "):\n");
+    }
+    return level;
+}
+
+/* A class body is validated as a class statement placed where its
+ * qualified name says, compiled and compared with the body's code (its
+ * methods were validated on their own; here they are compared by name and
+ * signature, and printed as stubs unless they close over cells of the
+ * body).  Not on 3.13+: its class bodies record the attributes the methods
+ * store, unmangled, and the output spells a private attribute mangled. */
+int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
+    dc_shared *sh = d->sh;
+    const dp_code *code = d->code;
+    const char *qualname = class_qualname(d);
+    if (code->py_minor >= 13) {
+        snprintf(why, whylen, "3.13 class bodies record the attributes their methods store");
+        return -1;
+    }
+    if (qualname == NULL) {
+        snprintf(why, whylen, "the class body stores no __qualname__");
+        return -1;
+    }
+    if (sh->use.validation >= sh->validation_limit) {
+        snprintf(why, whylen, "the validation limit of %zu bytes of source is spent", sh->validation_limit);
+        return -1;
+    }
+    /* (a cell or free variable of the body is there for its methods' closures) */
+    int full = code->cellvars.n > 0 || code->freevars.n > 0;
+    dp_nodes block = {0};
+    for (int k = 0; k < body->n; k++) {
+        dp_node *x = full ? body->v[k] : stubbed(d, body->v[k], 0);
+        if (x == NULL || dc_add(d, &block, x) < 0) {
+            snprintf(why, whylen, "the class is too deep or too large to check");
+            return -1;
+        }
+    }
+    if (block.n == 0 && dc_add(d, &block, dc_node(d, S_PASS)) < 0)
+        return dp_fail(sh->err, -1, "out of memory");
+    dp_buf src;
+    dp_buf_init(&src);
+    src.limit = sh->validation_limit - sh->use.validation;
+    int r = -1;
+    int level = class_wrap(&src, d, qualname);
+    const char *name = strrchr(qualname, '.') ? strrchr(qualname, '.') + 1 : qualname;
+    if (level < 0 || !dc_is_identifier(name)) {
+        snprintf(why, whylen, "the class's qualified name %.100s cannot be rebuilt", qualname);
+    } else {
+        indent(&src, level);
+        dp_buf_puts(&src, "class ");
+        dp_buf_puts(&src, name);
+        dp_buf_puts(&src, ":\n");
+        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, why, whylen);
+        sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
+    }
     dp_buf_free(&src);
     return r;
 }
