@@ -386,8 +386,10 @@ int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
             return -1;
         }
     }
-    if (block.n == 0 && dc_add(d, &block, dc_node(d, S_PASS)) < 0)
-        return dp_fail(sh->err, -1, "out of memory");
+    if (block.n == 0 && dc_add(d, &block, dc_node(d, S_PASS)) < 0) {
+        snprintf(why, whylen, "out of memory");
+        return -1;
+    }
     dp_buf src;
     dp_buf_init(&src);
     src.limit = sh->validation_limit - sh->use.validation;
