@@ -321,10 +321,10 @@ class Session:
         self.dd = dd
         self.summary = summary
         self.log_bytecode = log_bytecode  # also write the three disassemblies of each transformed code
-        # Lazy: a graph's text is printed, and its forward pointed at its file, when needed
-        # (its forward is looked up to run) or when the session ends, not while torch compiles.
+        # Lazy: a graph's text is printed, and its forward pointed at its file, when the
+        # session ends, not while torch compiles or runs the first call.
         self.lazy = lazy
-        self.waiting = []  # weak references to graph modules whose forward waits to be bound
+        self.waiting = {}  # id(graph module) -> (weak reference to it, its binding), done at the end
         self.printed = {}  # first node -> [FrozenGraph printed]: a graph logged again unchanged is printed once
         self.failures = []  # (what, file) that could not be decompiled
         self.graphs = []  # compiled fns captured in this session
@@ -534,10 +534,9 @@ class Session:
         """Dump gm readably (shapes on every value); its forward is to run from that file.
 
         The readable text shows the graph as it is when torch logs it: in a lazy session
-        it is kept (a FrozenGraph) and printed when the file is first needed, at the
-        latest when the session ends.  gm's forward is pointed at the file when its code
-        exists and is first looked up to run (or when the session ends): no work is spent
-        on the graphs a backend only lowers, as Inductor's.
+        it is kept (a FrozenGraph) and printed when the session ends, and gm's forward
+        (when its code exists) is pointed at the file then: the first call, which runs
+        aot_eager's graphs at once, waits for neither.
         """
         dd = self.dd
         if filename not in dd.graph_files.setdefault(fn, []):
@@ -577,25 +576,28 @@ class Session:
         return frozen.readable()
 
     def _when_forward_runs(self, gm, bind):
-        """bind(gm) before gm's forward first runs: in a lazy session when it is first looked
-        up (or when the session ends), else now."""
-        def locked(gm):
-            with _lock:
-                bind(gm)
-
-        if self.lazy and _ti.on_first_forward(gm, locked):
-            self.waiting.append(weakref.ref(gm))
+        """bind(gm): in a lazy session when the session ends (a later call for gm replaces the
+        waiting one), else now.  Binding swaps the code of gm's forward function itself
+        (run_graph_from_file), so a forward torch looked up and kept meanwhile runs from the
+        file too; until then it runs torch's code, and no graph is printed inside the call."""
+        if self.lazy:
+            self.waiting[id(gm)] = (weakref.ref(gm), bind)
         else:
             bind(gm)
 
     def finish_graphs(self):
-        """At the end of the session: bind the forwards still waiting, print the texts not printed."""
-        waiting, self.waiting = self.waiting, []
-        for ref in waiting:
-            gm = ref()
-            if gm is not None:
-                _ti.run_waiting_forward(gm)
+        """At the end of the session: bind the forwards waiting, print the texts not printed."""
+        waiting, self.waiting = self.waiting, {}
         with _lock:
+            for ref, bind in waiting.values():
+                gm = ref()
+                if gm is None:
+                    continue
+                try:
+                    bind(gm)
+                except Exception as err:  # one graph must not stop the others (its forward runs torch's code)
+                    log.warning("depyf: could not point the forward of %s at its file (%s: %s)",
+                                _ti.graph_file(gm), type(err).__name__, err)
             for filename, (title, _note, body) in list(self.dd.graph_texts.items()):
                 if not isinstance(body, str):
                     try:

@@ -21,7 +21,7 @@ import logging
 import os
 import re
 import sys
-import weakref
+import types
 
 import torch
 import torch._dynamo
@@ -692,57 +692,6 @@ def _small_graph_module():
     return torch.fx.GraphModule(root, graph)
 
 
-# ---------------------------------------------------------------- a graph's first forward
-
-class _WaitingForward:
-    """A graph module class's `forward` while a callback waits for its first lookup."""
-
-    def __init__(self, forward, gm, callback):
-        self.forward = forward  # what torch generated (what runs)
-        self.gm = weakref.ref(gm)
-        self.callback = callback
-
-    def __get__(self, obj, owner=None):
-        if obj is None:  # a lookup on the class (torch's lazy graph module compares cls.forward)
-            return self.forward
-        cls = type(obj)
-        run_waiting_forward(obj)
-        return vars(cls)["forward"].__get__(obj, cls)
-
-
-outside_dynamo(_WaitingForward.__get__)
-
-
-def on_first_forward(gm, callback):
-    """Call callback(gm) when gm's forward is first looked up on gm (calling gm does that),
-    or at run_waiting_forward(gm), whichever comes first; until then gm's forward is what
-    torch generated, and the callback may install another (run_graph_from_file).  A later
-    call replaces the waiting callback.  Only gm's own class changes; a lookup on the class
-    gives torch's forward.  False (and nothing waits) for a graph module without a class of
-    its own, or whose forward is not generated yet."""
-    cls = type(gm)
-    current = vars(cls).get("forward")
-    if not cls.__qualname__.endswith("GraphModuleImpl") or current is None or needs_codegen(gm):
-        return False
-    if isinstance(current, _WaitingForward):
-        current.gm, current.callback = weakref.ref(gm), callback
-    else:
-        cls.forward = _WaitingForward(current, gm, callback)
-    return True
-
-
-@outside_dynamo
-def run_waiting_forward(gm):
-    """Run the callback waiting for gm's first forward (see on_first_forward), if any."""
-    cls = type(gm)
-    waiting = vars(cls).get("forward")
-    if isinstance(waiting, _WaitingForward):
-        cls.forward = waiting.forward
-        owner = waiting.gm()
-        if owner is not None:
-            _call_safely("graph binding", waiting.callback, owner)
-
-
 def is_boxed_codegen(gm):
     """True when gm's forward (or a FrozenGraph's) takes one list of arguments (aot_eager's
     boxed convention)."""
@@ -783,19 +732,21 @@ def run_graph_from_file(gm, path, text):
     The function is installed only when its bytecode is exactly that of
     gm.code's forward (annotations and comments compile to nothing), so the
     instructions that run do not change; only now a real file is behind them.
-    GraphModule gives every instance its own class, so only this gm changes.
+    GraphModule gives every instance its own class, so only this gm changes.  The code
+    of gm's forward function is swapped (its globals stay FX's), so a forward torch
+    looked up before (a bound method it kept) runs from the file too.
     Returns whether gm now runs from `path`.
     """
     cls = type(gm)
-    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls) or needs_codegen(gm):
+    if not cls.__qualname__.endswith("GraphModuleImpl") or needs_codegen(gm):
         return False
-    reference = vars(cls)["forward"]  # what FX compiled from gm.code: what runs without depyf
-    if isinstance(reference, _WaitingForward):
-        reference = reference.forward
+    reference = vars(cls).get("forward")  # what FX compiled from gm.code: what runs without depyf
+    if not isinstance(reference, types.FunctionType):
+        return False
     forward = _defined_forward(text, path, reference.__globals__)
     if forward is None or not same_instructions(forward.__code__, reference.__code__):
         return False
-    cls.forward = forward
+    reference.__code__ = forward.__code__
     return True
 
 
