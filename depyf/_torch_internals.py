@@ -22,6 +22,7 @@ import os
 import re
 import sys
 import types
+import weakref
 
 import torch
 import torch._dynamo
@@ -692,6 +693,62 @@ def _small_graph_module():
     return torch.fx.GraphModule(root, graph)
 
 
+# ---------------------------------------------------------------- a graph's first forward
+
+class _WaitingForward:
+    """A graph module class's `forward` while a callback waits for its first lookup."""
+
+    def __init__(self, forward, gm, callback):
+        self.forward = forward  # what torch generated (what runs)
+        self.gm = weakref.ref(gm)
+        self.callback = callback
+
+    def __get__(self, obj, owner=None):
+        if obj is None:  # a lookup on the class (torch's lazy graph module compares cls.forward)
+            return self.forward
+        cls = type(obj)
+        run_waiting_forward(obj)
+        return vars(cls)["forward"].__get__(obj, cls)
+
+
+outside_dynamo(_WaitingForward.__get__)
+
+
+def on_first_forward(gm, callback):
+    """Call callback(gm) when gm's forward is first looked up on gm (calling gm does that),
+    or at run_waiting_forward(gm), whichever comes first; until then gm's forward is what
+    torch generated, and the callback may install another (run_graph_from_file).  A later
+    call replaces the waiting callback.  Only gm's own class changes; a lookup on the class
+    gives torch's forward.  False (and nothing waits) for a graph module without a class of
+    its own, or whose forward is not generated yet."""
+    cls = type(gm)
+    current = vars(cls).get("forward")
+    if not cls.__qualname__.endswith("GraphModuleImpl") or current is None or needs_codegen(gm):
+        return False
+    if isinstance(current, _WaitingForward):
+        current.gm, current.callback = weakref.ref(gm), callback
+    else:
+        cls.forward = _WaitingForward(current, gm, callback)
+    return True
+
+
+@outside_dynamo
+def run_waiting_forward(gm):
+    """Run the callback waiting for gm's first forward (see on_first_forward), if any."""
+    cls = type(gm)
+    waiting = vars(cls).get("forward")
+    if isinstance(waiting, _WaitingForward):
+        cls.forward = waiting.forward
+        owner = waiting.gm()
+        if owner is not None:
+            _call_safely("graph binding", waiting.callback, owner)
+
+
+def current_forward(gm):
+    """(gm's forward function, its source) as torch generated them: what runs now."""
+    return vars(type(gm)).get("forward"), gm.code
+
+
 def is_boxed_codegen(gm):
     """True when gm's forward (or a FrozenGraph's) takes one list of arguments (aot_eager's
     boxed convention)."""
@@ -725,8 +782,9 @@ def run_interpreted_graphs_as_code(runs_from_file):
     return _set_attr(interpreter, "boxed_run", boxed_run)
 
 
-def run_graph_from_file(gm, path, text):
-    """Make gm.forward the forward that `text` defines, compiled as file `path`.
+def run_graph_from_file(gm, path, text, forward=None):
+    """Make gm.forward (or `forward`, a forward function of gm's class torch made earlier)
+    the forward that `text` defines, compiled as file `path`.
 
     `text` holds either gm.code or gm's readable form (a class with a forward).
     The function is installed only when its bytecode is exactly that of
@@ -740,7 +798,7 @@ def run_graph_from_file(gm, path, text):
     cls = type(gm)
     if not cls.__qualname__.endswith("GraphModuleImpl") or needs_codegen(gm):
         return False
-    reference = vars(cls).get("forward")  # what FX compiled from gm.code: what runs without depyf
+    reference = forward or vars(cls).get("forward")  # what FX compiled from gm.code: what runs without depyf
     if not isinstance(reference, types.FunctionType):
         return False
     forward = _defined_forward(text, path, reference.__globals__)
