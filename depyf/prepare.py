@@ -20,8 +20,8 @@ def prepare_debug(dump_src_dir, clean_wild_fx_code=True, log_bytecode=False, *, 
     code and dispatcher of each compiled function and its resume functions),
     `__transformed_code_<n>_for_<fn>.py`, and `__compiled_fn_<n>.<Stage>.<k>.py`
     / `__compiled_fn_<n>.kernel_<k>.py` for every graph stage that ran (a stage's file,
-    the graph as torch logged it, is written when its forward first runs, else when the
-    block ends).
+    the graph as torch logged it, is written when the block ends, and its forward runs
+    from that file from then on).
     Functions compiled before the block are dumped too.  Under torchrun each
     rank writes into `rank_<r>/`.  Processes that dump into one directory at
     once (or the children of one multiprocessing parent) number their files

@@ -1,8 +1,10 @@
-"""prepare_debug prints a graph's readable text when its file is first needed (its forward
-runs) or when the block ends, not while torch compiles: each file must still hold the graph
-as torch logged it, and a graph whose forward never ran still gets its file and runs from it."""
+"""prepare_debug prints a graph's readable text, and points its forward at the file, when the
+block ends, not while torch compiles or runs the first call: each file must still hold the
+graph as torch logged it, and every graph's forward runs from its file after the block,
+whether it ran inside the block (through a forward torch kept) or never ran."""
 import os
 import re
+import sys
 
 import pytest
 
@@ -74,6 +76,39 @@ def test_a_graph_whose_forward_never_ran_has_its_file_and_runs_from_it_after_the
     assert ti.readable_graph(graphs[0]) in text  # (the graph did not change)
     assert graphs[0].forward.__code__.co_filename == path
     assert torch.equal(graphs[0](x)[0], act(x))
+
+
+def test_a_forward_that_ran_in_the_block_runs_from_its_file_after_it(tmp_path):
+    from torch._dynamo.backends.common import aot_autograd
+
+    graphs = []
+
+    def forward_compiler(gm, example_inputs):
+        graphs.append(gm)
+        return gm.forward  # (kept by torch's runtime wrapper: looked up once, inside the block)
+
+    x = torch.randn(4, 3, requires_grad=True)
+    compiled = torch.compile(act, backend=aot_autograd(fw_compiler=forward_compiler))
+    with depyf.prepare_debug(str(tmp_path), report=False):
+        compiled(x)
+        assert not graphs[0].forward.__code__.co_filename.startswith(str(tmp_path))  # (torch's code meanwhile)
+    path = graphs[0].forward.__code__.co_filename
+    assert os.path.dirname(path) == str(tmp_path) and os.path.basename(path).startswith("__compiled_fn_")
+    with open(path, encoding="utf-8") as f:
+        assert ti.readable_graph(graphs[0]) in f.read()
+    ran = []
+
+    def tracer(frame, event, arg):
+        if event == "call" and frame.f_code.co_filename == path:
+            ran.append(frame.f_code.co_name)
+        return None
+
+    sys.settrace(tracer)
+    try:
+        out = compiled(x)
+    finally:
+        sys.settrace(None)
+    assert torch.equal(out, act(x)) and ran == ["forward"]
 
 
 class Mlp(torch.nn.Module):
