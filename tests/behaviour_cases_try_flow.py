@@ -450,3 +450,17 @@ def continue_in_except_clause_of_while_true_starting_a_while_body(flag, xs, log)
                 continue
             break
         log.append(("got", x))
+
+
+@case(*RETRIES)
+def continue_in_except_clause_of_for_loop_with_else_break_ending_an_if(flag, xs, log):
+    # (3.11: the for body ends with the clause's cleanup, no jump back)
+    if flag:
+        for x in xs:
+            try:
+                _get(log, [x])
+            except KeyError:
+                log.append(x)
+                continue
+            else:
+                break

@@ -20,6 +20,9 @@ KNOWN_FALLBACK = {
     # read into the except clause
     "try_else_returning_in_an_if_in_an_except_clause": {8, 9, 10, 12},  # 3.8-3.10: a value flows out of the branch
     "code_after_the_try_reached_only_from_its_clauses": {8, 9, 12, 13},
+    # 3.10: the clause's continue jumps back to the head both loops share
+    # ("except clause jumps backwards")
+    "continue_in_except_clause_of_while_true_starting_a_while_body": {10},
 }
 
 

@@ -94,7 +94,10 @@ int dc_for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, in
     }
     if (body_end - 1 > i && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
         d->seen[--body_end] = 1;
-    else if (body_end < done_at)
+    /* (no jump back ends a body that never falls off its end: 3.11 with a
+     * try whose except clause continues, its body leaving by a break, ends
+     * the region with the clause's cleanup) */
+    else if (body_end < done_at && !(d->reach[body_end - 1] && dc_is_terminator(d->in[body_end - 1].op)))
         return dc_fail(d, i, "for loop body runs past its enclosing block");
     int brk = dc_find_loop_exit(d, i + 1, body_end, done_at);
     if (brk > end)
