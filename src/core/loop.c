@@ -427,18 +427,16 @@ static int natural_loop_end(dc *d, int i, int latch, int end) {
 /* 3.12+ `while True:` in the region [i, end) whose only jump back, at
  * `cold`, is cold code after the function, reached from the except clauses
  * of a try in the body (a `continue` there, or the clauses falling off the
- * body's end).  Its body ends where the natural loop does: the try body
- * never falls back to the head, so the code it falls into past that end
- * (another statement of the region, or the region's end) follows a `break`
- * whose jump the compiler dropped (where that end can end a statement:
- * else the body is the rest of the region).  (A body that ends the region, the
- * clauses falling off it: their jump back is the body's end, not a
- * `continue`.) */
+ * body).  Where that jump is a clause's `continue` (not past the clauses,
+ * where the try goes on) the body ends where the natural loop does, when a
+ * statement can end there: the code past it is reached from the body only
+ * by falling into it, a `break` whose jump the compiler dropped.  Else the
+ * body is the rest of the region, and the clauses' jump back its end. */
 int dc_while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out, int *next) {
     int E = natural_loop_end(d, i, cold, end);
     if (E == -2)
         return -1;
-    if (E <= i || !dc_statement_boundary(d, i, E))
+    if (E <= i || !dc_in_cold_handler(d, cold, i, end) || !dc_statement_boundary(d, i, E))
         E = end;
     if (dc_find_loop_exit(d, i, E, E) != E || dc_cold_loop_exit(d, i, E, cold + 1) != cold + 1)
         return dc_fail(d, i, "loop with its jump back after the function and a break");
