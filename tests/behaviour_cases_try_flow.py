@@ -355,3 +355,112 @@ def while_true_ending_an_if_branch_in_a_for_loop(items):
             out.append((key, "empty"))
     out.append("done")
     return out
+
+
+# --- a `while True:` (or for loop) inside an if, another loop or a module's
+# `if __name__ == "__main__":`, whose except clause continues and whose try
+# is followed by a break: 3.12+ places the clause, the only jump back, after
+# the function, and drops the break's jump (it falls into the code after the
+# loop); the loop ends where its natural loop does, not with the region ----
+
+RETRIES = [(flag, xs, []) for flag, xs in [(1, ["key", 4, None]), (1, ["key", "key", 5]), (1, [3]), (0, ["key", 1]),
+                                            (1, ["value", 2]), (1, ["key"]), (1, []), (1, ["key", "key", "key", 6])]]
+
+
+@case(*RETRIES)
+def continue_in_except_clause_of_while_true_ending_an_if(flag, xs, log):
+    # CPython asyncio/__main__.py (module level)
+    if flag:
+        while True:
+            try:
+                _get(log, xs)
+            except KeyError:
+                continue
+            break
+
+
+@case(*RETRIES)
+def continue_after_an_if_in_except_clause_then_code_after_the_loop(flag, xs, log):
+    if flag:
+        while True:
+            try:
+                x = _get(log, xs)
+            except KeyError as exc:
+                log.append(exc.args)
+                if len(log) > 3:
+                    log.append("many")
+                continue
+            log.append(("got", x))
+            break
+        log.append("after")
+    return len(log)
+
+
+@case(*RETRIES)
+def continue_in_except_clause_with_else_break_in_an_if_else(flag, xs, log):
+    if flag:
+        while True:
+            try:
+                x = _get(log, xs)
+            except KeyError:
+                log.append("again")
+                continue
+            else:
+                break
+        log.append(x)
+    else:
+        log.append("no")
+    log.append("end")
+
+
+@case(*RETRIES)
+def continue_or_fall_to_break_in_except_clause_of_while_true_in_an_if(flag, xs, log):
+    if flag:
+        while True:
+            try:
+                _get(log, xs)
+            except KeyError:
+                if len(xs) % 2:
+                    continue
+                log.append("even")
+            break
+
+
+@case(*RETRIES)
+def continue_in_except_clause_of_for_loop_ending_an_if(flag, xs, log):
+    if flag:
+        for x in xs:
+            try:
+                _get(log, [x])
+            except KeyError:
+                log.append("skip")
+                continue
+            break
+        log.append("after")
+
+
+@case(*RETRIES)
+def continue_in_except_clause_of_while_true_starting_a_while_body(flag, xs, log):
+    # (the two loops share their head)
+    while flag and xs:
+        while True:
+            try:
+                x = _get(log, xs)
+            except KeyError:
+                continue
+            break
+        log.append(("got", x))
+
+
+@case(*RETRIES)
+def continue_in_except_clause_of_for_loop_with_else_break_ending_an_if(flag, xs, log):
+    # (3.11: the for body ends with the clause's cleanup, no jump back)
+    if flag:
+        for x in xs:
+            try:
+                _get(log, [x])
+            except KeyError:
+                log.append(x)
+                continue
+            else:
+                break

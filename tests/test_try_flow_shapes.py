@@ -20,6 +20,9 @@ KNOWN_FALLBACK = {
     # read into the except clause
     "try_else_returning_in_an_if_in_an_except_clause": {8, 9, 10, 12},  # 3.8-3.10: a value flows out of the branch
     "code_after_the_try_reached_only_from_its_clauses": {8, 9, 12, 13},
+    # 3.10: the clause's continue jumps back to the head both loops share
+    # ("except clause jumps backwards")
+    "continue_in_except_clause_of_while_true_starting_a_while_body": {10},
 }
 
 
@@ -33,3 +36,34 @@ def test_structured(fn):
         pytest.xfail("known: still the state machine on this version")
     source = depyf.decompile(fn)
     assert "__state" not in source and "depyf:" not in source, source
+
+
+# CPython's asyncio/__main__.py on 3.12/3.13 (its whole module printed as the
+# state machine): a `while True:` under `if __name__ == "__main__":` whose
+# except clause continues, the try followed by a break.
+RETRY_MODULE = '''
+log = []
+def step():
+    log.append(len(log))
+    if len(log) < 3:
+        raise KeyError(len(log))
+if __name__ == "__main__":
+    while True:
+        try:
+            step()
+        except KeyError:
+            log.append("again")
+            continue
+        break
+    log.append("after")
+'''
+
+
+def test_retry_loop_in_a_main_block_is_structured_and_behaves():
+    code = compile(RETRY_MODULE, "<mod>", "exec", dont_inherit=True)
+    source = depyf.decompile(code)
+    assert "__state" not in source and "depyf:" not in source, source
+    want, got = {"__name__": "__main__"}, {"__name__": "__main__"}
+    exec(code, want)
+    exec(compile(source, "<decompiled>", "exec"), got)
+    assert got["log"] == want["log"] == [0, "again", 2, "after"], source

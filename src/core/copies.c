@@ -794,6 +794,20 @@ static int statement_start(const dc *d, int k) {
     return k > 0 && (ends_statement(&d->in[k - 1]) || (d->in[k].flags & DP_INSTR_JUMP_TARGET));
 }
 
+/* Can a statement start at k with the stack as deep as at i (both 3.11+
+ * code reached from the entry): k follows the end of one, or jumps lead
+ * there?  0 when out of memory. */
+int dc_statement_boundary(dc *d, int i, int k) {
+    if (d->stack_depth == NULL) {
+        int32_t *handler = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof(int32_t));
+        if (handler == NULL || dp_exc_cover(d->sh->ar, &d->f, handler) < 0 ||
+            (d->stack_depth = stack_depths(d, handler)) == NULL)
+            return 0;
+    }
+    return i >= 0 && k < d->n && statement_start(d, k) && d->stack_depth[k] >= 0 &&
+           d->stack_depth[k] == d->stack_depth[i];
+}
+
 /* The start of the copy ending at the RETURN_VALUE r of the return tail
  * ending at the RETURN_VALUE r2 > r: the earliest k such that [k, r] and the
  * same length before r2 are the same code on the same lines under the same

@@ -156,6 +156,11 @@ typedef struct dc {
     dp_nodes globals, nonlocals; /* declarations this code needs */
     int is_class_body, is_module;
     int joined_copies; /* copies of returns dc_join_return_copies turned into jumps */
+    int *stack_depth;  /* per instruction: the stack depth before it, -1 unknown (built on
+                          first use by dc_statement_boundary), or NULL */
+    int *loop_mark, *loop_work; /* per block: loop.c's walks of a natural loop (marked with
+                                   loop_stamp), built on first use, or NULL */
+    int loop_stamp;
 } dc;
 
 /* The handler of instruction i from the exception table (3.11+), -1 if
@@ -424,10 +429,15 @@ int dc_is_block_setup(int op);
  * a try starting in [from, to) goes to (a `break` in an except clause placed
  * after the loop), else `after` (try.c). */
 int dc_cold_loop_exit(dc *d, int from, int to, int after);
-/* 3.12+: the last unconsumed JUMP back to `head` in the cold handler (or
- * right after it) of a try starting in [head, end) placed past `end`: a
+/* 3.12+: the last JUMP back to `head` in the cold handler (or right after
+ * it) of a try starting in [head, end) placed past `end`, unconsumed or a
+ * back edge of the graph (a failed speculation may have consumed it): a
  * loop whose only jump back is a continue of an except clause, or -1 (try.c). */
 int dc_cold_back_edge(dc *d, int head, int end);
+/* Is the jump at j a back edge of the graph: its target starts a block that
+ * dominates j's (a loop's, not a cold handler's way back to the code after
+ * its statement)?  (loop.c) */
+int dc_is_back_edge(dc *d, int j);
 /* 3.12+: does instruction j lie in the handler code (up to its cleanup
  * block, placed after the function) of a try starting in [from, to)? (try.c) */
 int dc_in_cold_handler(dc *d, int j, int from, int to);

@@ -94,7 +94,10 @@ int dc_for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, in
     }
     if (body_end - 1 > i && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
         d->seen[--body_end] = 1;
-    else if (body_end < done_at)
+    /* (no jump back ends a body that never falls off its end: 3.11 with a
+     * try whose except clause continues, its body leaving by a break, ends
+     * the region with the clause's cleanup) */
+    else if (body_end < done_at && !(d->reach[body_end - 1] && dc_is_terminator(d->in[body_end - 1].op)))
         return dc_fail(d, i, "for loop body runs past its enclosing block");
     int brk = dc_find_loop_exit(d, i + 1, body_end, done_at);
     if (brk > end)
@@ -369,21 +372,87 @@ int dc_while_true_to(dc *d, int i, int E, dc_stack *st, dp_nodes *out, int *next
     return dc_add(d, out, s);
 }
 
-/* 3.12+ `while True:` ending the region [i, end) whose only jump back, at
+/* Dominators and loops of the graph, built on first use: 0, or -1 out of
+ * memory (error set). */
+static int need_loops(dc *d) {
+    return d->cfg.dominators || dp_cfg_dominators(d->sh->ar, &d->cfg, d->sh->err) == 0 ? 0 : -1;
+}
+
+int dc_is_back_edge(dc *d, int j) {
+    int t = j >= 0 && j < d->n ? d->in[j].target : -1;
+    if (t < 0 || t >= d->n || need_loops(d) < 0)
+        return 0;
+    int h = d->cfg.block_of[t];
+    return d->cfg.b[h].start == t && dp_cfg_dominates(&d->cfg, h, d->cfg.block_of[j]);
+}
+
+/* The end of the natural loop of the back edge at `latch` to i, within
+ * [i, end): past the last block of [i, end) that reaches the latch without
+ * passing i, or -1 when i starts no block that dominates the latch (-2 out
+ * of memory).  (The graph's loops merge those of one header: a `while
+ * True:` starting the body of a `while c:` shares its head.)  Past that end
+ * is code the loop only exits to. */
+static int natural_loop_end(dc *d, int i, int latch, int end) {
+    if (!dc_is_back_edge(d, latch))
+        return d->sh->err->set ? -2 : -1;
+    const dp_cfg *g = &d->cfg;
+    if (d->loop_mark == NULL) {
+        d->loop_mark = dp_alloc_array(d->sh->ar, (size_t)g->nb + 1, sizeof(int));
+        d->loop_work = dp_alloc_array(d->sh->ar, (size_t)g->nb + 1, sizeof(int));
+        if (d->loop_mark == NULL || d->loop_work == NULL) {
+            dc_fail(d, i, "out of memory");
+            return -2;
+        }
+        d->loop_stamp = 0;
+        for (int b = 0; b <= g->nb; b++)
+            d->loop_mark[b] = 0;
+    }
+    int stamp = ++d->loop_stamp, h = g->block_of[i], nw = 0, E = g->b[h].end < end ? g->b[h].end : end;
+    d->loop_mark[h] = stamp;
+    d->loop_work[nw++] = g->block_of[latch];
+    d->loop_mark[g->block_of[latch]] = stamp;
+    while (nw > 0) {
+        const dp_block *b = &g->b[d->loop_work[--nw]];
+        if (b->start >= i && b->start < end && (b->end < end ? b->end : end) > E)
+            E = b->end < end ? b->end : end;
+        for (int p = 0; p < b->npred; p++)
+            if (d->loop_mark[b->pred[p]] != stamp && g->b[b->pred[p]].rpo >= 0) {
+                d->loop_mark[b->pred[p]] = stamp;
+                d->loop_work[nw++] = b->pred[p];
+            }
+    }
+    return E > i ? E : -1;
+}
+
+/* 3.12+ `while True:` in the region [i, end) whose only jump back, at
  * `cold`, is cold code after the function, reached from the except clauses
- * of a try in the body: its body is the rest of the region (and the
- * clauses the try takes), from which no break leaves. */
-int dc_while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out) {
-    if (dc_find_loop_exit(d, i, end, end) != end || dc_cold_loop_exit(d, i, end, cold + 1) != cold + 1)
+ * of a try in the body (a `continue` there, or the clauses falling off the
+ * body).  Where that jump is a clause's `continue` (not past the clauses,
+ * where the try goes on) the body ends where the natural loop does, when a
+ * statement can end there: the code past it is reached from the body only
+ * by falling into it, a `break` whose jump the compiler dropped.  Else the
+ * body is the rest of the region, and the clauses' jump back its end. */
+int dc_while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out, int *next) {
+    int E = natural_loop_end(d, i, cold, end);
+    if (E == -2)
+        return -1;
+    if (E <= i || !dc_in_cold_handler(d, cold, i, end) || !dc_statement_boundary(d, i, E))
+        E = end;
+    if (dc_find_loop_exit(d, i, E, E) != E || dc_cold_loop_exit(d, i, E, cold + 1) != cold + 1)
         return dc_fail(d, i, "loop with its jump back after the function and a break");
     dp_node *s = dc_stmt(d, S_WHILE, i);
     static const dp_const true_const = {.kind = DP_CONST_TRUE};
     if (s == NULL || (s->a = dc_const(d, &true_const)) == NULL)
         return -1;
-    dc_loop lp = {i, -1, 0, NULL, -1};
-    dc_seen(d, cold, cold + 1);
-    d->skip_to[cold] = cold + 1; /* (the walk past the handler steps over it) */
-    if (dc_loop_body(d, &lp, i, end, st, &s->l1) < 0)
+    dc_loop lp = {i, E, 0, NULL, -1};
+    if (E == end) {
+        dc_seen(d, cold, cold + 1);
+        d->skip_to[cold] = cold + 1; /* (the walk past the handler steps over it) */
+    }
+    if (dc_loop_body(d, &lp, i, E, st, &s->l1) < 0)
         return -1;
+    if (E < end && d->region_live && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, E - 1)) < 0)
+        return -1;
+    *next = E;
     return dc_add(d, out, s);
 }

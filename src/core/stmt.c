@@ -1454,9 +1454,9 @@ static int walk_compound(dc *d, walk *w) {
             int cold = last < 0 && d->code->py_minor >= 12 && d->last_back != NULL && d->last_back[i] >= end
                            ? dc_cold_back_edge(d, i, end) : -1;
             if (cold > 0) {
-                if (dc_while_true_cold(d, i, cold, end, st, out) < 0)
+                if (dc_while_true_cold(d, i, cold, end, st, out, &next) < 0)
                     return W_FAIL;
-                w->i = end;
+                w->i = next;
                 return W_NEXT;
             }
         }

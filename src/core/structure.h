@@ -37,6 +37,7 @@ int dc_only_unwinds(const dc *d, int j, int end);
 int dc_resolve_jumps(const dc *d, int i);
 int dc_return_tail_end(const dc *d, int k);
 int dc_same_clause_end(const dc *d, int x, int i, int t);
+int dc_statement_boundary(dc *d, int i, int k);
 int dc_unwinds_to_return(const dc *d, int j, int end);
 void dc_skip_exit_copy_at(dc *d, int t, int to);
 void dc_take_any_finally_copy(dc *d, int i, int end);
@@ -51,7 +52,7 @@ int dc_loop_body(dc *d, dc_loop *lp, int start, int end, dc_stack *st, dp_nodes 
 int dc_loop_else(dc *d, int from, int end, dc_stack *st, dp_nodes *out);
 int dc_nothing_runs(const dc *d, int from, int to);
 int dc_while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_nodes *out, int *next);
-int dc_while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out);
+int dc_while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *out, int *next);
 int dc_while_true_to(dc *d, int i, int E, dc_stack *st, dp_nodes *out, int *next);
 
 /* ---- cond.c: conditions ---- */

@@ -277,7 +277,8 @@ int dc_cold_back_edge(dc *d, int head, int end) {
         int H = d->handlers[h].at, s = d->handlers[h].start;
         int cend = H < end || s < head || s >= end ? -1 : cleanup_end(d, dc_handler_at(d, H));
         for (int j = H; cend >= 0 && j <= cend && j < d->n; j++)
-            if (d->in[j].op == IR_JUMP && d->in[j].target == head && !d->seen[j] && j > last)
+            if (d->in[j].op == IR_JUMP && d->in[j].target == head && j > last &&
+                (!d->seen[j] || dc_is_back_edge(d, j)))
                 last = j;
     }
     return last;
