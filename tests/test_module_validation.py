@@ -169,6 +169,17 @@ CLASSES = {
         "        def again(self):\n            return super().__repr__()\n"
         "    return Made\n",
         "Made"),
+    "a class with a cell ending in an if (3.10+ copy the cell's return into both arms)": (
+        "import signal\n"
+        "class Base:\n"
+        "    def setUp(self):\n        return super().__init_subclass__\n"
+        "    if hasattr(signal, 'setitimer'):\n"
+        "        alarm_time = 0.05\n"
+        "        def set_alarm(self, seconds):\n            return ('timer', seconds)\n"
+        "    else:\n"
+        "        alarm_time = 2\n"
+        "        def set_alarm(self, seconds):\n            return ('alarm', seconds)\n",
+        "Base"),
     "nested classes, a docstring, a class on a late line": (
         "\n" * 40 +
         "class Outer:\n"

@@ -822,6 +822,44 @@ static int check_coverage(dc *d) {
     return 0;
 }
 
+/* `return (__classcell__ := __class__)` (or `__classcell__ = __class__;
+ * return __class__`) hands the class cell to type(), and 3.13 stores
+ * `__static_attributes__` before a class body's return: the compiler
+ * writes both again.  From 3.10 they are copied into each branch that
+ * reaches the body's end, like a function's `return None`: read as that,
+ * the copies become else clauses and breaks (tail_returns). */
+static int is_cell_return(const dp_node *r) {
+    return r->kind == S_RETURN && r->a &&
+           ((r->a->kind == E_NAME && strcmp(r->a->s, "__class__") == 0) ||
+            (dc_is_cell(r->a) && strcmp(r->a->a->a->b->s, "__class__") == 0) ||
+            (r->a->kind == E_NAMED && strcmp(r->a->s, "__classcell__") == 0));
+}
+
+static int cell_returns_to_none(dc *d, dp_nodes *l, int depth) {
+    if (depth > DP_MAX_NESTING)
+        return dc_fail(d, -1, "statements nested too deeply");
+    for (int k = 0; k < l->n; k++) {
+        dp_node *s = l->v[k];
+        if (is_cell_return(s) || is_return_none(s)) {
+            if (is_cell_return(s) && (l->v[k] = dc_stmt(d, S_RETURN, -1)) == NULL)
+                return -1;
+            if (k > 0 && is_assign_to(l->v[k - 1], "__classcell__"))
+                remove_at(l, --k);
+            /* (3.13 records the `self.x` attributes the methods store, last before the return) */
+            if (k > 0 && d->code->py_minor >= 13 && is_assign_to(l->v[k - 1], "__static_attributes__"))
+                remove_at(l, --k);
+            continue;
+        }
+        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+            continue;
+        dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
+        for (int q = 0; q < 4; q++)
+            if (cell_returns_to_none(d, ls[q], depth + 1) < 0)
+                return -1;
+    }
+    return 0;
+}
+
 /* Decompiles a whole code object into statements; as the state machine
  * when `refused` (the reason) is set. */
 static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kind, int path, dp_nodes *body,
@@ -877,25 +915,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
                            (code->py_minor >= 13 && is_assign_to(body->v[0], "__firstlineno__"))))
             remove_at(body, 0);
         docstring_from_assign(body, 0);
-        if (body->n && body->v[body->n - 1]->kind == S_RETURN) {
-            /* `return (__classcell__ := __class__)` hands the cell to type() */
-            dp_node *r = body->v[body->n - 1];
-            if (r->a && ((r->a->kind == E_NAME && strcmp(r->a->s, "__class__") == 0) ||
-                         (dc_is_cell(r->a) && strcmp(r->a->a->a->b->s, "__class__") == 0) ||
-                         (r->a->kind == E_NAMED && strcmp(r->a->s, "__classcell__") == 0)))
-                body->n--;
-        }
-        if (body->n && is_assign_to(body->v[body->n - 1], "__classcell__"))
-            body->n--;
-        if (code->py_minor >= 13) {
-            /* 3.13 records the `self.x` attributes the methods store, last
-             * before the return */
-            int last = body->n - 1;
-            if (last > 0 && is_return_none(body->v[last]))
-                last--;
-            if (last >= 0 && is_assign_to(body->v[last], "__static_attributes__"))
-                remove_at(body, last);
-        }
+        if (cell_returns_to_none(d, body, 0) < 0)
+            goto out;
     }
     if (kind == BODY_MODULE)
         docstring_from_assign(body, 0);
