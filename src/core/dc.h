@@ -189,6 +189,10 @@ int dc_stack_copy(dc *d, dc_stack *dst, const dc_stack *src);
 /* Node helpers (expr.c). */
 dp_node *dc_node(dc *d, int kind);
 dp_node *dc_name(dc *d, const char *s);
+/* Adds `name` to a `global`/`nonlocal` list once (stmt.c). */
+int dc_declare(dc *d, dp_nodes *decls, const char *name);
+/* Whether a yield of this scope is in the tree, nested scopes skipped (decompile.c). */
+int dc_has_yield(const dp_node *n, int depth);
 dp_node *dc_const(dc *d, const dp_const *c);
 dp_node *dc_none(dc *d);
 dp_node *dc_cell(dc *d, const char *name);

@@ -582,7 +582,7 @@ static void drop_trailing_continues(dp_nodes *body, int in_loop, int depth) {
 
 /* Whether a yield of this scope is in the tree (nested scopes skipped;
  * missing one only costs a redundant `yield` below). */
-static int has_yield(const dp_node *n, int depth) {
+int dc_has_yield(const dp_node *n, int depth) {
     if (n == NULL || depth > 2000)
         return 0;
     if (n->kind == E_YIELD || n->kind == E_YIELD_FROM)
@@ -593,9 +593,9 @@ static int has_yield(const dp_node *n, int depth) {
     const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
     for (int l = 0; l < 4; l++)
         for (int k = 0; k < ls[l]->n; k++)
-            if (has_yield(ls[l]->v[k], depth + 1))
+            if (dc_has_yield(ls[l]->v[k], depth + 1))
                 return 1;
-    return has_yield(n->a, depth + 1) || has_yield(n->b, depth + 1) || has_yield(n->c, depth + 1);
+    return dc_has_yield(n->a, depth + 1) || dc_has_yield(n->b, depth + 1) || dc_has_yield(n->c, depth + 1);
 }
 
 /* A generator whose every yield is unreachable compiles without them, but
@@ -605,7 +605,7 @@ static int keep_generator_kind(dc *d, dp_nodes *body) {
     if (!(d->code->flags & (DP_CO_GENERATOR | DP_CO_ASYNC_GENERATOR)))
         return 0;
     for (int k = 0; k < body->n; k++)
-        if (has_yield(body->v[k], 0))
+        if (dc_has_yield(body->v[k], 0))
             return 0;
     int ends = body->n > 0 && (body->v[body->n - 1]->kind == S_RETURN || body->v[body->n - 1]->kind == S_RAISE);
     dp_node *ret = ends ? NULL : dc_stmt(d, S_RETURN, -1);
@@ -668,12 +668,8 @@ static void remove_at(dp_nodes *l, int at) {
 static int module_globals(dc *d) {
     for (int i = 0; i < d->n; i++) {
         const dp_instr *x = &d->in[i];
-        if ((x->op != IR_LOAD_GLOBAL && x->op != IR_STORE_GLOBAL && x->op != IR_DELETE_GLOBAL) || x->name == NULL)
-            continue;
-        int known = 0;
-        for (int k = 0; k < d->globals.n && !known; k++)
-            known = strcmp(d->globals.v[k]->s, x->name) == 0;
-        if (!known && dc_add(d, &d->globals, dc_name(d, x->name)) < 0)
+        if ((x->op == IR_LOAD_GLOBAL || x->op == IR_STORE_GLOBAL || x->op == IR_DELETE_GLOBAL) && x->name != NULL &&
+            dc_declare(d, &d->globals, x->name) < 0)
             return -1;
     }
     return 0;
@@ -840,8 +836,9 @@ static int cell_returns_to_none(dc *d, dp_nodes *l, int depth) {
         return dc_fail(d, -1, "statements nested too deeply");
     for (int k = 0; k < l->n; k++) {
         dp_node *s = l->v[k];
-        if (is_cell_return(s) || is_return_none(s)) {
-            if (is_cell_return(s) && (l->v[k] = dc_stmt(d, S_RETURN, -1)) == NULL)
+        int cell = is_cell_return(s);
+        if (cell || is_return_none(s)) {
+            if (cell && (l->v[k] = dc_stmt(d, S_RETURN, -1)) == NULL)
                 return -1;
             if (k > 0 && is_assign_to(l->v[k - 1], "__classcell__"))
                 remove_at(l, --k);

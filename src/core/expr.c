@@ -732,10 +732,7 @@ static int load_step(dc *d, int i, dc_stack *st) {
                 for (size_t k = 0; k < o->code->cellvars.n && !bound; k++)
                     bound = strcmp(o->code->cellvars.v[k], ins->name) == 0;
                 if (bound && !o->is_class_body && !o->is_module) {
-                    int seen = 0;
-                    for (int k = 0; k < d->globals.n; k++)
-                        seen |= strcmp(d->globals.v[k]->s, ins->name) == 0;
-                    if (!seen && dc_add(d, &d->globals, dc_name(d, ins->name)) < 0)
+                    if (dc_declare(d, &d->globals, ins->name) < 0)
                         return -1;
                     break;
                 }

@@ -434,13 +434,6 @@ dp_node *fb_goto_stmt(fb *F, int block) {
     return s;
 }
 
-static int declare(fb *F, dp_nodes *decls, const char *name) {
-    for (int k = 0; k < decls->n; k++)
-        if (strcmp(decls->v[k]->s, name) == 0)
-            return 0;
-    return dc_add(F->d, decls, dc_name(F->d, name));
-}
-
 /* A fast local of a module or class body (3.12+ inlined comprehensions):
  * no source name reaches it there, so it becomes one of our variables. */
 static const char *fast_name(fb *F, const char *name) {
@@ -472,11 +465,11 @@ dp_node *fb_name_target(fb *F, const dp_instr *ins) {
         return name ? dc_name(d, name) : NULL;
     }
     if ((ins->op == IR_STORE_GLOBAL || ins->op == IR_DELETE_GLOBAL) && !d->is_module) {
-        if (declare(F, &d->globals, ins->name) < 0)
+        if (dc_declare(d, &d->globals, ins->name) < 0)
             return NULL;
     } else if ((ins->op == IR_STORE_DEREF || ins->op == IR_DELETE_DEREF) && !d->is_class_body) {
         for (size_t k = 0; k < d->code->freevars.n; k++)
-            if (strcmp(d->code->freevars.v[k], ins->name) == 0 && declare(F, &d->nonlocals, ins->name) < 0)
+            if (strcmp(d->code->freevars.v[k], ins->name) == 0 && dc_declare(d, &d->nonlocals, ins->name) < 0)
                 return NULL;
     }
     return dc_name(d, ins->name);

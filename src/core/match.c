@@ -1437,12 +1437,7 @@ static int declare_captures(dc *d, int from, int to) {
             decls = &d->globals;
         else if (in->op == IR_STORE_DEREF && !d->is_class_body && is_freevar(d, in->name))
             decls = &d->nonlocals;
-        if (decls == NULL)
-            continue;
-        int known = 0;
-        for (int k = 0; k < decls->n && !known; k++)
-            known = strcmp(decls->v[k]->s, in->name) == 0;
-        if (!known && dc_add(d, decls, dc_name(d, in->name)) < 0)
+        if (decls != NULL && dc_declare(d, decls, in->name) < 0)
             return -1;
     }
     return 0;

@@ -374,7 +374,7 @@ static int count_kind(const dc_stack *st, int kind) {
     return n;
 }
 
-static int declare(dc *d, dp_nodes *decls, const char *name) {
+int dc_declare(dc *d, dp_nodes *decls, const char *name) {
     for (int k = 0; k < decls->n; k++)
         if (strcmp(decls->v[k]->s, name) == 0)
             return 0;
@@ -843,11 +843,11 @@ static int static_swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *ou
 
 static dp_node *name_target(dc *d, const dp_instr *ins) {
     if (ins->op == IR_STORE_GLOBAL || ins->op == IR_DELETE_GLOBAL) {
-        if (!d->is_module && declare(d, &d->globals, ins->name) < 0)
+        if (!d->is_module && dc_declare(d, &d->globals, ins->name) < 0)
             return NULL;
     } else if ((ins->op == IR_STORE_DEREF || ins->op == IR_DELETE_DEREF) && !d->is_class_body &&
                is_freevar(d, ins->name)) {
-        if (declare(d, &d->nonlocals, ins->name) < 0)
+        if (dc_declare(d, &d->nonlocals, ins->name) < 0)
             return NULL;
     }
     return dc_name(d, ins->name);

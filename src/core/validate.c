@@ -196,22 +196,6 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
 
 #define MAX_STUB_DEPTH 2000
 
-/* Does a function's body yield (it is a generator)?  Not counting the
- * functions, classes and lambdas inside it. */
-static int yields(const dp_node *n, int depth) {
-    if (n == NULL || depth > MAX_STUB_DEPTH || n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF ||
-        n->kind == E_LAMBDA)
-        return 0;
-    if (n->kind == E_YIELD || n->kind == E_YIELD_FROM)
-        return 1;
-    const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
-    for (int l = 0; l < 4; l++)
-        for (int k = 0; k < ls[l]->n; k++)
-            if (yields(ls[l]->v[k], depth + 1))
-                return 1;
-    return yields(n->a, depth + 1) || yields(n->b, depth + 1) || yields(n->c, depth + 1);
-}
-
 static dp_node *copy_node(dc *d, const dp_node *n) {
     dp_node *c = dc_node(d, n->kind);
     if (c != NULL) {
@@ -228,7 +212,7 @@ static int stub_body(dc *d, const dp_node *def, dp_nodes *out) {
     dp_node *s = dc_node(d, S_PASS);
     int generator = 0;
     for (int k = 0; def->kind == S_FUNCTIONDEF && k < def->l1.n && !generator; k++)
-        generator = yields(def->l1.v[k], 0);
+        generator = dc_has_yield(def->l1.v[k], 0);
     if (generator) {
         if ((s = dc_node(d, S_EXPR)) != NULL && (s->a = dc_node(d, E_YIELD)) == NULL)
             return -1;
