@@ -213,6 +213,7 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         return -1;
     }
     d->in = d->f.ins;
+    d->lay = d->f.lay;
     d->n = d->f.n;
     if (d->n > DP_MAX_INSTRUCTIONS)
         return dc_fail(d, -1, "function too long (%d instructions)", d->n);
