@@ -741,7 +741,7 @@ static int *stack_depths(const dc *d, const int32_t *handler) {
         int i = work[--nw], cur = depth[i];
         const dp_instr *x = &d->in[i];
         int to[3], at[3], m = 0;
-        dp_effect e; /* (the op table takes the version: irop.c's one py_minor) */
+        dp_effect e; /* (the op table takes the version: irop.c) */
         if (handler[i] >= 0) {
             const dp_exc_entry *h = &d->f.exc[handler[i]];
             to[m] = h->target;
@@ -772,7 +772,7 @@ static int whole_return(const dc *d, int k, int r) {
         return 0;
     int depth = 0;
     for (int j = k; j < r; j++) {
-        dp_effect e; /* (the op table takes the version: irop.c's one py_minor) */
+        dp_effect e; /* (the op table takes the version: irop.c) */
         if (d->in[j].target >= 0 || dp_ir_effect(&d->in[j], d->code->py_minor, 0, &e) < 0 || e.in > depth)
             return 0;
         depth += e.out - e.in;
