@@ -549,7 +549,6 @@ int dp_cfg_build(dp_arena *a, const dp_irfunc *f, dp_cfg *g, dp_error *err) {
     builder Bs = {a, err, g, f->ins, f->n}, *B = &Bs;
     g->f = f;
     g->n = f->n;
-    g->py_minor = f->code ? f->code->py_minor : 11;
     for (int32_t i = 0; i < f->n; i++)
         if (f->ins[i].target < -1 || f->ins[i].target >= f->n)
             return dp_fail(err, f->ins[i].offset, "jump target out of range");
@@ -559,7 +558,7 @@ int dp_cfg_build(dp_arena *a, const dp_irfunc *f, dp_cfg *g, dp_error *err) {
         g->exc_of[i] = -1;
     if (f->n <= 0) /* (no code: no blocks) */
         return ALLOC(g->order, 0) == NULL ? oom(B) : 0;
-    if ((g->py_minor <= 10 ? regions_from_blocks(B) : regions_from_table(B)) < 0 || split_blocks(B) < 0 ||
+    if ((f->lay.block_stack ? regions_from_blocks(B) : regions_from_table(B)) < 0 || split_blocks(B) < 0 ||
         link_blocks(B) < 0 || reverse_postorder(B) < 0)
         return -1;
     for (int32_t i = 0; i < f->n; i++)

@@ -65,7 +65,6 @@ typedef struct dp_block {
 
 typedef struct dp_cfg {
     const dp_irfunc *f;
-    int py_minor;
     int32_t n;           /* instructions */
     dp_block *b;
     int32_t nb;

@@ -43,7 +43,7 @@ static dp_node *tested(dc *d, dp_node *x, int op, int *jumps_if) {
 /* One step of a pure expression: a chained comparison or a single
  * instruction; *next receives where the step ends. */
 static int value_step(dc *d, int q, dc_stack *st, int *next) {
-    int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, q, st, NULL, next) : 0;
+    int r = d->lay.inline_comprehensions ? dc_inline_comprehension(d, q, st, NULL, next) : 0;
     if (r == 0)
         r = dc_chain_compare(d, q, st, next);
     if (r != 0)
@@ -374,7 +374,7 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
 static int cold_cond_while(dc *d, const seg *s, int k, int stmt_start, int end, dc_stack *st, dp_nodes *out,
                            int *next) {
     int s0 = s[0].start, B = s[k - 1].jump + 1, F = s[k - 1].target, len = B - s0;
-    if (d->code->py_minor < 12 || F <= B || F > end || !dc_is_terminator(d->in[F - 1].op))
+    if (!d->lay.cold_handlers || F <= B || F > end || !dc_is_terminator(d->in[F - 1].op))
         return 0;
     dc_back_edge(d, B, d->n); /* (builds d->last_back) */
     int c = -1;
@@ -445,7 +445,7 @@ static int assert_fail(const dc *d, int i, int first) {
     if (known && x->line > line)
         return -1;
     if (x->op != IR_LOAD_ASSERTION_ERROR &&
-        !(d->code->py_minor <= 8 && x->op == IR_LOAD_GLOBAL && x->name && strcmp(x->name, "AssertionError") == 0 &&
+        !(d->lay.assert_loads_global && x->op == IR_LOAD_GLOBAL && x->name && strcmp(x->name, "AssertionError") == 0 &&
           known))
         return -1;
     for (int j = i + 1; j < d->n && d->nref[j] == 0; j++) {
@@ -542,7 +542,7 @@ static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
  * where the region goes on (the head of the enclosing loop), with nothing
  * that runs between the loop and the region's end? */
 static int exits_back(const dc *d, int i, int last, int end, int exit, int F) {
-    if (F >= i || exit < 0 || !dc_continues_as(d, F, exit) || d->code->py_minor > 9)
+    if (F >= i || exit < 0 || !dc_continues_as(d, F, exit) || d->lay.while_test_at_bottom)
         return 0;
     for (int j = last + 1; j < end; j++)
         if (d->reach[j] && d->in[j].op != IR_NOP)
@@ -563,7 +563,7 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
     /* (up to 3.9 a `while` has no bottom test: its exit follows the back
      * edge; later that layout is a `while True:` whose test breaks) */
     if (s[k - 1].or_pop || B > last || (F < last + 1 && !exits_back(d, i, last, end, exit, F)) ||
-        (F == last + 1 && d->code->py_minor > 9))
+        (F == last + 1 && d->lay.while_test_at_bottom))
         return 0;
     /* (an exit past the region's end is where the region goes on: the
      * loop ends an if's branch, which jumps over the else) */
@@ -803,7 +803,7 @@ static int cond_backward(dc *d, cond *c) {
      * went before CPython threaded it (a jump erased after a return
      * leaves no such block) */
     int X = B;
-    while (d->code->py_minor <= 9 && X <= end && X < d->n &&
+    while (d->lay.keeps_dead_blocks && X <= end && X < d->n &&
            !(d->in[X].op == IR_JUMP && d->in[X].target == F && !d->reach[X] && X > B && d->in[X - 1].op == IR_RETURN_VALUE))
         X++;
     if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX) && (r = if_up_to(d, c, X, 0)) != 0)
@@ -891,7 +891,7 @@ static int cond_past_end(dc *d, cond *c) {
 static int normalized_back_jump(const dc *d, int cj, int j) {
     int h = dp_cfg_handler(&d->cfg, cj - 1);
     int hj = dp_cfg_handler(&d->cfg, cj);
-    return d->code->py_minor >= 12 && h >= 0 && (hj == h || hj < 0) && dp_cfg_handler(&d->cfg, j) < 0 &&
+    return d->lay.forward_cond_jumps && h >= 0 && (hj == h || hj < 0) && dp_cfg_handler(&d->cfg, j) < 0 &&
            dp_cfg_handler(&d->cfg, d->loop->head) == h && !(d->skip_to[h] > h && d->in[h].op == IR_SWAP);
 }
 
@@ -939,7 +939,7 @@ static int cond_loops(dc *d, cond *c) {
     while (body < last && d->in[body].op == IR_NOP)
         body++;
     if (last > B && (d->in[last].target == B || d->in[last].target == body) &&
-        (dc_is_cond_jump(d->in[last].op) || (d->in[last].op == IR_JUMP && d->code->py_minor >= 12))) {
+        (dc_is_cond_jump(d->in[last].op) || (d->in[last].op == IR_JUMP && d->lay.forward_cond_jumps))) {
         if (dc_flush_leftovers(d, st, 0, NULL, c->out, c->stmt_start) < 0)
             return -1;
         int test_end = d->in[last].op == IR_JUMP ? last : last + 1;
@@ -947,7 +947,7 @@ static int cond_loops(dc *d, cond *c) {
         if (r != 0)
             return r < 0 ? -1 : r == REST_OF_REGION ? REST_OF_REGION : 0;
     }
-    if (d->code->py_minor >= 12 && F > B && F <= end && dc_is_terminator(d->in[F - 1].op)) {
+    if (d->lay.cold_handlers && F > B && F <= end && dc_is_terminator(d->in[F - 1].op)) {
         int r = cold_cond_while(d, s, k, c->stmt_start, end, st, c->out, c->next);
         if (r != 0)
             return r < 0 ? -1 : 0;
@@ -1001,7 +1001,7 @@ static void else_past_a_leaving_then(dc *d, const cond *c, branches *b) {
  * Where the rest of the region is such code from some point on after a
  * return, the code before it was the else.  Returns that point, or F. */
 static int legacy_dead_else_end(const dc *d, int B, int F, int end) {
-    if (d->code->py_minor > 9 || end > d->n)
+    if (!d->lay.keeps_dead_blocks || end > d->n)
         return F;
     int X = end;
     while (X > F && !d->reach[X - 1])

@@ -190,7 +190,7 @@ static int copy_walk_start(copy_walk_state *w, const dc *d, int i, int end, cons
     /* 3.11+ places the handlers of tries nested in the body after their try
      * or after the body's code (in the handler's copy), 3.12+ after the
      * function (in the others): the body and its handlers span [base, clean) */
-    w->cold = d->code->py_minor >= 11;
+    w->cold = !d->lay.block_stack;
     /* (the body follows its handler's PUSH_EXC_INFO, protected by clean) */
     w->clean = base > 0 && d->in[base - 1].op == IR_PUSH_EXC_INFO ? dc_handler_at(d, base - 1)
                                                                     : dc_handler_at(d, base + len);
@@ -607,7 +607,7 @@ int dc_continues_as(const dc *d, int a, int b) {
     if (a < 0 || b < 0 || a >= d->n || b >= d->n)
         return 0;
     int e = dc_return_tail_end(d, a);
-    if (e < 0 && d->code->py_minor <= 10)
+    if (e < 0 && d->lay.block_stack)
         e = dc_legacy_exit_end(d, a); /* (a copy of a with's exit ending in a return) */
     if (e < 0 || b + (e - a) >= d->n)
         return 0;
@@ -621,7 +621,7 @@ int dc_continues_as(const dc *d, int a, int b) {
  * is a 3.10 copy of the exit of a with, that copy is no code of its own
  * (the exit at `to` is walked where the region goes on). */
 void dc_skip_exit_copy_at(dc *d, int t, int to) {
-    int e = d->code->py_minor <= 10 && t != to ? dc_legacy_exit_end(d, t) : -1;
+    int e = d->lay.block_stack && t != to ? dc_legacy_exit_end(d, t) : -1;
     if (e > t) {
         dc_seen(d, t, e + 1);
         d->skip_to[t] = e + 1;
@@ -741,7 +741,7 @@ static int *stack_depths(const dc *d, const int32_t *handler) {
         int i = work[--nw], cur = depth[i];
         const dp_instr *x = &d->in[i];
         int to[3], at[3], m = 0;
-        dp_effect e;
+        dp_effect e; /* (the op table takes the version: irop.c) */
         if (handler[i] >= 0) {
             const dp_exc_entry *h = &d->f.exc[handler[i]];
             to[m] = h->target;
@@ -772,7 +772,7 @@ static int whole_return(const dc *d, int k, int r) {
         return 0;
     int depth = 0;
     for (int j = k; j < r; j++) {
-        dp_effect e;
+        dp_effect e; /* (the op table takes the version: irop.c) */
         if (d->in[j].target >= 0 || dp_ir_effect(&d->in[j], d->code->py_minor, 0, &e) < 0 || e.in > depth)
             return 0;
         depth += e.out - e.in;
@@ -852,7 +852,7 @@ static int return_copy_start(const dc *d, const int32_t *handler, const int *dep
  * graph is built; the caller retries without it (keep_return_copies)
  * where no structure is found with the jumps. */
 void dc_join_return_copies(dc *d) {
-    if (d->code->py_minor < 13 || d->sh->keep_return_copies)
+    if (!d->lay.copies_returns || d->sh->keep_return_copies)
         return;
     int n = d->n, nret = 0;
     int32_t *handler = dp_alloc_array(d->sh->ar, (size_t)n + 1, sizeof(int32_t));

@@ -104,6 +104,7 @@ typedef struct dc {
     const dp_code *code;
     int path;          /* this use of the code object (a key of dc_shared.memo) */
     dp_irfunc f;
+    dp_layout lay;     /* the bytecode layout facts of the code's version (f.lay) */
     const dp_instr *in;
     int n;
     dp_cfg cfg;        /* the control-flow graph, built once after the IR normalizations */

@@ -13,7 +13,7 @@
  * POP_TOP; b; L:` where earlier versions had JUMP_IF_FALSE_OR_POP: rewrite
  * to that form (3.13's TO_BOOL is already a NOP). */
 static void normalize_boolops(dc *d) {
-    if (d->code->py_minor < 12)
+    if (!d->lay.bool_ops_by_copy)
         return;
     dp_instr *in = d->f.ins;
     for (int i = 0; i + 2 < d->n; i++) {
@@ -213,6 +213,7 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
         return -1;
     }
     d->in = d->f.ins;
+    d->lay = d->f.lay;
     d->n = d->f.n;
     if (d->n > DP_MAX_INSTRUCTIONS)
         return dc_fail(d, -1, "function too long (%d instructions)", d->n);
@@ -220,7 +221,7 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     normalize_boolops(d);
     if (thread_bool_chains(d) < 0 || unthread_value_jumps(d) < 0)
         return -1;
-    if (code->py_minor == 10)
+    if (d->lay.block_stack && d->lay.copies_small_exits)
         dc_legacy_join_exit_copies(d);
     dc_join_return_copies(d);
     if (dp_cfg_build(sh->ar, &d->f, &d->cfg, sh->err) < 0) {
@@ -843,7 +844,7 @@ static int cell_returns_to_none(dc *d, dp_nodes *l, int depth) {
             if (k > 0 && is_assign_to(l->v[k - 1], "__classcell__"))
                 remove_at(l, --k);
             /* (3.13 records the `self.x` attributes the methods store, last before the return) */
-            if (k > 0 && d->code->py_minor >= 13 && is_assign_to(l->v[k - 1], "__static_attributes__"))
+            if (k > 0 && d->lay.class_records_lines_attrs && is_assign_to(l->v[k - 1], "__static_attributes__"))
                 remove_at(l, --k);
             continue;
         }
@@ -909,7 +910,7 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         /* drop the compiler's prologue and the __class__ cell epilogue */
         /* (3.13 also records the first line: `__firstlineno__`) */
         while (body->n && (is_assign_to(body->v[0], "__module__") || is_assign_to(body->v[0], "__qualname__") ||
-                           (code->py_minor >= 13 && is_assign_to(body->v[0], "__firstlineno__"))))
+                           (d->lay.class_records_lines_attrs && is_assign_to(body->v[0], "__firstlineno__"))))
             remove_at(body, 0);
         docstring_from_assign(body, 0);
         if (cell_returns_to_none(d, body, 0) < 0)
@@ -923,8 +924,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         if (rebuild_tail_else(d, body, 0) < 0 || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
             (!d->used_fallback && returned_ifexps(d, body, 0) < 0))
             goto out;
-        drop_implicit_returns(body, code->py_minor >= 10);
-        if (code->py_minor >= 10)
+        drop_implicit_returns(body, d->lay.copies_small_exits);
+        if (!d->lay.keeps_dead_blocks)
             drop_trailing_continues(body, 0, 0);
     }
     if ((kind == BODY_MODULE || kind == BODY_CLASS) && no_returns_outside_functions(d, body, kind == BODY_CLASS) < 0)
@@ -1522,7 +1523,7 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
     if (sh.output_limit <= SIZE_MAX - out_start && (out_limit == 0 || out_start + sh.output_limit < out_limit))
         out->limit = out_start + sh.output_limit;
     dp_printer_init(&p, out, opt ? opt->indent : 4, err);
-    p.py_minor = code->py_minor;
+    p.py_minor = code->py_minor; /* output language: the syntax the code's Python accepts */
     linemap_ctx lm = {opt ? opt->linemap : NULL, 0};
     if (lm.map) {
         p.on_stmt = on_stmt;

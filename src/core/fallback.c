@@ -319,6 +319,7 @@ dp_node *fb_lower(fb *F, dp_node *e, int depth) {
         return fb_fail(F, F->at, "expression nested too deeply"), NULL;
     switch (e->kind) {
     case X_ITER: /* GET_ITER / GET_YIELD_FROM_ITER / GET_AITER used as a value */
+        /* (output language: the builtin aiter() is new in 3.10) */
         if (e->op2 && F->d->code->py_minor < 10) {
             dp_node *c = fb_node(F, E_CALL);
             if (c == NULL || (c->a = fb_attr(F, fb_lower(F, e->a, depth + 1), "__aiter__")) == NULL)
@@ -333,7 +334,7 @@ dp_node *fb_lower(fb *F, dp_node *e, int depth) {
     case X_ASSERTION:
         return fb_builtin(F, "AssertionError");
     case X_FUNC: /* made and used as a value, never bound by a def (Dynamo's code, 3.11+) */
-        if (F->d->code->py_minor >= 11 && e->cst && e->cst->code && strcmp(e->cst->code->name, "<lambda>") != 0) {
+        if (!F->d->lay.qualname_on_stack && e->cst && e->cst->code && strcmp(e->cst->code->name, "<lambda>") != 0) {
             dp_node *made = dc_function_by_value(F->d, e, e->l1.n > 0 ? e->l1.v[0] : NULL, F->at);
             return made ? fb_lower(F, made, depth + 1) : NULL;
         }
@@ -510,7 +511,8 @@ int fb_emit_def(fb *F, dp_node *v, const char *name) {
     if (v->kind == X_GENERIC) {
         /* 3.12.0-3.12.3 mangle every name compiled after a generic class in
          * the same scope (CPython gh-119395): the state machine's own names
-         * (__state, __builtins, ...) would no longer be the ones set before */
+         * (__state, __builtins, ...) would no longer be the ones set before:
+         * the output's compiler, an output-language difference) */
         if (v->op == DC_GEN_CLASS && F->d->code->py_minor == 12)
             return dc_fail(F->d, F->at, "generic class %s in a state machine: 3.12 mangles the names after it "
                                         "(CPython gh-119395)", name);
@@ -648,7 +650,7 @@ dp_node *fb_spill(fb *F, dp_node *v) {
      * would add a local and compile another code object, where Dynamo keys its
      * caches on the code object.  Elsewhere the def shows the function's source,
      * unless no def can bind its name (a generator expression's `<genexpr>`). */
-    if (name && v->kind == X_FUNC && F->d->code->py_minor >= 11 &&
+    if (name && v->kind == X_FUNC && !F->d->lay.qualname_on_stack &&
         (!dc_is_identifier(name) || (F->d->sh->opt->stable_globals && !code_has_name(F->d->code, name))))
         name = NULL;
     if (name) { /* a function or class value: its def statement binds its name */
@@ -1057,7 +1059,7 @@ static int take_blocks(fb *F, const dp_cfg *g) {
     F->nb = g->nb;
     /* 3.8 copies the blocks of finally bodies: a few times each at most in
      * compiler output, and never more than this */
-    F->bcap = F->nb + (d->code->py_minor == 8 ? 3 * F->nb + 256 : 0);
+    F->bcap = F->nb + (d->lay.finally_subroutine ? 3 * F->nb + 256 : 0);
     F->copy_budget = 16L * d->n + 4096;
     F->block_of = g->block_of;
     F->b = dp_alloc_array(ar, (size_t)F->bcap, sizeof *F->b);
@@ -1542,7 +1544,7 @@ int dc_fallback(dc *d, dp_nodes *out) {
     fb F = {0};
     F.d = d;
     F.scope_body = (d->code->flags & DP_CO_OPTIMIZED) == 0;
-    F.block_stack = d->code->py_minor <= 10;
+    F.block_stack = d->lay.block_stack;
     F.star = fb_uses_star(d);
     F.egh_max = -1;
     dp_cfg g;

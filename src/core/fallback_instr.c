@@ -707,6 +707,7 @@ int fb_end_async_for(fb *F) {
 }
 
 int fb_aiter_call(fb *F, const char *builtin, const char *method, dp_node *v) {
+    /* (output language: the builtins aiter() and anext() are new in 3.10) */
     if (F->d->code->py_minor >= 10)
         return fb_push(F, fb_call(F, builtin, v, NULL, NULL), 1);
     dp_node *c = fb_node(F, E_CALL);

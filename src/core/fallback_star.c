@@ -182,6 +182,7 @@ static const char PREP[] =
 /* The helper functions and `__egh0 = ... = None`, before the machine. */
 int fb_star_prologue(fb *F, dp_nodes *out) {
     dc *d = F->d;
+    /* (the semantics of the interpreter the output runs on, not layout) */
     const char *tail = d->code->py_minor == 11 ? MATCH_TAIL_311 : MATCH_TAIL;
     size_t len = sizeof MATCH_HEAD + strlen(tail) + sizeof PREP + 2 * strlen(F->pfx) + 8;
     char *text = dp_alloc(d->sh->ar, len);

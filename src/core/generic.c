@@ -323,7 +323,7 @@ static int step(gen *g, int i, dp_node **result) {
 dp_node *dc_generic(dc *outer, dp_node *fn, const dp_nodes *args, int at) {
     const dp_code *code = fn->cst->code;
     dc_shared *sh = outer->sh;
-    if (fn->a || fn->b || fn->c || code->py_minor < 12) {
+    if (fn->a || fn->b || fn->c || !outer->lay.type_param_scopes) {
         dc_fail(outer, at, "malformed call of %s", code->name);
         return NULL;
     }

@@ -212,7 +212,7 @@ static int cleanup_end(const dc *d, int h) {
 }
 
 void dc_inline_comp_cleanups(dc *d) {
-    if (d->code->py_minor < 12)
+    if (!d->lay.inline_comprehensions)
         return;
     for (int k = 0; k < d->f.nexc; k++) {
         int t = d->f.exc[k].target, end = cleanup_end(d, t);

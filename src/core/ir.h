@@ -36,6 +36,7 @@
 #include "buf.h"
 #include "code.h"
 #include "error.h"
+#include "layout.h"
 
 /* Binary operators; numbering equals 3.11's BINARY_OP argument (0..12). */
 typedef enum dp_binop {
@@ -201,6 +202,7 @@ typedef struct dp_irfunc {
     int32_t n;
     dp_exc_entry *exc;
     int32_t nexc;
+    dp_layout lay;       /* how code->py_minor lays out bytecode (set by dp_lift) */
 } dp_irfunc;
 
 /* Decodes and lifts one code object (not its nested code objects). */

@@ -1289,6 +1289,7 @@ int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err) {
     L.tab = dp_optable_for(code->py_minor);
     memset(out, 0, sizeof *out);
     out->code = code;
+    out->lay = dp_layout_for(code->py_minor);
     int rc;
     if (L.tab == NULL)
         rc = dp_fail(err, -1, "unsupported Python version 3.%d", code->py_minor);

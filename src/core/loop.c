@@ -11,7 +11,7 @@
  * last jump back in an except clause after the function: the clause's own
  * jumps past it leave no loop. */
 static int within_handler(const dc *d, int head, int j, int target) {
-    int c = d->code->py_minor >= 11 && target < d->n ? dc_handler_at(d, j) : -1;
+    int c = !d->lay.block_stack && target < d->n ? dc_handler_at(d, j) : -1;
     if (c < 0 || c + 2 >= d->n || dc_handler_at(d, target) != c || dc_handler_at(d, head) == c)
         return 0;
     const dp_instr *x = &d->in[c];
@@ -272,7 +272,7 @@ int dc_while_true(dc *d, int i, int last, int end, int exit, dc_stack *st, dp_no
      * whose handler's code the body's try statement took whole (3.12+
      * places it after the function): the loop, and its else, start past
      * where the body's walk ended */
-    int from = d->code->py_minor >= 11 && d->region_stop > last + 1 ? d->region_stop : last + 1;
+    int from = !d->lay.block_stack && d->region_stop > last + 1 ? d->region_stop : last + 1;
     if (body_end == last && brk > from && dc_region(d, from, brk, brk, st, &s->l2) < 0)
         return -1;
     *next = brk > from ? brk : from;
@@ -295,8 +295,8 @@ int dc_legacy_loop_end(const dc *d, int i, int last, int end) {
     int lastj = -1;
     for (int j = d->last_back ? d->last_back[i] : -1; j >= 0; j = d->last_back[d->n + 1 + j])
         lastj = j > lastj ? j : lastj;
-    if (d->code->py_minor > 10 || lastj <= last || lastj >= end || !dc_legacy_inside_try(d, lastj) ||
-        (d->code->py_minor == 10 && d->in[i].op != IR_NOP))
+    if (!d->lay.block_stack || lastj <= last || lastj >= end || !dc_legacy_inside_try(d, lastj) ||
+        (d->lay.line_nops && d->in[i].op != IR_NOP))
         return -1;
     for (int E = lastj + 1, tries = 0; E <= end && E <= d->n && tries < 64; E++) {
         if (!dc_is_terminator(d->in[E - 1].op) && d->reach[E - 1] && (E >= d->n || d->nref[E] == 0))

@@ -518,7 +518,7 @@ static int matched_parts(mp *m, cell *vals, int count, cell **parts) {
     int q = m->p;
     if (op_at(d, q) != IR_COPY || d->in[q].arg != 1)
         return -1;
-    if (d->code->py_minor == 10) {
+    if (d->lay.match_tests_none_by_is) {
         const dp_const *none = op_at(d, q + 1) == IR_LOAD_CONST ? d->in[q + 1].cst : NULL;
         if (none == NULL || none->kind != DP_CONST_NONE || op_at(d, q + 2) != IR_IS || d->in[q + 2].arg != 1 ||
             op_at(d, q + 3) != IR_POP_JUMP_IF_FALSE)
@@ -1511,8 +1511,8 @@ static int falls_through(const dc *d, int i, const mshape *sh) {
 }
 
 int dc_match(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int *next) {
-    /* (before 3.10 a comparison chain can look like a literal pattern, and
-     * `match` does not parse) */
+    /* (output language: before 3.10 a comparison chain can look like a
+     * literal pattern, and `match` does not parse) */
     if (d->code->py_minor < 10 || !starts_match(d, i, base, st))
         return 0;
     mshape sh;

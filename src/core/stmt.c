@@ -153,7 +153,7 @@ static int needs_temp(const dc *d, const dp_node *v) {
      * the checker keeps in order (torch 2.9-2.11 make a resume function, then
      * rearrange the lists it is called with) */
     if (v->kind == X_FUNC)
-        return d->code->py_minor >= 11 && v->cst && v->cst->code && strcmp(v->cst->code->name, "<lambda>") != 0;
+        return !d->lay.qualname_on_stack && v->cst && v->cst->code && strcmp(v->cst->code->name, "<lambda>") != 0;
     if (v->kind >= DP_NODE_KIND_COUNT || v->kind == E_CONST)
         return 0;
     /* the accumulator of a comprehension's loop */
@@ -995,7 +995,7 @@ int dc_back_edge(dc *d, int head, int end) {
      * handler, placed after the code, with a jump back to where the
      * statement continues.  Up to 3.10 a consumed jump back was consumed
      * by a walk that failed, a speculation over this loop: still the loop's) */
-    int last = -1, last_reached = -1, legacy = d->code->py_minor <= 10, try_reached = -1;
+    int last = -1, last_reached = -1, legacy = d->lay.block_stack, try_reached = -1;
     if (d->last_back != NULL) {
         for (int j = d->last_back[head]; j >= 0 && last_reached < 0; j = d->last_back[d->n + 1 + j]) {
             if (j < end && legacy && d->reach[j] && try_reached < 0 && dc_legacy_inside_try(d, j))
@@ -1197,8 +1197,8 @@ static int walk_begin(dc *d, walk *w, int start, int end, int exit, dc_stack *st
     d->stop_node = NULL;
     if (w->stop && w->stop_base > 0 && (w->below = stack_prefix(d, st, w->stop_base)) == NULL)
         return -1;
-    w->exits = w->base <= 64 && d->code->py_minor >= 11 ? count_kind(st, X_WITH_EXIT) : 0;
-    w->excs = w->base <= 64 && d->code->py_minor <= 10 ? count_kind(st, X_EXC) : 0;
+    w->exits = w->base <= 64 && !d->lay.block_stack ? count_kind(st, X_WITH_EXIT) : 0;
+    w->excs = w->base <= 64 && d->lay.block_stack ? count_kind(st, X_EXC) : 0;
     if (w->finish && w->base > 0 && (w->start_stack = stack_prefix(d, st, w->base)) == NULL)
         return -1;
     return 0;
@@ -1246,7 +1246,7 @@ static int walk_skips(dc *d, walk *w) {
      * return of a clause that leaves a try/finally, is that return:
      * walked as code of its own) */
     if (d->vjump[i] >= 0 && w->live && flat &&
-        !(d->code->py_minor <= 10 && d->vjump[i] != end && d->vjump[i] != exit &&
+        !(d->lay.block_stack && d->vjump[i] != end && d->vjump[i] != exit &&
           !dc_is_loop_exit(d, d->vjump[i]) && dc_return_tail_end(d, i) >= i)) {
         /* a duplicate of the code at vjump[i]: as if it jumped there */
         int handled;
@@ -1263,7 +1263,7 @@ static int walk_skips(dc *d, walk *w) {
      * JUMP t` ending an except clause) into the branches that lead to
      * it: such a copy of the code where the region goes on runs as a
      * jump there does */
-    int ec = w->live && flat && d->code->py_minor >= 12 ? dc_exit_copy_len(d, i, exit) : 0;
+    int ec = w->live && flat && d->lay.copies_join_blocks ? dc_exit_copy_len(d, i, exit) : 0;
     if (ec > 0) {
         int handled;
         if (dc_jump_stmt(d, i, exit, exit, w->out, &handled) < 0)
@@ -1293,7 +1293,7 @@ static int walk_statement_start(dc *d, walk *w) {
      * stops protecting statements; its table entries can reach
      * further, over except clauses placed after the code that
      * follows the try */
-    if (w->finish && i > w->start && d->code->py_minor >= 12 && !within_try(d, i, w->finish_h) &&
+    if (w->finish && i > w->start && d->lay.cold_handlers && !within_try(d, i, w->finish_h) &&
         d->in[i].op != IR_NOP && (st->n == 0 || memcmp(st->v, w->start_stack, (size_t)st->n * sizeof *st->v) == 0))
         return W_STOP; /* (not with a return value in place of a with's __exit__: see start_stack) */
     /* a with block ends once __exit__ was called and its result popped */
@@ -1318,7 +1318,7 @@ static int walk_copies(dc *d, walk *w) {
      * the code after it is the try body's normal exit: the body ends
      * here (try.c takes the copy), even where the exception table
      * covers code further on (an except clause placed later) */
-    int cl = st->n <= base && d->code->py_minor >= 12 ? dc_copy_len(d, i, end, d->fin_ops, d->fin_len) : 0;
+    int cl = st->n <= base && d->lay.cold_handlers ? dc_copy_len(d, i, end, d->fin_ops, d->fin_len) : 0;
     if (cl > 0 && dc_copy_falls_through(d, i + cl, end))
         return W_STOP;
     /* CPython inlines the finally body before every exit of the try body,
@@ -1336,7 +1336,7 @@ static int walk_copies(dc *d, walk *w) {
      * nested statement of the body, the handler would catch what it
      * raises.  Only the unwinding of a return, break or continue
      * leaves the protection early. */
-    if (st->n <= base && d->open_try >= 0 && d->code->py_minor >= 11 && ins->op != IR_NOP && d->reach[i] &&
+    if (st->n <= base && d->open_try >= 0 && !d->lay.block_stack && ins->op != IR_NOP && d->reach[i] &&
         !within_try(d, i, d->open_try) && !dc_only_unwinds(d, i, end))
         return dc_fail(d, i, "code after a try statement inside its body");
     /* 3.11+: past the POP_EXCEPT that ends the region's except clause
@@ -1346,7 +1346,7 @@ static int walk_copies(dc *d, walk *w) {
      * it: read into the clause, it would run before the exception is
      * done with (a statement in the clause compiles to code before
      * its POP_EXCEPT, never after it). */
-    if (!w->left_clause || st->n >= base || d->code->py_minor < 11)
+    if (!w->left_clause || st->n >= base || d->lay.block_stack)
         return W_ON;
     if (dc_enclosing_cleanup(d, i, end)) {
         dc_seen(d, i, i + 3); /* (that clause's own end binds and deletes it again) */
@@ -1367,7 +1367,7 @@ static int walk_compound(dc *d, walk *w) {
     int i = w->i, end = w->end, exit = w->exit, base = w->base, start = w->start, finish = w->finish, next = i + 1;
     const dp_instr *ins = &d->in[i];
     /* 3.11+: a try entered with values on the stack (dc_try) */
-    if (st->n > base && d->code->py_minor >= 11 && ins->op != IR_FOR_ITER) {
+    if (st->n > base && !d->lay.block_stack && ins->op != IR_FOR_ITER) {
         int r = dc_try(d, i, end, exit, st, out, &next, 1);
         if (r < 0)
             return W_FAIL;
@@ -1388,7 +1388,7 @@ static int walk_compound(dc *d, walk *w) {
              * there (3.12+ copies the code after a loop into an except
              * clause that breaks) structured it, and it will be again
              * (an enclosing if's jump over its else is seen already) */
-            for (int j = end; d->code->py_minor >= 12 && !finish && j < next && j < d->n; j++)
+            for (int j = end; d->lay.copies_join_blocks && !finish && j < next && j < d->n; j++)
                 if (d->seen[j] && d->in[j].op != IR_JUMP && d->in[j].op != IR_NOP) {
                     dc_fail(d, i, "try statement runs past its enclosing block");
                     return W_FAIL;
@@ -1415,7 +1415,7 @@ static int walk_compound(dc *d, walk *w) {
              * out of except clauses, which dc_back_edge leaves out: the
              * jump back past the NOP still closes the body) */
             if (ins->op == IR_NOP &&
-                (last >= 0 || (d->code->py_minor <= 10 && d->last_back != NULL && d->last_back[i] >= 0))) {
+                (last >= 0 || (d->lay.block_stack && d->last_back != NULL && d->last_back[i] >= 0))) {
                 int body = dc_past_line_nops(d, i);
                 for (int h = i + 1; h <= body && h < end; h++) {
                     int l2 = dc_back_edge(d, h, end);
@@ -1424,7 +1424,7 @@ static int walk_compound(dc *d, walk *w) {
             }
             /* (3.12+: a `continue` in an except clause, placed after the
              * function, is no end of the body that reaches its own jump back) */
-            if (last > i && d->code->py_minor >= 12 && dc_in_cold_handler(d, last, i, last)) {
+            if (last > i && d->lay.cold_handlers && dc_in_cold_handler(d, last, i, last)) {
                 int warm = warm_back_edge(d, i, dc_past_line_nops(d, i), end);
                 last = warm > i ? warm : last;
             }
@@ -1451,7 +1451,7 @@ static int walk_compound(dc *d, walk *w) {
                 return W_NEXT;
             }
             /* (d->last_back[i], built by dc_back_edge, is the last jump back here) */
-            int cold = last < 0 && d->code->py_minor >= 12 && d->last_back != NULL && d->last_back[i] >= end
+            int cold = last < 0 && d->lay.cold_handlers && d->last_back != NULL && d->last_back[i] >= end
                            ? dc_cold_back_edge(d, i, end) : -1;
             if (cold > 0) {
                 if (dc_while_true_cold(d, i, cold, end, st, out, &next) < 0)
@@ -1483,7 +1483,7 @@ static int walk_expression(dc *d, walk *w) {
             if (needs_temp(d, st->v[k]) && st->v[k]->kind != E_NAME && temps_through(d, st, k, out, stmt_start) < 0)
                 return W_FAIL;
     }
-    int r = d->code->py_minor >= 12 ? dc_inline_comprehension(d, i, st, out, &next) : 0;
+    int r = d->lay.inline_comprehensions ? dc_inline_comprehension(d, i, st, out, &next) : 0;
     if (r > 0)
         w->comp_resume = next;
     if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0) {
@@ -1499,7 +1499,7 @@ static int walk_expression(dc *d, walk *w) {
         r = swap_assign(d, i, base, st, out, stmt_start, &next);
     if (r == 0)
         r = dc_expr_step(d, i, st);
-    if (r == 0 && d->code->py_minor <= 10) /* block-stack try/with (try_legacy.c) */
+    if (r == 0 && d->lay.block_stack) /* block-stack try/with (try_legacy.c) */
         r = dc_legacy_op(d, i, end, st, out, &next);
     if (r < 0)
         return W_FAIL;
@@ -1806,7 +1806,7 @@ static int exit_stmt(dc *d, walk *w, int i, int *next) {
         break;
     }
     case IR_POP_EXCEPT:
-        if (d->code->py_minor >= 11 && !dc_only_unwinds(d, i + 1, end)) {
+        if (!d->lay.block_stack && !dc_only_unwinds(d, i + 1, end)) {
             dc_fail(d, i, "code after the try statement copied into an except clause");
             return -1;
         }

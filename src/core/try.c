@@ -257,7 +257,7 @@ static int region_with(dc *d, int start, int end, int exit, dc_stack *st, dp_nod
 }
 
 int dc_cold_loop_exit(dc *d, int from, int to, int after) {
-    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+    if (!d->lay.cold_handlers || find_handlers(d) < 0 || d->handlers == NULL)
         return after;
     for (int h = 0; h < d->nhandlers; h++) {
         int H = d->handlers[h].at, s = d->handlers[h].start;
@@ -270,7 +270,7 @@ int dc_cold_loop_exit(dc *d, int from, int to, int after) {
 }
 
 int dc_cold_back_edge(dc *d, int head, int end) {
-    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+    if (!d->lay.cold_handlers || find_handlers(d) < 0 || d->handlers == NULL)
         return -1;
     int last = -1;
     for (int h = 0; h < d->nhandlers; h++) {
@@ -285,7 +285,7 @@ int dc_cold_back_edge(dc *d, int head, int end) {
 }
 
 int dc_in_cold_handler(dc *d, int j, int from, int to) {
-    if (d->code->py_minor < 12 || find_handlers(d) < 0 || d->handlers == NULL)
+    if (!d->lay.cold_handlers || find_handlers(d) < 0 || d->handlers == NULL)
         return 0;
     for (int h = 0; h < d->nhandlers; h++) {
         int H = d->handlers[h].at, s = d->handlers[h].start;
@@ -641,7 +641,7 @@ int dc_carry_on(dc *d, int i, int stop, int live, dc_stack *left, dp_nodes *body
  * the last instruction outside them. */
 static int finally_last(const dc *d, int H, int clean) {
     int last = clean - 1;
-    if (d->code->py_minor >= 11) {
+    if (!d->lay.block_stack) {
         last = -1;
         for (int j = H + 1; j < clean;) {
             if (is_handler_start(d, j) && is_exc_target(d, j)) {
@@ -806,7 +806,7 @@ static int try_finally(dc *d, try_parts *t) {
     int H = t->H, clean = t->clean;
     /* the body ends with the RERAISE closing it (close), or 3.12+ with
      * a raise or return of its own: it never completes, nor its copies */
-    int last = finally_last(d, H, clean), cold = d->code->py_minor >= 12, r;
+    int last = finally_last(d, H, clean), cold = d->lay.cold_handlers, r;
     int completes = last > H && d->in[last].op == IR_RERAISE;
     if (!completes && !(cold && last > H && (d->in[last].op == IR_RAISE || d->in[last].op == IR_RETURN_VALUE)))
         return dc_fail(d, H, "malformed finally block");
@@ -905,7 +905,8 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
  * clause [body's stop, H); the statement ends where their jumps go. */
 static int try_except_inline(dc *d, try_parts *t, int body_end) {
     int H = t->H, cend = t->cend, star_else, star_after;
-    if (d->code->py_minor == 11 && dc_except_star_layout(d, H, t->clean, cend, body_end, &star_else, &star_after))
+    if (d->lay.star_else_after_handlers &&
+        dc_except_star_layout(d, H, t->clean, cend, body_end, &star_else, &star_after))
         return except_star_311(d, t->tr, H, t->i, t->end, t->clean, cend, body_end, star_else, star_after, t->st,
                                t->out, t->next, t->falls);
     int after = try_after(d, body_end, cend, cend);
@@ -965,7 +966,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
     int body_end = try_body_end(d, h);
     if (body_end > H)
         return dc_fail(d, i, "try body overlaps its handler");
-    if (d->code->py_minor >= 12)
+    if (d->lay.cold_handlers)
         return try_except_312(d, &t, body_end);
     return try_except_inline(d, &t, body_end);
 }
@@ -1083,7 +1084,7 @@ static int exit_end(const dc *d, int p, int h) {
  * the region [?, end).  1 when the statement never falls through (a
  * `continue` follows it), 0 when it may, -1 on error. */
 int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
-    if (d->code->py_minor <= 10)
+    if (d->lay.block_stack)
         return dc_legacy_async_with(d, i, st, out, next);
     dp_node *mgr = dc_pop(d, st, i);
     if (mgr == NULL)
@@ -1165,7 +1166,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         while (d->loop != NULL && k < d->loop->brk && d->in[k].op == IR_POP_TOP && d->nref[k] == 0)
             k++;
         int loop_end = d->loop != NULL && dc_is_loop_head(d, back) && k == d->loop->brk;
-        if (d->code->py_minor >= 12 && back >= 0 && back != e && !loop_end)
+        if (d->lay.cold_handlers && back >= 0 && back != e && !loop_end)
             return dc_fail(d, L + 4, "with block left for another place than after it");
         *next = e;
         body_live = 0;
@@ -1209,7 +1210,7 @@ int dc_try(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, int *ne
         dc_handler *c = &d->handlers[h];
         /* before 3.12 a try's handler follows its body within the region;
          * from 3.12 on handlers are cold blocks placed after the function */
-        int in_region = c->at < end || d->code->py_minor >= 12;
+        int in_region = c->at < end || d->lay.cold_handlers;
         if (!c->opened && in_region && (best == NULL || c->at > best->at))
             best = c;
     }

@@ -166,10 +166,10 @@ static int is_except_handler(const dc *d, int H) {
  * (RERAISE, or END_FINALLY in 3.8): the first one that no jump of the
  * handler passes (nested statements end with their own), -1 if none. */
 static int finally_end(const dc *d, int H) {
-    int closer = d->code->py_minor >= 9 ? IR_RERAISE : IR_END_FINALLY;
+    int closer = d->lay.finally_subroutine ? IR_END_FINALLY : IR_RERAISE;
     /* up to 3.9 each block opened in the body closes its handler with one
      * closer of its own (3.10 copies them into branches) */
-    int far = -1, nested = 0, count = d->code->py_minor <= 9;
+    int far = -1, nested = 0, count = !d->lay.copies_small_exits;
     for (int j = H; j < d->n; j++) {
         const dp_instr *x = &d->in[j];
         if (count && dc_is_block_setup(x->op) && x->target > j)
@@ -310,7 +310,7 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
          * (falling into its jump back, or returning before it: not a jump
          * of its own, which the body's exit would be threaded through
          * too): the clause's jump was threaded through that one) */
-        if (d->code->py_minor <= 9 && q + 1 < d->n && d->reach[q + 1] && end > q + 1 && end < d->n &&
+        if (d->lay.keeps_dead_blocks && q + 1 < d->n && d->reach[q + 1] && end > q + 1 && end < d->n &&
             d->in[end].op == IR_JUMP && d->in[end].target == t && dc_is_loop_head(d, t) &&
             (d->reach[end] || d->in[end - 1].op == IR_RETURN_VALUE || d->in[end - 1].op == IR_RAISE))
             return end;
@@ -363,7 +363,7 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
     /* the code itself comes after its copies; it ends with a RETURN_VALUE
      * as the copy does */
     /* (only 3.10 copies exits: up to 3.9 a return in a clause is its own) */
-    int copy = d->in[r].op == IR_POP_TOP || d->code->py_minor < 10 ? -1 : last_tail_copy(d, r, len, e);
+    int copy = d->in[r].op == IR_POP_TOP || !d->lay.copies_small_exits ? -1 : last_tail_copy(d, r, len, e);
     if (copy == -2)
         return -3;
     if (copy >= 0 && copy <= end) { /* (past the region's end it is no place to join) */
@@ -472,10 +472,10 @@ static int except_body(dc *d, legacy_try *L) {
     L->T = -1;
     /* (3.10 also copies code after the statement that raises: `raise` in
      * the try body compiles before its POP_BLOCK) */
-    int raises = d->code->py_minor == 10 && L->H - 1 > L->s && d->in[L->H - 1].op == IR_RAISE;
+    int raises = d->lay.copies_small_exits && L->H - 1 > L->s && d->in[L->H - 1].op == IR_RAISE;
     /* (3.8/3.9 copy nothing: there `POP_BLOCK; LOAD_CONST; RETURN_VALUE` is
      * a `return <constant>` ending the body, which unwinds before it loads) */
-    if (L->X < 0 && L->H - 1 > L->s && d->code->py_minor == 10 && (d->in[L->H - 1].op == IR_RETURN_VALUE || raises)) {
+    if (L->X < 0 && L->H - 1 > L->s && d->lay.copies_small_exits && (d->in[L->H - 1].op == IR_RETURN_VALUE || raises)) {
         int t = L->H - 1;
         while (t > L->s + 1 && d->in[t - 1].op != IR_POP_BLOCK && straight_end(d, t - 1) == L->H - 1)
             t--;
@@ -498,7 +498,7 @@ static int except_body(dc *d, legacy_try *L) {
      * an else clause does.  Read into the body, the handlers would catch
      * what it raises. */
     L->E = -1;
-    if (L->X < 0 && L->T < 0 && d->code->py_minor == 10 && L->H - 1 > L->s + 1 && d->in[L->H - 1].op == IR_RAISE) {
+    if (L->X < 0 && L->T < 0 && d->lay.copies_small_exits && L->H - 1 > L->s + 1 && d->in[L->H - 1].op == IR_RAISE) {
         int t = L->H - 1;
         while (t > L->s + 1 && L->H - t < 16 && d->in[t - 1].op != IR_POP_BLOCK && !is_jump_op(d->in[t - 1].op) &&
                d->in[t - 1].op != IR_RETURN_VALUE && d->in[t - 1].op != IR_RAISE && d->in[t - 1].op != IR_RERAISE &&
@@ -574,7 +574,7 @@ static int except_clause(dc *d, legacy_try *L) {
             /* 3.8 leaves the clause through the cleanup (BEGIN_FINALLY falls
              * into it): without that way in (none, or a dead one after a
              * raise), what follows it is dead */
-            if (d->code->py_minor <= 8 && (d->in[C - 1].op != IR_BEGIN_FINALLY || !d->reach[C - 1]) &&
+            if (d->lay.finally_subroutine && (d->in[C - 1].op != IR_BEGIN_FINALLY || !d->reach[C - 1]) &&
                 C + 4 < d->n &&
                 d->in[C + 4].op == IR_POP_EXCEPT)
                 dc_seen(d, C + 4, C + 5 < d->n && d->in[C + 5].op == IR_JUMP ? C + 6 : C + 5);
@@ -748,7 +748,7 @@ static int except_stmt(dc *d, int s, int end, dc_stack *st, dp_nodes *out, int *
 static int finally_len(const dc *d, int H, int FE) {
     /* (a RERAISE after one that does not fall through is a nested try's
      * own: the path of an exception that no clause matched) */
-    if (d->code->py_minor >= 10 && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE) {
+    if (d->lay.copies_small_exits && FE - 1 > H && d->in[FE - 1].op == IR_RERAISE) {
         int op = d->in[FE - 2].op;
         if (FE - 2 < H || !(op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP))
             return FE - 1 - H;
@@ -809,7 +809,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next, in
      * hold the only copy of the code after the statement (the first one,
      * only copies of it follow: jumps from inside the body go to those):
      * walk it there, and step over the copies and the handler */
-    for (int P = s + 1; d->code->py_minor >= 10 && P + flen + 1 < H; P++) {
+    for (int P = s + 1; d->lay.copies_small_exits && P + flen + 1 < H; P++) {
         if (d->in[P].op != IR_POP_BLOCK)
             continue; /* (before the scans below: a scan at every P was quadratic) */
         int t = P + 1 + flen, e = t < d->n ? tail_end(d, t) : -1;
@@ -834,7 +834,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next, in
      * (threaded: the end of an if's branch, its jump over the else): the
      * jump is no part of the statement, the walk goes on with it there,
      * then past the handler */
-    if (body_end == H && d->code->py_minor >= 9 && H - 2 > s && d->in[H - 1].op == IR_JUMP &&
+    if (body_end == H && !d->lay.finally_subroutine && H - 2 > s && d->in[H - 1].op == IR_JUMP &&
         d->in[H - 1].target > FE + 1 && d->nref[H - 1] == 0 && !is_jump_op(d->in[H - 2].op) &&
         d->in[H - 2].op != IR_RETURN_VALUE && d->in[H - 2].op != IR_RAISE && d->in[H - 2].op != IR_RERAISE) {
         body_end = after = H - 1;
@@ -844,7 +844,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next, in
     if (dc_stack_copy(d, &left, st) < 0 || dc_region(d, s + 1, body_end, after, &left, &tr->l1) < 0 ||
         (carried && dc_carry_on(d, s + 1, d->region_stop, d->region_live, &left, &tr->l1, st) < 0))
         return -1;
-    if (d->code->py_minor >= 10)
+    if (d->lay.copies_small_exits)
         reraise_exits(d, s, H, FE, flen);
     /* 3.8 reaches the finally body from the try body too (BEGIN_FINALLY
      * pushes one value, CALL_FINALLY a return address): walk it as a handler */
@@ -890,7 +890,7 @@ static int past_await(const dc *d, int j, int is_async) {
  * `BEGIN_FINALLY; WITH_CLEANUP_START; WITH_CLEANUP_FINISH; (END_FINALLY |
  * POP_FINALLY 0)` (3.8).  Its length, or 0. */
 static int exit_call_len(const dc *d, int i, int is_async) {
-    if (d->code->py_minor >= 9) {
+    if (!d->lay.finally_subroutine) {
         if (i + 4 >= d->n || d->in[i].op != IR_LOAD_CONST || !d->in[i].cst || d->in[i].cst->kind != DP_CONST_NONE ||
             d->in[i + 1].op != IR_COPY || d->in[i + 1].arg != 1 || d->in[i + 2].op != IR_COPY ||
             d->in[i + 2].arg != 1 || d->in[i + 3].op != IR_CALL || d->in[i + 3].arg != 3)
@@ -911,7 +911,7 @@ static int exit_call_len(const dc *d, int i, int is_async) {
 /* The end of a with block's exception handler at H, or -1. */
 static int with_handler_end(const dc *d, int H, int is_async) {
     /* 3.8: the handler is the tail of the normal exit: WITH_CLEANUP_START ... END_FINALLY */
-    int v38 = d->code->py_minor <= 8;
+    int v38 = d->lay.finally_subroutine;
     if (H >= d->n || d->in[H].op != (v38 ? IR_WITH_CLEANUP_START : IR_WITH_EXCEPT_START))
         return -1;
     int j = past_await(d, H + 1, is_async);
@@ -945,7 +945,7 @@ static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *nex
     d->seen[s] = 1;
     /* 3.8 falls from the normal exit into the handler's tail */
     int body_end = H, after = HE;
-    if (d->code->py_minor <= 8) {
+    if (d->lay.finally_subroutine) {
         int k = H - 2;
         if (k > s && d->in[k].op == IR_POP_BLOCK && d->in[k + 1].op == IR_BEGIN_FINALLY)
             body_end = k;
@@ -1087,7 +1087,7 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
             return dc_fail(d, k, "code after __exit__ that is not the code after the with");
         return 0;
     }
-    if (d->code->py_minor <= 8) {
+    if (d->lay.finally_subroutine) {
         /* 3.8 enters a finally body (or the cleanup of an except-as clause)
          * from the normal exit with BEGIN_FINALLY: the walk ends there */
         if (j < d->n && d->in[j].op == IR_BEGIN_FINALLY && !is_except_handler(d, H))
@@ -1104,12 +1104,12 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
         return 0;
     }
     /* a finally block: its body is copied here (3.9/3.10) */
-    if (d->code->py_minor >= 9) {
+    if (!d->lay.finally_subroutine) {
         int FE = finally_end(d, H), flen = FE < 0 ? 0 : finally_len(d, H, FE), clen = flen;
         /* (3.10 copies the closing RERAISE into the branches of the body,
          * which the copy here leaves with jumps: dc_copy_len reads those) */
         if (FE >= 0 && !is_copy_to(d, j, H, flen, FE))
-            clen = d->code->py_minor >= 10 ? dc_copy_len(d, j, d->n, d->in + H, flen) : 0;
+            clen = d->lay.copies_small_exits ? dc_copy_len(d, j, d->n, d->in + H, flen) : 0;
         if (FE < 0 || clen <= 0)
             return dc_fail(d, i, "finally block left without its copy");
         dc_unthread_copy(d, j, clen);
@@ -1123,7 +1123,7 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
 }
 
 int dc_legacy_inside_try(const dc *d, int j) {
-    if (d->code->py_minor > 10 || j < 1 || j >= d->n)
+    if (!d->lay.block_stack || j < 1 || j >= d->n)
         return 0;
     /* the try body's normal exit: its handler follows */
     if (d->in[j - 1].op == IR_POP_BLOCK) {
@@ -1260,7 +1260,7 @@ int dc_legacy_handler_end(const dc *d, int s) {
 }
 
 int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
-    if (d->code->py_minor > 10)
+    if (!d->lay.block_stack)
         return 0;
     const dp_instr *ins = &d->in[i];
     int r;
@@ -1273,7 +1273,7 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
         /* (not a carried try/except: the stacks its clauses leave would have
          * to agree with the body's where they join; nor 3.8's try/finally,
          * whose body enters the finally block with a value of its own) */
-        if (carried && (except || d->code->py_minor < 9))
+        if (carried && (except || d->lay.finally_subroutine))
             return 0;
         r = except ? except_stmt(d, i, end, st, out, next) : finally_stmt(d, i, st, out, next, carried);
         break;

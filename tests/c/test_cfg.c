@@ -25,6 +25,7 @@ static void build(prog *p, int minor, const dp_instr *ins, int n, const dp_exc_e
     dp_error_init(&p->err);
     p->code.py_minor = minor;
     p->f.code = &p->code;
+    p->f.lay = dp_layout_for(minor);
     p->f.ins = dp_alloc_array(&p->a, (size_t)n + 1, sizeof *p->f.ins);
     if (n > 0)
         memcpy(p->f.ins, ins, (size_t)n * sizeof *ins);
