@@ -2108,17 +2108,30 @@ static int same_set(eq *E, int32_t ta, int32_t tb) {
     return a && b && set_same(a, b, 0);
 }
 
-/* A frozenset constant of str and bytes only: its order comes from the
- * hash seed, so it changes from one run of the original to the next (no
- * program can count on it) and the same items in another order are the
- * same set.  The order of ints, floats or tuples of them is CPython's
- * fixed behaviour and stays compared. */
+/* Whether a constant's hash comes from the hash seed: a str or bytes, or a
+ * tuple or frozenset holding one (their hashes mix their items'). */
+static int seeded_hash(const dp_const *c, int depth) {
+    if (c->kind == DP_CONST_STR || c->kind == DP_CONST_BYTES)
+        return 1;
+    if ((c->kind != DP_CONST_TUPLE && c->kind != DP_CONST_FROZENSET) || depth > 8)
+        return 0;
+    for (size_t k = 0; k < c->n; k++)
+        if (seeded_hash(c->items[k], depth + 1))
+            return 1;
+    return 0;
+}
+
+/* A frozenset constant whose every item hashes by the seed (strings, bytes,
+ * tuples holding them: `{('text', 'plain'), ...}`): its order changes from
+ * one run of the original to the next (no program can count on it) and the
+ * same items in another order are the same set.  The order of ints, floats
+ * or tuples of them is CPython's fixed behaviour and stays compared. */
 static int seeded_order(eq *E, int32_t t) {
     const dp_const *c = const_of(E, t);
     if (c == NULL || c->kind != DP_CONST_FROZENSET)
         return 0;
     for (size_t k = 0; k < c->n; k++)
-        if (c->items[k]->kind != DP_CONST_STR && c->items[k]->kind != DP_CONST_BYTES)
+        if (!seeded_hash(c->items[k], 0))
             return 0;
     return 1;
 }
