@@ -34,15 +34,18 @@ NAMED_CONST = re.compile(r"_depyf_const_\d+")
 # contexts and operators (`ast.Load()`, `ast.Add()`), which every walk here skips.
 _LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
                           "type_comment", "conversion", "is_async", "simple", "type_ignores", "tag"})
-_CHILD_FIELDS = {}
 
 
-def child_fields(cls):
-    """The fields of node class `cls` that may hold a name, a call or a statement."""
-    fields = _CHILD_FIELDS.get(cls)
-    if fields is None:
-        fields = _CHILD_FIELDS[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
-    return fields
+class _ChildFields(dict):
+    """{node class: its fields that may hold a name, a call or a statement}, filled on demand
+    (a dict, so that a lookup in the walks' inner loops is no Python call)."""
+
+    def __missing__(self, cls):
+        fields = self[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        return fields
+
+
+CHILD_FIELDS = _ChildFields()
 
 
 def walk(tree):
@@ -51,9 +54,9 @@ def walk(tree):
     cost: ast.walk's nested generators and its visits of every `ast.Load()` were most of
     the simplifier's time."""
     todo = [tree]
-    AST = ast.AST
+    AST, child_fields = ast.AST, CHILD_FIELDS
     for node in todo:
-        for field in child_fields(node.__class__):
+        for field in child_fields[node.__class__]:
             value = getattr(node, field, None)
             if isinstance(value, AST):
                 todo.append(value)

@@ -94,35 +94,37 @@ def _describe(value):
 
 
 _CTX = {ast.Load: 0, ast.Store: 1, ast.Del: 2}
-_SCOPES = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
-           ast.GeneratorExp)
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+                     ast.DictComp, ast.GeneratorExp})
 
 
 def _names(tree, nested=None):
     """{name: [loads, stores, deletes]} over the whole tree, nested scopes included, in one walk;
     with a set `nested`, the names used inside a nested scope (below `tree`) are added to it."""
     counts = {}
-    AST, Name, child_fields = ast.AST, ast.Name, _fold_uses.child_fields
+    AST, Name, child_fields = ast.AST, ast.Name, _fold_uses.CHILD_FIELDS
     outer, inner = [tree], []
     divert = _SCOPES if nested is not None else ()
     for todo in (outer, inner):
         for node in todo:
-            if isinstance(node, Name):
+            cls = node.__class__
+            if cls is Name:
                 entry = counts.get(node.id)
                 if entry is None:
                     entry = counts[node.id] = [0, 0, 0]
-                entry[_CTX[type(node.ctx)]] += 1
+                entry[_CTX[node.ctx.__class__]] += 1
                 if todo is inner:
                     nested.add(node.id)
                 continue
-            for field in child_fields(node.__class__):
+            if cls in divert and todo is outer and node is not tree:
+                inner.append(node)
+                continue
+            for field in child_fields[cls]:
                 value = getattr(node, field, None)
                 if isinstance(value, AST):
-                    (inner if todo is outer and isinstance(value, divert) else todo).append(value)
+                    todo.append(value)
                 elif isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, AST):
-                            (inner if todo is outer and isinstance(item, divert) else todo).append(item)
+                    todo.extend([item for item in value if isinstance(item, AST)])
     return counts
 
 
@@ -138,7 +140,7 @@ def _copy_tree(node):
     if isinstance(node, list):
         return [_copy_tree(item) for item in node]
     new = _shallow_copy(node)
-    for field in _fold_uses.child_fields(node.__class__):
+    for field in _fold_uses.CHILD_FIELDS[node.__class__]:
         value = getattr(node, field, None)
         if isinstance(value, (ast.AST, list)):
             setattr(new, field, _copy_tree(value))
@@ -252,7 +254,8 @@ class _Simplifier:
 
     def value(self, node, state, out):
         """The value of `node`: _Atom, _List, or an expression (evaluated here, printed as is)."""
-        if isinstance(node, ast.Name):
+        cls = node.__class__
+        if cls is ast.Name:
             if node.id in self.temps or node.id in self.folded:
                 if node.id not in state.env:
                     raise GiveUp("%s read before it is bound" % node.id)
@@ -263,16 +266,16 @@ class _Simplifier:
             if self._stable(node.id, state):
                 return _Atom(node)
             return node
-        if isinstance(node, ast.Constant):
+        if cls is ast.Constant:
             return _Atom(node)
-        if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load):
+        if cls is ast.Tuple and isinstance(node.ctx, ast.Load):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return self.rewrite(node, state, out)
             elts = [self.value(e, state, out) for e in node.elts]
             if all(isinstance(e, _Atom) for e in elts):
                 return _Atom(ast.Tuple([e.expr for e in elts], ast.Load()))
             return ast.Tuple([self.expr(e, state) for e in elts], ast.Load())
-        if isinstance(node, ast.List) and isinstance(node.ctx, ast.Load):
+        if cls is ast.List and isinstance(node.ctx, ast.Load):
             items = []
             for elt in node.elts:
                 if isinstance(elt, ast.Starred):
@@ -283,7 +286,7 @@ class _Simplifier:
                 else:
                     items.append(self.held(self.value(elt, state, out), out))
             return self.new_list(state, items)
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        if cls is ast.Subscript and isinstance(node.ctx, ast.Load):
             if (self.graph_outputs and isinstance(node.value, ast.Name) and node.value.id in self.graph_out
                     and _const_index(node.slice) is not None and node.value.id in state.bound):
                 return _Atom(node)
@@ -331,24 +334,25 @@ class _Simplifier:
             self.depth -= 1
 
     def _rewrite(self, node, state, out, base):
-        if isinstance(node, ast.Subscript) and base is not None:
+        cls = node.__class__
+        if cls is ast.Subscript and base is not None:
             return ast.Subscript(self.expr(base, state), self.operand(node.slice, state, out), node.ctx)
-        if isinstance(node, ast.NamedExpr) and self._dead(node.target.id):
+        if cls is ast.NamedExpr and self._dead(node.target.id):
             value = self.operand(node.value, state, out)
             if not self.conditional:
                 state.bound.add(node.target.id)
             return value
-        if isinstance(node, (ast.BoolOp, ast.IfExp)):
+        if cls is ast.BoolOp or cls is ast.IfExp:
             self.conditional += 1  # operands after the first may not run
             try:
                 return self._generic(node, state, out)
             finally:
                 self.conditional -= 1
-        if isinstance(node, ast.Name):
+        if cls is ast.Name:
             return self.operand(node, state, out)
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        if cls in _SCOPES:  # (a def or class is no expression)
             return node  # a scope of its own, evaluated later or apart: nothing of ours inside (checked up front)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             func = self.operand(node.func, state, out)
             args = []
             for arg in node.args:
@@ -367,7 +371,7 @@ class _Simplifier:
 
     def _generic(self, node, state, out):
         new = _shallow_copy(node)
-        for field in _fold_uses.child_fields(node.__class__):  # (the others hold nothing of ours)
+        for field in _fold_uses.CHILD_FIELDS[node.__class__]:  # (the others hold nothing of ours)
             old = getattr(node, field, None)
             if isinstance(old, ast.AST):
                 setattr(new, field, self.operand(old, state, out))
@@ -662,38 +666,31 @@ class _Printed:
 
     def __init__(self, fn):
         self.counts, self.names, self.calls = {}, [], []
-        AST, Name, Call, UnaryOp, Not = ast.AST, ast.Name, ast.Call, ast.UnaryOp, ast.Not
-        child_fields = _fold_uses.child_fields
-        negations = []  # (parent, field) holding a `not`
+        AST, Name, Call, UnaryOp = ast.AST, ast.Name, ast.Call, ast.UnaryOp
+        child_fields = _fold_uses.CHILD_FIELDS
+        nots = set()  # (ids of) the UnaryOp nodes of a `not`
         todo = [fn]
         for node in todo:
-            if isinstance(node, Name):
+            cls = node.__class__
+            if cls is Name:
                 entry = self.counts.get(node.id)
                 if entry is None:
                     entry = self.counts[node.id] = [0, 0, 0]
-                entry[_CTX[type(node.ctx)]] += 1
+                entry[_CTX[node.ctx.__class__]] += 1
                 self.names.append(node)
                 continue
-            if isinstance(node, Call) and isinstance(node.func, Name):
+            if cls is Call and node.func.__class__ is Name:
                 self.calls.append(node)
-            for field in child_fields(node.__class__):
+            elif cls is UnaryOp and isinstance(node.op, ast.Not):
+                nots.add(id(node))
+            for field in child_fields[cls]:
                 value = getattr(node, field, None)
                 if isinstance(value, AST):
                     todo.append(value)
-                    if isinstance(value, UnaryOp) and isinstance(value.op, Not):
-                        negations.append((node, field))
                 elif isinstance(value, list):
-                    for item in value:
-                        if isinstance(item, AST):
-                            todo.append(item)
-                            if isinstance(item, UnaryOp) and isinstance(item.op, Not):
-                                negations.append((node, field))
-        for parent, field in negations:
-            value = getattr(parent, field)
-            if isinstance(value, list):
-                value[:] = [_negated(item) for item in value]
-            else:
-                setattr(parent, field, _negated(value))
+                    todo.extend([item for item in value if isinstance(item, AST)])
+        if nots:
+            _negate_tests(fn, nots)
 
     def add(self, node, by=1):
         """Count Name `node` (once more, or `by` times)."""
@@ -705,13 +702,25 @@ class _Printed:
             del self.counts[node.id]
 
 
+def _negate_tests(fn, nots):
+    """In `fn`, each `not a is b` -> `a is not b`, `not a in b` -> `a not in b` (`nots`: the
+    ids of its `not` nodes).  The comparison node itself takes the `not`'s place, so the
+    Name nodes and calls counted stay the tree's."""
+    for parent in _fold_uses.walk(fn):
+        for field in _fold_uses.CHILD_FIELDS[parent.__class__]:
+            value = getattr(parent, field, None)
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if id(item) in nots:
+                        value[i] = _negated(item)
+            elif id(value) in nots:
+                setattr(parent, field, _negated(value))
+
+
 def _negated(node):
-    """`not a is b` -> `a is not b`, `not a in b` -> `a not in b`; any other node as it is.
-    (The comparison node itself is reused, so a later pass that rewrites what it holds
-    sees the printed node.)"""
-    test = getattr(node, "operand", None)
-    if (isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not) and isinstance(test, ast.Compare)
-            and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.In))):
+    """`not a is b` -> `a is not b`, `not a in b` -> `a not in b`; another `not` as it is."""
+    test = node.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.In)):
         test.ops = [ast.IsNot() if isinstance(test.ops[0], ast.Is) else ast.NotIn()]
         return test
     return node
@@ -765,7 +774,7 @@ def _name_graph_outputs(fn, names_for, local_names, params, printed):
         return None
 
     for parent in _fold_uses.walk(fn):  # (a renamed read holds no other one)
-        for field in _fold_uses.child_fields(parent.__class__):
+        for field in _fold_uses.CHILD_FIELDS[parent.__class__]:
             value = getattr(parent, field, None)
             if isinstance(value, list):
                 for i, item in enumerate(value):
@@ -793,7 +802,7 @@ def _name_graph_inputs(fn, graph_params, printed):
     an identifier the function does not use (so it shadows nothing).
     """
     counts = printed.counts
-    renames = {}
+    renames, taken = {}, set()
     for node in printed.calls:
         if not _is_graph_call(node):
             continue
@@ -803,8 +812,9 @@ def _name_graph_inputs(fn, graph_params, printed):
                 break
             if (isinstance(arg, ast.Name) and _TEMP.match(arg.id) and counts.get(arg.id) == [1, 1, 0]
                     and isinstance(param, str) and param.isidentifier() and not keyword.iskeyword(param)
-                    and param not in counts and param not in renames.values()):
+                    and param not in counts and param not in taken):
                 renames[arg.id] = param
+                taken.add(param)
     if not renames:
         return
     for node in printed.names:
