@@ -48,20 +48,23 @@ class _ChildFields(dict):
 CHILD_FIELDS = _ChildFields()
 
 
-def walk(tree):
+def walk(tree, closed=()):
     """ast.walk's nodes in ast.walk's order (breadth first, a node's children taken before
     it is yielded) but for leaves of no interest (contexts, operators), at a fifth of its
     cost: ast.walk's nested generators and its visits of every `ast.Load()` were most of
-    the simplifier's time."""
+    the simplifier's time.  A node below `tree` whose class is in `closed` is yielded but
+    not entered."""
     todo = [tree]
     AST, child_fields = ast.AST, CHILD_FIELDS
     for node in todo:
-        for field in child_fields[node.__class__]:
-            value = getattr(node, field, None)
-            if isinstance(value, AST):
-                todo.append(value)
-            elif isinstance(value, list):
-                todo.extend([item for item in value if isinstance(item, AST)])
+        cls = node.__class__
+        if cls not in closed or node is tree:
+            for field in child_fields[cls]:
+                value = getattr(node, field, None)
+                if isinstance(value, AST):
+                    todo.append(value)
+                elif isinstance(value, list):
+                    todo.extend([item for item in value if isinstance(item, AST)])
         yield node
 
 

@@ -102,30 +102,26 @@ def _names(tree, nested=None):
     """{name: [loads, stores, deletes]} over the whole tree, nested scopes included, in one walk;
     with a set `nested`, the names used inside a nested scope (below `tree`) are added to it."""
     counts = {}
-    AST, Name, child_fields = ast.AST, ast.Name, _fold_uses.CHILD_FIELDS
-    outer, inner = [tree], []
-    divert = _SCOPES if nested is not None else ()
-    for todo in (outer, inner):
-        for node in todo:
-            cls = node.__class__
-            if cls is Name:
-                entry = counts.get(node.id)
-                if entry is None:
-                    entry = counts[node.id] = [0, 0, 0]
-                entry[_CTX[node.ctx.__class__]] += 1
-                if todo is inner:
-                    nested.add(node.id)
-                continue
-            if cls in divert and todo is outer and node is not tree:
-                inner.append(node)
-                continue
-            for field in child_fields[cls]:
-                value = getattr(node, field, None)
-                if isinstance(value, AST):
-                    todo.append(value)
-                elif isinstance(value, list):
-                    todo.extend([item for item in value if isinstance(item, AST)])
+    scopes = []
+    for node in _fold_uses.walk(tree, _SCOPES if nested is not None else ()):
+        if node.__class__ is ast.Name:
+            _count(counts, node)
+        elif nested is not None and node.__class__ in _SCOPES and node is not tree:
+            scopes.append(node)
+    for scope in scopes:
+        for node in _fold_uses.walk(scope):
+            if node.__class__ is ast.Name:
+                _count(counts, node)
+                nested.add(node.id)
     return counts
+
+
+def _count(counts, name, by=1):
+    """One more (or `by` more) load, store or deletion of Name node `name` in `counts`."""
+    entry = counts.get(name.id)
+    if entry is None:
+        entry = counts[name.id] = [0, 0, 0]
+    entry[_CTX[name.ctx.__class__]] += by
 
 
 def _assign(targets, value):
@@ -666,39 +662,25 @@ class _Printed:
 
     def __init__(self, fn):
         self.counts, self.names, self.calls = {}, [], []
-        AST, Name, Call, UnaryOp = ast.AST, ast.Name, ast.Call, ast.UnaryOp
-        child_fields = _fold_uses.CHILD_FIELDS
         nots = set()  # (ids of) the UnaryOp nodes of a `not`
-        todo = [fn]
-        for node in todo:
+        for node in _fold_uses.walk(fn):
             cls = node.__class__
-            if cls is Name:
-                entry = self.counts.get(node.id)
-                if entry is None:
-                    entry = self.counts[node.id] = [0, 0, 0]
-                entry[_CTX[node.ctx.__class__]] += 1
+            if cls is ast.Name:
+                _count(self.counts, node)
                 self.names.append(node)
-                continue
-            if cls is Call and node.func.__class__ is Name:
+            elif cls is ast.Call and node.func.__class__ is ast.Name:
                 self.calls.append(node)
-            elif cls is UnaryOp and isinstance(node.op, ast.Not):
+            elif cls is ast.UnaryOp and isinstance(node.op, ast.Not):
                 nots.add(id(node))
-            for field in child_fields[cls]:
-                value = getattr(node, field, None)
-                if isinstance(value, AST):
-                    todo.append(value)
-                elif isinstance(value, list):
-                    todo.extend([item for item in value if isinstance(item, AST)])
         if nots:
             _negate_tests(fn, nots)
 
     def add(self, node, by=1):
         """Count Name `node` (once more, or `by` times)."""
-        entry = self.counts.setdefault(node.id, [0, 0, 0])
-        entry[_CTX[type(node.ctx)]] += by
+        _count(self.counts, node, by)
         if by > 0:
             self.names.append(node)
-        elif not any(entry):
+        elif not any(self.counts[node.id]):
             del self.counts[node.id]
 
 
