@@ -9,7 +9,7 @@ import pytest
 
 import simplify_inputs
 import torch_workloads as wl
-from depyf import _simplify
+from depyf import _fold_uses, _simplify
 
 BASELINE = "7ca3472"  # (the simplifier before one walk served all its passes)
 
@@ -22,8 +22,12 @@ def baseline():
     return simplify_mapped
 
 
-def test_the_simplified_transformed_code_is_what_the_baseline_printed(baseline):
-    inputs = simplify_inputs.record(sorted(wl.WORKLOADS), "eager")
+@pytest.fixture(scope="module")
+def inputs():
+    return simplify_inputs.record(sorted(wl.WORKLOADS), "eager")
+
+
+def test_the_simplified_transformed_code_is_what_the_baseline_printed(baseline, inputs):
     simplified = set()
     for name, given in inputs:
         expected = simplify_inputs.replay(baseline, given)
@@ -31,3 +35,21 @@ def test_the_simplified_transformed_code_is_what_the_baseline_printed(baseline):
         if expected is not None:
             simplified.add(name)
     assert simplified == set(wl.WORKLOADS)  # (each workload's code is compared simplified, not only refused)
+
+
+def test_the_name_counts_the_passes_keep_are_those_of_the_tree(inputs, monkeypatch):
+    """The passes after the symbolic run rename and move names and count them as they go
+    (one walk instead of one each): what folding is given is what a fresh count finds."""
+    real, checked = _fold_uses.fold_single_uses, []
+
+    def fold_single_uses(fn, params, relaxed, counts):
+        checked.append(counts == _simplify._names(fn))
+        return real(fn, params, relaxed, counts)
+
+    monkeypatch.setattr(_fold_uses, "fold_single_uses", fold_single_uses)
+    renamed = 0
+    for name, given in inputs:
+        text, _lines = simplify_inputs.replay(_simplify.simplify_mapped, given)
+        renamed += "graph_out_" in given["source"] and "= graph_out_" in text  # (a graph output named)
+    assert checked and all(checked)
+    assert renamed  # (the passes that rename ran)
