@@ -190,8 +190,9 @@ class _Simplifier:
         self.params = set(params)
         self.graph_outputs = graph_outputs
         self.next_ident = 0
-        self.temps = {name for name in self.counts if _TEMP.match(name)}  # (every name asked about is in the tree)
-        self.dead = {name for name in self.counts if self._dead_tmp(name)}
+        # (the names asked about below are all in the tree: counted, each classified once)
+        self.temps = {name for name in self.counts if _TEMP.match(name)}
+        self.dead = {name for name, (loads, _, _) in self.counts.items() if loads == 0 and self._dynamo_tmp(name)}
         used = [int(n[len("__temp_"):]) for n in self.temps]
         self.next_temp = max(used, default=0) + 1
         self.graph_out = set()  # graph_out_<n> names bound by a compiled graph call
@@ -206,14 +207,13 @@ class _Simplifier:
             raise GiveUp("a temporary is used in a nested scope")
 
     # -- what a name is
+    def _dynamo_tmp(self, name):
+        """One of Dynamo's own temporaries (`tmp_<n>`, a local that is no parameter)."""
+        return bool(_DYNAMO_TMP.match(name)) and name not in self.params and name in self.local_names
+
     def _dead(self, name):
         """Dynamo's own temporaries that nothing reads: their stores can go."""
         return name in self.dead
-
-    def _dead_tmp(self, name):
-        if not _DYNAMO_TMP.match(name) or name in self.params or name not in self.local_names:
-            return False
-        return self.counts.get(name, (0,))[0] == 0
 
     def _ours(self, name):
         """A name whose stores this pass may drop: read only where the model follows it."""
@@ -222,7 +222,7 @@ class _Simplifier:
     def _foldable(self, name):
         """Dynamo's own temporary bound once, never deleted, read only in this scope: bound to
         a pure value, it can be read through `env` (its store dropped) like a temporary."""
-        if not _DYNAMO_TMP.match(name) or name in self.params or name not in self.local_names:
+        if not self._dynamo_tmp(name):
             return False
         loads, stores, dels = self.counts.get(name, (0, 0, 0))
         return stores == 1 and dels == 0 and name not in self.nested
@@ -475,7 +475,7 @@ class _Simplifier:
         if isinstance(target, (ast.Attribute,)):
             rhs = self.expr(self.value(value_node, state, out), state)
             out.append(_assign([ast.Attribute(self.expr(self.value(target.value, state, out), state),
-                                                 target.attr, ast.Store())], rhs))
+                                              target.attr, ast.Store())], rhs))
             return state
         if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
             # unpacking (torch <= 2.7 unpacks a graph's outputs so): printed as it is, each
@@ -957,7 +957,6 @@ def _annotate(text):
     lines = text.split("\n")
     for i, line in enumerate(lines):
         if "record_pregraph_bytecode_e" in line:  # (only its lines can match, and only one of these)
-            lines[i] = _PREGRAPH_IF_PROFILING.sub(r"\1\2  # Dynamo's profiler markers",
-                                                  _PREGRAPH.sub(r"\1\2  # Dynamo's profiler markers (no pre-graph code)",
-                                                                line))
+            line = _PREGRAPH.sub(r"\1\2  # Dynamo's profiler markers (no pre-graph code)", line)
+            lines[i] = _PREGRAPH_IF_PROFILING.sub(r"\1\2  # Dynamo's profiler markers", line)
     return "\n".join(lines)
