@@ -30,20 +30,41 @@ RESUME_NAME = re.compile(r"__resume_at_\d+_\d+(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}
 NAMED_CONST = re.compile(r"_depyf_const_\d+")
 
 
-def walk(tree):
+# Fields that hold no name, call or statement: strings, numbers, and the leaf nodes of
+# contexts and operators (`ast.Load()`, `ast.Add()`), which every walk here skips.
+_LEAF_FIELDS = frozenset({"ctx", "op", "ops", "id", "attr", "arg", "name", "names", "module", "level", "kind",
+                          "type_comment", "conversion", "is_async", "simple", "type_ignores", "tag"})
+
+
+class _ChildFields(dict):
+    """{node class: its fields that may hold a name, a call or a statement}, filled on demand
+    (a dict, so that a lookup in the walks' inner loops is no Python call)."""
+
+    def __missing__(self, cls):
+        fields = self[cls] = tuple(f for f in cls._fields if f not in _LEAF_FIELDS)
+        return fields
+
+
+CHILD_FIELDS = _ChildFields()
+
+
+def walk(tree, closed=()):
     """ast.walk's nodes in ast.walk's order (breadth first, a node's children taken before
-    it is yielded), at a third of its cost: the simplifier walks every transformed function
-    a dozen times while Dynamo's first call waits, and ast.walk's nested generators were
-    most of its time."""
+    it is yielded) but for leaves of no interest (contexts, operators), at a fifth of its
+    cost: ast.walk's nested generators and its visits of every `ast.Load()` were most of
+    the simplifier's time.  A node below `tree` whose class is in `closed` is yielded but
+    not entered."""
     todo = [tree]
-    AST = ast.AST
+    AST, child_fields = ast.AST, CHILD_FIELDS
     for node in todo:
-        for field in node._fields:
-            value = getattr(node, field, None)
-            if isinstance(value, AST):
-                todo.append(value)
-            elif isinstance(value, list):
-                todo.extend([item for item in value if isinstance(item, AST)])
+        cls = node.__class__
+        if cls not in closed or node is tree:
+            for field in child_fields[cls]:
+                value = getattr(node, field, None)
+                if isinstance(value, AST):
+                    todo.append(value)
+                elif isinstance(value, list):
+                    todo.extend([item for item in value if isinstance(item, AST)])
         yield node
 
 
@@ -59,15 +80,6 @@ def constant_store(stmt):
 
 class _NotHere(Exception):
     pass
-
-
-def _counts(fn):
-    loads, stores = {}, {}
-    for node in walk(fn):
-        if isinstance(node, ast.Name):
-            table = loads if isinstance(node.ctx, ast.Load) else stores
-            table[node.id] = table.get(node.id, 0) + 1
-    return loads, stores
 
 
 def _evaluation_order(node):
@@ -111,8 +123,10 @@ def _statement_order(stmt):
 
 
 class _Folder:
-    def __init__(self, fn, params, relaxed):
-        self.loads, self.stores = _counts(fn)
+    def __init__(self, params, relaxed, counts):
+        # (a deletion counts as a store)
+        self.loads = {name: c[0] for name, c in counts.items() if c[0]}
+        self.stores = {name: c[1] + c[2] for name, c in counts.items() if c[1] + c[2]}
         self.params = {p for p in params if p not in self.stores}
         self.relaxed = relaxed
         self.in_try = 0  # > 0 inside a try's body: a raise there may reach a handler
@@ -187,9 +201,10 @@ class _Folder:
         return False
 
 
-def fold_single_uses(fn, params, relaxed):
+def fold_single_uses(fn, params, relaxed, counts):
     """Fold, in place, every invented temporary of `fn` that is read once (see the module doc).
 
-    `relaxed`: Dynamo's code (its globals and imported modules' attributes are stable)."""
-    folder = _Folder(fn, params, relaxed)
+    `relaxed`: Dynamo's code (its globals and imported modules' attributes are stable);
+    `counts`: {name: [loads, stores, deletes]} in `fn`."""
+    folder = _Folder(params, relaxed, counts)
     fn.body = folder.body(fn.body, ()) or [ast.Pass()]

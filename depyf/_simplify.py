@@ -35,7 +35,6 @@ dropped, so the tuple lives until the function returns.
 """
 
 import ast
-import copy
 import io
 import keyword
 import re
@@ -94,27 +93,61 @@ def _describe(value):
     return ("list", value.ident) if isinstance(value, _List) else ("atom", ast.dump(value.expr))
 
 
-def _names(node):
-    """{name: (loads, stores, deletes)} over the whole tree, nested scopes included."""
+_CTX = {ast.Load: 0, ast.Store: 1, ast.Del: 2}
+_SCOPES = frozenset({ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.ListComp, ast.SetComp,
+                     ast.DictComp, ast.GeneratorExp})
+
+
+def _names(tree, nested=None):
+    """{name: [loads, stores, deletes]} over the whole tree, nested scopes included, in one walk;
+    with a set `nested`, the names used inside a nested scope (below `tree`) are added to it."""
     counts = {}
-    for sub in _fold_uses.walk(node):
-        if isinstance(sub, ast.Name):
-            entry = counts.setdefault(sub.id, [0, 0, 0])
-            entry[{ast.Load: 0, ast.Store: 1, ast.Del: 2}[type(sub.ctx)]] += 1
+    scopes = []
+    for node in _fold_uses.walk(tree, _SCOPES if nested is not None else ()):
+        if node.__class__ is ast.Name:
+            _count(counts, node)
+        elif nested is not None and node.__class__ in _SCOPES and node is not tree:
+            scopes.append(node)
+    for scope in scopes:
+        for node in _fold_uses.walk(scope):
+            if node.__class__ is ast.Name:
+                _count(counts, node)
+                nested.add(node.id)
     return counts
 
 
+def _count(counts, name, by=1):
+    """One more (or `by` more) load, store or deletion of Name node `name` in `counts`."""
+    entry = counts.get(name.id)
+    if entry is None:
+        entry = counts[name.id] = [0, 0, 0]
+    entry[_CTX[name.ctx.__class__]] += by
+
+
+def _assign(targets, value):
+    """`targets = value`, a statement ast.unparse can print (it reads the line number)."""
+    return ast.Assign(targets, value, lineno=0)
+
+
 def _copy_tree(node):
-    """copy.deepcopy of a syntax tree (nodes and lists copied, leaves shared: constants,
-    names, positions) at a third of its cost; the simplifier copies every value it prints."""
-    if isinstance(node, ast.AST):
-        new = node.__class__.__new__(node.__class__)
-        for key, value in node.__dict__.items():
-            setattr(new, key, _copy_tree(value))
-        return new
+    """copy.deepcopy of a syntax tree (nodes and lists copied; leaves shared: constants,
+    names, positions, contexts, operators) at a tenth of its cost; the simplifier copies
+    every value it prints."""
     if isinstance(node, list):
         return [_copy_tree(item) for item in node]
-    return node
+    new = _shallow_copy(node)
+    for field in _fold_uses.CHILD_FIELDS[node.__class__]:
+        value = getattr(node, field, None)
+        if isinstance(value, (ast.AST, list)):
+            setattr(new, field, _copy_tree(value))
+    return new
+
+
+def _shallow_copy(node):
+    """copy.copy of a node (its fields shared), without copy's generic protocol."""
+    new = node.__class__.__new__(node.__class__)
+    new.__dict__.update(node.__dict__)
+    return new
 
 
 def _const_index(node):
@@ -151,50 +184,45 @@ def _slice_bounds(node):
 class _Simplifier:
     def __init__(self, fn, local_names, params, graph_outputs):
         self.fn = fn
-        self.counts = _names(fn)
+        self.nested = set()  # names used in a nested scope
+        self.counts = _names(fn, self.nested)
         self.local_names = set(local_names)
         self.params = set(params)
         self.graph_outputs = graph_outputs
         self.next_ident = 0
-        used = [int(n[len("__temp_"):]) for n in self.counts if _TEMP.match(n)]
+        # (the names asked about below are all in the tree: counted, each classified once)
+        self.temps = {name for name in self.counts if _TEMP.match(name)}
+        self.dead = {name for name, (loads, _, _) in self.counts.items() if loads == 0 and self._dynamo_tmp(name)}
+        used = [int(n[len("__temp_"):]) for n in self.temps]
         self.next_temp = max(used, default=0) + 1
         self.graph_out = set()  # graph_out_<n> names bound by a compiled graph call
         self.graph_calls = set()  # temporaries bound by a compiled graph call
         self.folded = set()  # Dynamo's tmp_<n> bound to a pure value, read through `env`
-        self.nested = set()  # names read in a nested scope
         self.depth = 0  # > 0 while rewriting inside an expression
         self.conditional = 0  # > 0 inside an operand that may not be evaluated
         for name, (loads, stores, dels) in self.counts.items():
-            if _TEMP.match(name) and stores != 1:
+            if name in self.temps and stores != 1:
                 raise GiveUp("%s is bound more than once" % name)
-        self._nested_temps()
-
-    def _nested_temps(self):
-        for node in _fold_uses.walk(self.fn):
-            if node is not self.fn and isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda,
-                                                         ast.ClassDef, ast.ListComp, ast.SetComp, ast.DictComp,
-                                                         ast.GeneratorExp)):
-                for sub in _fold_uses.walk(node):
-                    if isinstance(sub, ast.Name) and (_TEMP.match(sub.id) or self._dead(sub.id)):
-                        raise GiveUp("a temporary is used in a nested scope")
-                    if isinstance(sub, ast.Name):
-                        self.nested.add(sub.id)
+        if any(name in self.temps or self._dead(name) for name in self.nested):
+            raise GiveUp("a temporary is used in a nested scope")
 
     # -- what a name is
+    def _dynamo_tmp(self, name):
+        """One of Dynamo's own temporaries (`tmp_<n>`, a local that is no parameter)."""
+        return bool(_DYNAMO_TMP.match(name)) and name not in self.params and name in self.local_names
+
     def _dead(self, name):
         """Dynamo's own temporaries that nothing reads: their stores can go."""
-        if not _DYNAMO_TMP.match(name) or name in self.params or name not in self.local_names:
-            return False
-        return self.counts.get(name, (0,))[0] == 0
+        return name in self.dead
 
     def _ours(self, name):
         """A name whose stores this pass may drop: read only where the model follows it."""
-        return bool(_TEMP.match(name)) or self._dead(name) or self._foldable(name)
+        return name in self.temps or self._dead(name) or self._foldable(name)
 
     def _foldable(self, name):
         """Dynamo's own temporary bound once, never deleted, read only in this scope: bound to
         a pure value, it can be read through `env` (its store dropped) like a temporary."""
-        if not _DYNAMO_TMP.match(name) or name in self.params or name not in self.local_names:
+        if not self._dynamo_tmp(name):
             return False
         loads, stores, dels = self.counts.get(name, (0, 0, 0))
         return stores == 1 and dels == 0 and name not in self.nested
@@ -222,8 +250,9 @@ class _Simplifier:
 
     def value(self, node, state, out):
         """The value of `node`: _Atom, _List, or an expression (evaluated here, printed as is)."""
-        if isinstance(node, ast.Name):
-            if _TEMP.match(node.id) or node.id in self.folded:
+        cls = node.__class__
+        if cls is ast.Name:
+            if node.id in self.temps or node.id in self.folded:
                 if node.id not in state.env:
                     raise GiveUp("%s read before it is bound" % node.id)
                 found = state.env[node.id]
@@ -233,16 +262,16 @@ class _Simplifier:
             if self._stable(node.id, state):
                 return _Atom(node)
             return node
-        if isinstance(node, ast.Constant):
+        if cls is ast.Constant:
             return _Atom(node)
-        if isinstance(node, ast.Tuple) and isinstance(node.ctx, ast.Load):
+        if cls is ast.Tuple and isinstance(node.ctx, ast.Load):
             if any(isinstance(e, ast.Starred) for e in node.elts):
                 return self.rewrite(node, state, out)
             elts = [self.value(e, state, out) for e in node.elts]
             if all(isinstance(e, _Atom) for e in elts):
                 return _Atom(ast.Tuple([e.expr for e in elts], ast.Load()))
             return ast.Tuple([self.expr(e, state) for e in elts], ast.Load())
-        if isinstance(node, ast.List) and isinstance(node.ctx, ast.Load):
+        if cls is ast.List and isinstance(node.ctx, ast.Load):
             items = []
             for elt in node.elts:
                 if isinstance(elt, ast.Starred):
@@ -253,7 +282,7 @@ class _Simplifier:
                 else:
                     items.append(self.held(self.value(elt, state, out), out))
             return self.new_list(state, items)
-        if isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+        if cls is ast.Subscript and isinstance(node.ctx, ast.Load):
             if (self.graph_outputs and isinstance(node.value, ast.Name) and node.value.id in self.graph_out
                     and _const_index(node.slice) is not None and node.value.id in state.bound):
                 return _Atom(node)
@@ -279,7 +308,7 @@ class _Simplifier:
             raise GiveUp("an item of a list built inside an expression")
         name = "__temp_%d" % self.next_temp
         self.next_temp += 1
-        out.append(ast.Assign([ast.Name(name, ast.Store())], value, lineno=0))
+        out.append(_assign([ast.Name(name, ast.Store())], value))
         return _Atom(ast.Name(name, ast.Load()))
 
     def expr(self, value, state):
@@ -301,24 +330,25 @@ class _Simplifier:
             self.depth -= 1
 
     def _rewrite(self, node, state, out, base):
-        if isinstance(node, ast.Subscript) and base is not None:
+        cls = node.__class__
+        if cls is ast.Subscript and base is not None:
             return ast.Subscript(self.expr(base, state), self.operand(node.slice, state, out), node.ctx)
-        if isinstance(node, ast.NamedExpr) and self._dead(node.target.id):
+        if cls is ast.NamedExpr and self._dead(node.target.id):
             value = self.operand(node.value, state, out)
             if not self.conditional:
                 state.bound.add(node.target.id)
             return value
-        if isinstance(node, (ast.BoolOp, ast.IfExp)):
+        if cls is ast.BoolOp or cls is ast.IfExp:
             self.conditional += 1  # operands after the first may not run
             try:
                 return self._generic(node, state, out)
             finally:
                 self.conditional -= 1
-        if isinstance(node, ast.Name):
+        if cls is ast.Name:
             return self.operand(node, state, out)
-        if isinstance(node, (ast.Lambda, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp)):
+        if cls in _SCOPES:  # (a def or class is no expression)
             return node  # a scope of its own, evaluated later or apart: nothing of ours inside (checked up front)
-        if isinstance(node, ast.Call):
+        if cls is ast.Call:
             func = self.operand(node.func, state, out)
             args = []
             for arg in node.args:
@@ -336,8 +366,9 @@ class _Simplifier:
         return self._generic(node, state, out)
 
     def _generic(self, node, state, out):
-        new = copy.copy(node)
-        for field, old in ast.iter_fields(node):
+        new = _shallow_copy(node)
+        for field in _fold_uses.CHILD_FIELDS[node.__class__]:  # (the others hold nothing of ours)
+            old = getattr(node, field, None)
             if isinstance(old, ast.AST):
                 setattr(new, field, self.operand(old, state, out))
             elif isinstance(old, list):
@@ -386,7 +417,7 @@ class _Simplifier:
             if (isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute)
                     and self.known_list(call.func.value, state) is not None):
                 return self.list_method(call, state, out)
-            if isinstance(stmt.value, ast.Name) and _TEMP.match(stmt.value.id):
+            if isinstance(stmt.value, ast.Name) and stmt.value.id in self.temps:
                 self.value(stmt.value, state, out)  # reading a temporary: no effect
                 return state
             out.append(ast.Expr(self.expr(self.value(stmt.value, state, out), state)))
@@ -412,9 +443,9 @@ class _Simplifier:
         if isinstance(target, ast.Name):
             name = target.id
             value = self.value(value_node, state, out)
-            if _TEMP.match(name):
+            if name in self.temps:
                 if not isinstance(value, (_Atom, _List)):
-                    out.append(ast.Assign([target], value))
+                    out.append(_assign([target], value))
                     value = _Atom(ast.Name(name, ast.Load()))
                     if _is_graph_call(value_node):
                         self.graph_calls.add(name)
@@ -426,7 +457,7 @@ class _Simplifier:
                 self.folded.add(name)
                 state.env[name] = value
             else:
-                out.append(ast.Assign([target], self.expr(value, state)))
+                out.append(_assign([target], self.expr(value, state)))
                 from_graph = _is_graph_call(value_node) or (
                     isinstance(value_node, ast.Name) and value_node.id in self.graph_calls)
                 if self.graph_outputs and _GRAPH_OUT.match(name) and from_graph and self.counts[name][1] == 1:
@@ -439,19 +470,19 @@ class _Simplifier:
                 return self.store_item(base, target.slice, value_node, state, out)
             rhs = self.expr(self.value(value_node, state, out), state)
             new_target = ast.Subscript(self.expr(base, state), self.rewrite(target.slice, state, out), ast.Store())
-            out.append(ast.Assign([new_target], rhs))
+            out.append(_assign([new_target], rhs))
             return state
         if isinstance(target, (ast.Attribute,)):
             rhs = self.expr(self.value(value_node, state, out), state)
-            out.append(ast.Assign([ast.Attribute(self.expr(self.value(target.value, state, out), state),
-                                                 target.attr, ast.Store())], rhs))
+            out.append(_assign([ast.Attribute(self.expr(self.value(target.value, state, out), state),
+                                              target.attr, ast.Store())], rhs))
             return state
         if isinstance(target, ast.Tuple) and all(isinstance(e, ast.Name) for e in target.elts):
             # unpacking (torch <= 2.7 unpacks a graph's outputs so): printed as it is, each
             # temporary among its targets then read by name
-            out.append(ast.Assign([target], self.expr(self.value(value_node, state, out), state)))
+            out.append(_assign([target], self.expr(self.value(value_node, state, out), state)))
             for element in target.elts:
-                if _TEMP.match(element.id):
+                if element.id in self.temps:
                     state.env[element.id] = _Atom(ast.Name(element.id, ast.Load()))
                 state.bound.add(element.id)
             return state
@@ -462,7 +493,7 @@ class _Simplifier:
         value = self.value(value_node, state, out)
         names = [t.id for t in targets]
         if isinstance(value, _List):
-            if not all(_TEMP.match(n) for n in names):
+            if not all(n in self.temps for n in names):
                 raise GiveUp("a known list stored into a variable and more")
             for name in names:
                 state.env[name] = value
@@ -473,11 +504,11 @@ class _Simplifier:
             return state
         kept = [t for t in targets if not self._dead(t.id)]
         if kept:
-            out.append(ast.Assign(kept, value))
+            out.append(_assign(kept, value))
         else:
             out.append(ast.Expr(value))
         for name in names:
-            if _TEMP.match(name):
+            if name in self.temps:
                 state.env[name] = _Atom(ast.Name(name, ast.Load()))
             state.bound.add(name)
         return state
@@ -501,7 +532,7 @@ class _Simplifier:
     def known_list(self, node, state):
         """The _List `node` denotes (a temporary, or a constant index into a known list), or None."""
         if isinstance(node, ast.Name):
-            found = state.env.get(node.id) if _TEMP.match(node.id) else None
+            found = state.env.get(node.id) if node.id in self.temps else None
             return found if isinstance(found, _List) else None
         if isinstance(node, ast.Subscript) and not isinstance(node.slice, ast.Slice):
             base, index = self.known_list(node.value, state), _const_index(node.slice)
@@ -529,7 +560,7 @@ class _Simplifier:
     def delete(self, target, state, out):
         if isinstance(target, ast.Name):
             name = target.id
-            if _TEMP.match(name):
+            if name in self.temps:
                 if name not in state.env:
                     raise GiveUp("del of an unbound temporary")
                 del state.env[name]
@@ -622,7 +653,62 @@ def _forget_branch_temps(entry, state):
         state.gone.discard(ident)
 
 
-def _name_graph_outputs(fn, names_for, local_names, params):
+class _Printed:
+    """What the passes after the symbolic run read of the function they rewrite, from one
+    walk (ast.walk's order) and kept up to date by them: `counts` ({name: [loads, stores,
+    deletes]}, as _names gives), the Name nodes, and the calls of a name, in walk order.
+    The walk also turns `not a is b` into `a is not b` and `not a in b` into `a not in b`
+    (the same test, as people write it), which no later pass tells apart."""
+
+    def __init__(self, fn):
+        self.counts, self.names, self.calls = {}, [], []
+        nots = set()  # (ids of) the UnaryOp nodes of a `not`
+        for node in _fold_uses.walk(fn):
+            cls = node.__class__
+            if cls is ast.Name:
+                _count(self.counts, node)
+                self.names.append(node)
+            elif cls is ast.Call and node.func.__class__ is ast.Name:
+                self.calls.append(node)
+            elif cls is ast.UnaryOp and isinstance(node.op, ast.Not):
+                nots.add(id(node))
+        if nots:
+            _negate_tests(fn, nots)
+
+    def add(self, node, by=1):
+        """Count Name `node` (once more, or `by` times)."""
+        _count(self.counts, node, by)
+        if by > 0:
+            self.names.append(node)
+        elif not any(self.counts[node.id]):
+            del self.counts[node.id]
+
+
+def _negate_tests(fn, nots):
+    """In `fn`, each `not a is b` -> `a is not b`, `not a in b` -> `a not in b` (`nots`: the
+    ids of its `not` nodes).  The comparison node itself takes the `not`'s place, so the
+    Name nodes and calls counted stay the tree's."""
+    for parent in _fold_uses.walk(fn):
+        for field in _fold_uses.CHILD_FIELDS[parent.__class__]:
+            value = getattr(parent, field, None)
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    if id(item) in nots:
+                        value[i] = _negated(item)
+            elif id(value) in nots:
+                setattr(parent, field, _negated(value))
+
+
+def _negated(node):
+    """`not a is b` -> `a is not b`, `not a in b` -> `a not in b`; another `not` as it is."""
+    test = node.operand
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Is, ast.In)):
+        test.ops = [ast.IsNot() if isinstance(test.ops[0], ast.Is) else ast.NotIn()]
+        return test
+    return node
+
+
+def _name_graph_outputs(fn, names_for, local_names, params, printed):
     """Bind `graph_out_<n>[k]` to the variable it becomes in the resume functions.
 
     `names_for(callee, position)` gives the parameter name of a resume function.
@@ -630,13 +716,13 @@ def _name_graph_outputs(fn, names_for, local_names, params):
     never mentions, for one item everywhere, of a graph output bound at the
     top level of the body (the binding goes right after it).
     """
-    counts = _names(fn)
+    counts = printed.counts
     top = {stmt.targets[0].id: i for i, stmt in enumerate(fn.body)
            if isinstance(stmt, ast.Assign) and isinstance(stmt.targets[0], ast.Name)
            and _GRAPH_OUT.match(stmt.targets[0].id)}
     chosen, refused = {}, set()  # (graph name, index) -> variable
-    for node in _fold_uses.walk(fn):
-        if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and _fold_uses.RESUME_NAME.match(node.func.id)):
+    for node in printed.calls:
+        if not _fold_uses.RESUME_NAME.match(node.func.id):
             continue
         for position, arg in enumerate(node.args):
             if isinstance(arg, ast.Starred):
@@ -657,23 +743,39 @@ def _name_graph_outputs(fn, names_for, local_names, params):
     if not chosen:
         return
 
-    class Rename(ast.NodeTransformer):
-        def visit_Subscript(self, node):
-            if isinstance(node.value, ast.Name) and isinstance(node.ctx, ast.Load):
-                name = chosen.get((node.value.id, _const_index(node.slice)))
-                if name:
-                    return ast.copy_location(ast.Name(name, ast.Load()), node)
-            return self.generic_visit(node)
+    def renamed(node):
+        """The variable for an item of a graph output read, or None."""
+        if (isinstance(node, ast.Subscript) and isinstance(node.value, ast.Name)
+                and isinstance(node.ctx, ast.Load)):
+            name = chosen.get((node.value.id, _const_index(node.slice)))
+            if name:
+                printed.add(node.value, -1)
+                new = ast.copy_location(ast.Name(name, ast.Load()), node)
+                printed.add(new)
+                return new
+        return None
 
-    Rename().visit(fn)
+    for parent in _fold_uses.walk(fn):  # (a renamed read holds no other one)
+        for field in _fold_uses.CHILD_FIELDS[parent.__class__]:
+            value = getattr(parent, field, None)
+            if isinstance(value, list):
+                for i, item in enumerate(value):
+                    value[i] = renamed(item) or item
+            else:
+                new = renamed(value)
+                if new is not None:
+                    setattr(parent, field, new)
     for graph, at in sorted(top.items(), key=lambda kv: -kv[1]):
-        binds = [ast.Assign([ast.Name(var, ast.Store())],
-                            ast.Subscript(ast.Name(graph, ast.Load()), ast.Constant(index), ast.Load()))
+        binds = [_assign([ast.Name(var, ast.Store())],
+                         ast.Subscript(ast.Name(graph, ast.Load()), ast.Constant(index), ast.Load()))
                  for (g, index), var in sorted(chosen.items(), key=lambda kv: kv[0][1]) if g == graph]
+        for bind in binds:
+            printed.add(bind.targets[0])
+            printed.add(bind.value.value)
         fn.body[at + 1:at + 1] = binds
 
 
-def _name_graph_inputs(fn, graph_params):
+def _name_graph_inputs(fn, graph_params, printed):
     """Name a temporary passed to a compiled graph after that graph's input.
 
     `graph_params(callee)` gives the names of a `__compiled_fn_*` graph's inputs
@@ -681,9 +783,9 @@ def _name_graph_inputs(fn, graph_params):
     renamed when it is bound once, read only as that argument, and the name is
     an identifier the function does not use (so it shadows nothing).
     """
-    counts = _names(fn)
-    renames = {}
-    for node in _fold_uses.walk(fn):
+    counts = printed.counts
+    renames, taken = {}, set()
+    for node in printed.calls:
         if not _is_graph_call(node):
             continue
         params = graph_params(node.func.id) or ()
@@ -692,11 +794,16 @@ def _name_graph_inputs(fn, graph_params):
                 break
             if (isinstance(arg, ast.Name) and _TEMP.match(arg.id) and counts.get(arg.id) == [1, 1, 0]
                     and isinstance(param, str) and param.isidentifier() and not keyword.iskeyword(param)
-                    and param not in counts and param not in renames.values()):
+                    and param not in counts and param not in taken):
                 renames[arg.id] = param
-    for node in _fold_uses.walk(fn):
-        if isinstance(node, ast.Name) and node.id in renames:
+                taken.add(param)
+    if not renames:
+        return
+    for node in printed.names:
+        if node.id in renames:
             node.id = renames[node.id]
+    for old, new in renames.items():
+        counts[new] = counts.pop(old)
 
 
 def _conditional_bindings(fn):
@@ -718,28 +825,17 @@ def _conditional_bindings(fn):
         if any(isinstance(n, ast.Name) and n.id == name for n in _fold_uses.walk(second.test)) or any(
                 isinstance(n, ast.Name) and n.id == name for n in _fold_uses.walk(inner.value)):
             continue
-        merged = ast.Assign([first.targets[0]], ast.IfExp(second.test, inner.value, first.value))
+        merged = _assign([first.targets[0]], ast.IfExp(second.test, inner.value, first.value))
         merged.origin = getattr(first, "origin", None)
         body[at:at + 2] = [merged]
-
-
-class _NegatedTests(ast.NodeTransformer):
-    """`not a is b` -> `a is not b`, `not a in b` -> `a not in b`: the same test, as people write it."""
-
-    def visit_UnaryOp(self, node):
-        self.generic_visit(node)
-        test = node.operand
-        if (isinstance(node.op, ast.Not) and isinstance(test, ast.Compare) and len(test.ops) == 1
-                and isinstance(test.ops[0], (ast.Is, ast.In))):
-            negated = ast.IsNot() if isinstance(test.ops[0], ast.Is) else ast.NotIn()
-            return ast.copy_location(ast.Compare(test.left, [negated], test.comparators), node)
-        return node
 
 
 def _comments(source):
     """The comments of `source` that name constants (`# _depyf_const_<k>: <repr>`), or None when
     it has another comment (a note the printer placed that ast.unparse would lose)."""
     found = []
+    if "#" not in source:
+        return found
     try:
         for tok in tokenize.generate_tokens(io.StringIO(source).readline):
             if tok.type == tokenize.COMMENT:
@@ -806,34 +902,40 @@ def simplify_mapped(source, local_names=(), params=(), graph_outputs=False, resu
     except (GiveUp, RecursionError):
         return None
     fn.body = body or [ast.Pass()]
+    printed = _Printed(fn)
     if graph_outputs and resume_params is not None:
         def names_for(callee, position):
             names = resume_params(callee)
             return names[position] if names and position < len(names) else None
-        _name_graph_outputs(fn, names_for, set(local_names), set(params))
+        _name_graph_outputs(fn, names_for, set(local_names), set(params), printed)
     if graph_outputs and graph_params is not None:
-        _name_graph_inputs(fn, graph_params)
-    _fold_uses.fold_single_uses(fn, params, relaxed=graph_outputs)
+        _name_graph_inputs(fn, graph_params, printed)
+    _fold_uses.fold_single_uses(fn, params, graph_outputs, printed.counts)
     _conditional_bindings(fn)
-    _NegatedTests().visit(fn)
-    ast.fix_missing_locations(tree)
     text = _reattach(_annotate(ast.unparse(tree)), comments) + "\n"
-    return text, _line_map(fn, ast.parse(text).body[0], fn.lineno)
+    return text, _line_map(fn, text)
 
 
-def _line_map(fn, printed, def_line):
-    """line_of for simplify_mapped: `fn`'s statements (with their `origin`) and the same
-    statements as printed (same shape, in the same walk order)."""
-    new_line = {}
-    mine = [n for n in _fold_uses.walk(fn) if isinstance(n, ast.stmt)]
-    theirs = [n for n in _fold_uses.walk(printed) if isinstance(n, ast.stmt)]
-    for old, new in zip(mine, theirs):
-        origin = getattr(old, "origin", None)
-        if origin is not None and (origin not in new_line or new.lineno < new_line[origin]):
-            new_line[origin] = new.lineno
-    known = sorted(new_line)
+def _line_map(fn, text):
+    """line_of for simplify_mapped, from `fn`'s statements (with their `origin`) and the same
+    statements as printed in `text` (same shape, in the same walk order).  Only Dynamo's
+    code that runs as it is, not recompiled from the text, needs it: made on the first call."""
+    def_line, made = fn.lineno, []
+
+    def make():
+        new_line = {}
+        mine = [n for n in _fold_uses.walk(fn) if isinstance(n, ast.stmt)]
+        theirs = [n for n in _fold_uses.walk(ast.parse(text).body[0]) if isinstance(n, ast.stmt)]
+        for old, new in zip(mine, theirs):
+            origin = getattr(old, "origin", None)
+            if origin is not None and (origin not in new_line or new.lineno < new_line[origin]):
+                new_line[origin] = new.lineno
+        made.extend((new_line, sorted(new_line)))
 
     def line_of(line):
+        if not made:
+            make()
+        new_line, known = made
         if line <= def_line or not known:
             return 1
         later = [k for k in known if k >= line]
@@ -852,5 +954,9 @@ _PREGRAPH_IF_PROFILING = re.compile(
 
 def _annotate(text):
     """A short comment on Dynamo's own bookkeeping lines."""
-    text = _PREGRAPH.sub(r"\1\2  # Dynamo's profiler markers (no pre-graph code)", text)
-    return _PREGRAPH_IF_PROFILING.sub(r"\1\2  # Dynamo's profiler markers", text)
+    lines = text.split("\n")
+    for i, line in enumerate(lines):
+        if "record_pregraph_bytecode_e" in line:  # (only its lines can match, and only one of these)
+            line = _PREGRAPH.sub(r"\1\2  # Dynamo's profiler markers (no pre-graph code)", line)
+            lines[i] = _PREGRAPH_IF_PROFILING.sub(r"\1\2  # Dynamo's profiler markers", line)
+    return "\n".join(lines)
