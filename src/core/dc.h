@@ -320,6 +320,8 @@ int dc_open_handler(dc *d, dc_handler *h);
 dp_node *dc_generic(dc *d, dp_node *fn, const dp_nodes *args, int at);
 /* Is `fn` (any node) the function of a `<generic parameters of ...>` scope? */
 int dc_is_generic_scope(const dp_node *fn);
+/* Is `code` a `<generic parameters of ...>` scope? */
+int dc_is_generic_code(const dp_code *code);
 /* The X_GENERIC of INTRINSIC_TYPEALIAS applied to `t`, the tuple (name,
  * type parameters or None, function computing the value). */
 dp_node *dc_typealias(dc *d, dp_node *t, const dp_nodes *params, int at);
@@ -333,6 +335,12 @@ dp_node *dc_generic_stmt(dc *d, dp_node *g, const char *name, int at);
 /* ---- nested code (decompile.c) ---- */
 /* Prepares `d` to walk `code` (lifted, reachability and handlers known). */
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer);
+/* The name of the class whose body d's code is in (the nearest enclosing
+ * class body, d itself included): the compiler mangled its private names
+ * with it.  With `printed`, the class the output spells them as written in
+ * (dp_printer.private_class): none in or under PEP 695 scopes.  NULL
+ * outside classes. */
+const char *dc_private_class(const dc *d, int printed);
 /* The path (dc.path) of the use `site` of `code` in `outer` walked as a
  * scope of its own (a PEP 695 type parameter scope): the same each time that
  * use is walked again, so that what is nested in it is decompiled once.

@@ -41,8 +41,10 @@ static void indent(dp_buf *b, int level) {
 }
 
 /* Source that compiles `def` (the function of `code`) in a context like its
- * own; returns the nesting level of the def. */
-static int wrap(dp_buf *b, const dp_code *code) {
+ * own: free variables bound by an enclosing def, and the class `private`
+ * whose names it spells as written, or a class `_` (which mangles no name)
+ * for its `__class__`.  Returns the nesting level of the def. */
+static int wrap(dp_buf *b, const dp_code *code, const char *private) {
     int level = 0, cls = 0, nfree = 0;
     for (size_t k = 0; k < code->freevars.n; k++) {
         if (strcmp(code->freevars.v[k], "__class__") == 0)
@@ -60,9 +62,11 @@ static int wrap(dp_buf *b, const dp_code *code) {
         dp_buf_puts(b, "None\n");
         level = 1;
     }
-    if (cls) { /* a class named `_` mangles no name */
+    if (cls || private) {
         indent(b, level);
-        dp_buf_puts(b, "class _:\n");
+        dp_buf_puts(b, "class ");
+        dp_buf_puts(b, private ? private : "_");
+        dp_buf_puts(b, ":\n");
         level++;
     }
     return level;
@@ -123,7 +127,7 @@ static void import_names(dp_buf *b, const dc *d) {
  * class body, `name` `depth` constants down) with d->code: 1 equivalent,
  * 0 not, -1 not checked. */
 static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, const char *name, int depth,
-                               char *why, size_t whylen) {
+                               const char *private, char *why, size_t whylen) {
     const dp_code *code = d->code;
     const dp_options *o = d->sh->opt;
     dp_error err;
@@ -131,6 +135,7 @@ static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, c
     dp_printer p;
     dp_printer_init(&p, src, 4, &err);
     p.py_minor = code->py_minor;
+    p.private_class = private;
     int r = -1;
     int printed = dp_print_block(&p, block, level);
     dp_arena ar;
@@ -180,13 +185,19 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
         snprintf(why, whylen, "the validation limit of %zu bytes of source is spent", sh->validation_limit);
         return -1;
     }
+    /* (printed inside its class, the def spells private names as written there) */
+    const char *private = dc_private_class(d, 1);
+    if (private && !dc_is_identifier(private)) {
+        snprintf(why, whylen, "its class's name %.100s is no identifier", private);
+        return -1;
+    }
     dp_buf src;
     dp_buf_init(&src);
     src.limit = sh->validation_limit - sh->use.validation;
     import_names(&src, d);
-    int level = wrap(&src, d->code);
+    int level = wrap(&src, d->code, private);
     dp_nodes one = {&def, 1, 1};
-    int r = compile_and_compare(d, &src, &one, level, d->code->name, level + 1, why, whylen);
+    int r = compile_and_compare(d, &src, &one, level, d->code->name, level + 1, private, why, whylen);
     sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     dp_buf_free(&src);
     return r;
@@ -272,7 +283,7 @@ int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen) {
     dp_buf src;
     dp_buf_init(&src);
     src.limit = d->sh->output_limit;
-    int r = compile_and_compare(d, &src, &stubs, 0, NULL, 0, why, whylen);
+    int r = compile_and_compare(d, &src, &stubs, 0, NULL, 0, NULL, why, whylen);
     dp_buf_free(&src);
     return r;
 }
@@ -387,7 +398,7 @@ int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
         dp_buf_puts(&src, "class ");
         dp_buf_puts(&src, name);
         dp_buf_puts(&src, ":\n");
-        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, why, whylen);
+        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, dc_private_class(d, 1), why, whylen);
         sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     }
     dp_buf_free(&src);
