@@ -320,8 +320,6 @@ int dc_open_handler(dc *d, dc_handler *h);
 dp_node *dc_generic(dc *d, dp_node *fn, const dp_nodes *args, int at);
 /* Is `fn` (any node) the function of a `<generic parameters of ...>` scope? */
 int dc_is_generic_scope(const dp_node *fn);
-/* Is `code` a `<generic parameters of ...>` scope? */
-int dc_is_generic_code(const dp_code *code);
 /* The X_GENERIC of INTRINSIC_TYPEALIAS applied to `t`, the tuple (name,
  * type parameters or None, function computing the value). */
 dp_node *dc_typealias(dc *d, dp_node *t, const dp_nodes *params, int at);
@@ -337,10 +335,9 @@ dp_node *dc_generic_stmt(dc *d, dp_node *g, const char *name, int at);
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer);
 /* The name of the class whose body d's code is in (the nearest enclosing
  * class body, d itself included): the compiler mangled its private names
- * with it.  With `printed`, the class the output spells them as written in
- * (dp_printer.private_class): none in or under PEP 695 scopes.  NULL
- * outside classes. */
-const char *dc_private_class(const dc *d, int printed);
+ * with it, and the output spells them as written there
+ * (dp_printer.private_class).  NULL outside classes. */
+const char *dc_private_class(const dc *d);
 /* The path (dc.path) of the use `site` of `code` in `outer` walked as a
  * scope of its own (a PEP 695 type parameter scope): the same each time that
  * use is walked again, so that what is nested in it is decompiled once.

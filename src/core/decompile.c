@@ -193,14 +193,10 @@ int dc_nest(dc_shared *sh, int max, const char *what) {
     return 0;
 }
 
-const char *dc_private_class(const dc *d, int printed) {
-    for (; d != NULL; d = d->outer) {
-        /* (PEP 695 scopes: print.c prints the names in and under them as the bytecode does) */
-        if (printed && dc_is_generic_code(d->code))
-            return NULL;
+const char *dc_private_class(const dc *d) {
+    for (; d != NULL; d = d->outer)
         if (d->is_class_body)
-            return printed && d->outer && dc_is_generic_code(d->outer->code) ? NULL : d->code->name;
-    }
+            return d->code->name;
     return NULL;
 }
 

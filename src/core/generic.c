@@ -19,15 +19,12 @@ enum { MAX_HIDDEN = 8 };
 
 static const char PREFIX[] = "<generic parameters of ";
 
-int dc_is_generic_code(const dp_code *code) {
-    const char *n = code->name;
+int dc_is_generic_scope(const dp_node *fn) {
+    if (fn == NULL || fn->kind != X_FUNC || fn->cst == NULL || fn->cst->code == NULL)
+        return 0;
+    const char *n = fn->cst->code->name;
     size_t len = strlen(n);
     return strncmp(n, PREFIX, sizeof PREFIX - 1) == 0 && len > sizeof PREFIX && n[len - 1] == '>';
-}
-
-int dc_is_generic_scope(const dp_node *fn) {
-    return fn != NULL && fn->kind == X_FUNC && fn->cst != NULL && fn->cst->code != NULL &&
-           dc_is_generic_code(fn->cst->code);
 }
 
 static int is_scope_code(const dp_instr *in) {

@@ -1705,13 +1705,27 @@ static int type_params(pr *r, const dp_nodes *l) {
     return 0;
 }
 
-/* Prints `st` with every name as the bytecode spells it.  For statements
- * with type parameters (PEP 695): the compiler's annotation scopes mangle
- * only some names (3.13), or every name compiled after them (3.12.0-3.12.3). */
+/* Prints `st` with every name as the bytecode spells it: a type alias,
+ * and the header of a def or class with type parameters (PEP 695), whose
+ * annotation scopes mangle only some names (3.13), or the names after a
+ * generic class too (3.12.0-3.12.3, CPython gh-119395). */
 static int unmangled_nowhere(pr *r, const dp_node *st, int level, int (*print)(pr *, const dp_node *, int)) {
     const char *outer = r->p->private_class;
     r->p->private_class = NULL;
     int rc = print(r, st, level);
+    r->p->private_class = outer;
+    return rc;
+}
+
+/* A def or class statement: its header (unmangled_nowhere with type
+ * parameters), then its body, in the class `private`. */
+static int def_or_class(pr *r, const dp_node *st, int level, int (*header)(pr *, const dp_node *, int),
+                        const char *private) {
+    if ((st->l4.n > 0 ? unmangled_nowhere(r, st, level, header) : header(r, st, level)) < 0)
+        return -1;
+    const char *outer = r->p->private_class;
+    r->p->private_class = private;
+    int rc = block(r, &st->l1, level + 1);
     r->p->private_class = outer;
     return rc;
 }
@@ -1730,7 +1744,7 @@ static int stmt_typealias(pr *r, const dp_node *st, int level) {
     return SW_BREAK;
 }
 
-static int stmt_def(pr *r, const dp_node *st, int level) {
+static int def_header(pr *r, const dp_node *st, int level) {
     if (st->s == NULL || st->c == NULL)
         return dp_fail(r->p->err, st->offset, "function without a name or parameters");
     if (decorators(r, &st->l2, level) < 0)
@@ -1749,10 +1763,14 @@ static int stmt_def(pr *r, const dp_node *st, int level) {
             return -1;
     }
     end_line(r, ":");
-    return block(r, &st->l1, level + 1);
+    return 0;
 }
 
-static int stmt_class(pr *r, const dp_node *st, int level) {
+static int stmt_def(pr *r, const dp_node *st, int level) {
+    return def_or_class(r, st, level, def_header, r->p->private_class);
+}
+
+static int class_header(pr *r, const dp_node *st, int level) {
     if (st->s == NULL)
         return dp_fail(r->p->err, st->offset, "class without a name");
     if (decorators(r, &st->l2, level) < 0)
@@ -1775,12 +1793,12 @@ static int stmt_class(pr *r, const dp_node *st, int level) {
         putch(r, ')');
     }
     end_line(r, ":");
-    /* (the body's names are private to the class; its decorators and bases are not) */
-    const char *outer = r->p->private_class;
-    r->p->private_class = st->s;
-    int rc = block(r, &st->l1, level + 1);
-    r->p->private_class = outer;
-    return rc;
+    return 0;
+}
+
+/* (the body's names are private to the class; its decorators and bases are not) */
+static int stmt_class(pr *r, const dp_node *st, int level) {
+    return def_or_class(r, st, level, class_header, st->s);
 }
 
 static int aliases(pr *r, const dp_nodes *l) {
@@ -2066,9 +2084,9 @@ static int stmt_compound(pr *r, const dp_node *st, int level) {
     case S_WITH:
         return stmt_with(r, st, level);
     case S_FUNCTIONDEF:
-        return st->l4.n > 0 ? unmangled_nowhere(r, st, level, stmt_def) : stmt_def(r, st, level);
+        return stmt_def(r, st, level);
     case S_CLASSDEF:
-        return st->l4.n > 0 ? unmangled_nowhere(r, st, level, stmt_class) : stmt_class(r, st, level);
+        return stmt_class(r, st, level);
     case S_TYPEALIAS:
         return unmangled_nowhere(r, st, level, stmt_typealias);
     case S_ASSERT:

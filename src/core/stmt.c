@@ -425,7 +425,7 @@ static const char *def_name(const dc *d, const dp_node *fn, const dp_node *targe
     const char *name = fn->cst->code->name;
     if (strcmp(name, target->s) == 0)
         return name;
-    return mangled_in_class(dc_private_class(d, 0), name, target->s) ? name : NULL;
+    return mangled_in_class(dc_private_class(d), name, target->s) ? name : NULL;
 }
 
 /* The name of the class statement whose class (`__build_class__(body,
@@ -435,7 +435,7 @@ static const char *class_name(const dc *d, const dp_node *call, const dp_node *t
     const dp_node *name = call->l1.n >= 2 ? call->l1.v[1] : NULL;
     if (name == NULL || !dc_is_const_kind(name, DP_CONST_STR) || !dc_is_identifier(name->cst->text))
         return target->s;
-    return mangled_in_class(dc_private_class(d, 0), name->cst->text, target->s) ? name->cst->text : target->s;
+    return mangled_in_class(dc_private_class(d), name->cst->text, target->s) ? name->cst->text : target->s;
 }
 
 /* `import a.b.c` (no fromlist), not `from a.b.c import ...` */

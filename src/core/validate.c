@@ -186,7 +186,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
         return -1;
     }
     /* (printed inside its class, the def spells private names as written there) */
-    const char *private = dc_private_class(d, 1);
+    const char *private = dc_private_class(d);
     if (private && !dc_is_identifier(private)) {
         snprintf(why, whylen, "its class's name %.100s is no identifier", private);
         return -1;
@@ -432,7 +432,7 @@ int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
         dp_buf_puts(&src, "class ");
         dp_buf_puts(&src, name);
         dp_buf_puts(&src, ":\n");
-        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, dc_private_class(d, 1), why, whylen);
+        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, dc_private_class(d), why, whylen);
         sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     }
     dp_buf_free(&wrapper);
