@@ -41,9 +41,13 @@ static void indent(dp_buf *b, int level) {
 }
 
 /* Source that compiles `def` (the function of `code`) in a context like its
- * own: free variables bound by an enclosing def, and the class `private`
- * whose names it spells as written, or a class `_` (which mangles no name)
- * for its `__class__`.  Returns the nesting level of the def. */
+ * own: free variables bound by an enclosing def, and a class that mangles
+ * names as `private` does (for the names it spells as written there), or a
+ * class `_` (which mangles no name) for its `__class__`.  The class is
+ * named `__` and private's name without its leading underscores: the same
+ * mangling, and a name the def cannot read (a name the def reads, `datetime`
+ * in a method of class datetime, bound by the wrapper would be a free
+ * variable).  Returns the nesting level of the def. */
 static int wrap(dp_buf *b, const dp_code *code, const char *private) {
     int level = 0, cls = 0, nfree = 0;
     for (size_t k = 0; k < code->freevars.n; k++) {
@@ -64,8 +68,10 @@ static int wrap(dp_buf *b, const dp_code *code, const char *private) {
     }
     if (cls || private) {
         indent(b, level);
-        dp_buf_puts(b, "class ");
-        dp_buf_puts(b, private ? private : "_");
+        while (private && *private == '_')
+            private++;
+        dp_buf_puts(b, private ? "class __" : "class _");
+        dp_buf_puts(b, private ? private : "");
         dp_buf_puts(b, ":\n");
         level++;
     }
