@@ -597,7 +597,8 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
     }
     const char *fname = def_name(d, core, target);
     if (fname || (core->kind == E_CALL && core->a && core->a->kind == X_BUILD_CLASS)) {
-        dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, fname, at) : dc_classdef(d, core, class_name(d, core, target), at);
+        dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, fname, at)
+                                            : dc_classdef(d, core, class_name(d, core, target), at);
         if (def == NULL)
             return -1;
         def->l2 = decos;
