@@ -3,7 +3,6 @@ dc_validate_module): the module's text, with its functions' and classes' bodies
 as stubs, is compiled and compared with the module's bytecode; a module that
 fails is printed as the state machine.  And a module that says `global x`
 (itself, or in a function it defines) says so in the output too."""
-import sys
 
 import pytest
 
@@ -92,7 +91,7 @@ def test_every_kind_of_function_and_class_in_a_module_validates():
     # (the stubs keep each code object's signature and kind: a wrong one is refuted)
     out, stats = decompiled_stats(KINDS)
     assert "__state" not in out, out
-    assert stats["fallback"] == 0 and stats["unchecked"] == (sys.version_info >= (3, 13)), stats  # (class A)
+    assert stats["fallback"] == 0 and stats["unchecked"] == 0, stats
     # the module and its named functions (lambdas and comprehensions count with their scope)
     assert stats["validated"] >= 11, stats
     g1, g2 = {}, {}
@@ -197,8 +196,7 @@ def test_class_bodies_are_validated_and_print_structured(name):
     src, cls = CLASSES[name]
     out, stats = decompiled_stats(src)
     assert "__state" not in out, out
-    # (3.13 class bodies are not checked: they record the attributes their methods store)
-    assert stats["fallback"] == 0 and (stats["unchecked"] == 0 or sys.version_info >= (3, 13)), (stats, out)
+    assert stats["fallback"] == 0 and stats["unchecked"] == 0, (stats, out)
     # the class body checked on its own (with its whole module) is structured too
     _core.validation_stats(reset=True)
     body = depyf.decompile(class_body(src, cls))

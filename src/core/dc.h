@@ -334,6 +334,11 @@ dp_node *dc_generic_stmt(dc *d, dp_node *g, const char *name, int at);
 /* ---- nested code (decompile.c) ---- */
 /* Prepares `d` to walk `code` (lifted, reachability and handlers known). */
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer);
+/* The name of the class whose body d's code is in (the nearest enclosing
+ * class body, d itself included): the compiler mangled its private names
+ * with it, and the output spells them as written there
+ * (dp_printer.private_class).  NULL outside classes. */
+const char *dc_private_class(const dc *d);
 /* The path (dc.path) of the use `site` of `code` in `outer` walked as a
  * scope of its own (a PEP 695 type parameter scope): the same each time that
  * use is walked again, so that what is nested in it is decompiled once.

@@ -193,6 +193,13 @@ int dc_nest(dc_shared *sh, int max, const char *what) {
     return 0;
 }
 
+const char *dc_private_class(const dc *d) {
+    for (; d != NULL; d = d->outer)
+        if (d->is_class_body)
+            return d->code->name;
+    return NULL;
+}
+
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     memset(d, 0, sizeof *d);
     d->sh = sh;

@@ -63,6 +63,23 @@ static int block(pr *r, const dp_nodes *body, int level);
 /* output helpers                                                      */
 
 static void put(pr *r, const char *s) { dp_buf_puts(r->out, s); }
+
+const char *dp_unmangled(const char *cls, const char *name) {
+    if (cls == NULL || name[0] != '_')
+        return name;
+    while (*cls == '_')
+        cls++;
+    size_t c = strlen(cls), n;
+    const char *w = name + 1 + c;
+    if (c == 0 || strncmp(name + 1, cls, c) != 0 || strncmp(w, "__", 2) != 0 || (n = strlen(w)) < 3 ||
+        (w[n - 1] == '_' && w[n - 2] == '_') || strchr(w, '.'))
+        return name;
+    return w;
+}
+
+/* A name the compiler mangles (variable, attribute, parameter, import,
+ * capture): as written in the class printed around it. */
+static void put_name(pr *r, const char *s) { put(r, dp_unmangled(r->p->private_class, s)); }
 static void putch(pr *r, char c) { dp_buf_putc(r->out, c); }
 
 static void put_indent(pr *r, int level) {
@@ -842,7 +859,7 @@ static int expr_atom(pr *r, const dp_node *e) {
     case E_NAME:
         if (e->s == NULL)
             return dp_fail(err, -1, "E_NAME without a name");
-        put(r, e->s);
+        put_name(r, e->s);
         return 0;
     case E_CONST:
         if (e->cst == NULL)
@@ -863,7 +880,7 @@ static int expr_atom(pr *r, const dp_node *e) {
             return -1;
         }
         putch(r, '.');
-        put(r, e->s);
+        put_name(r, e->s);
         return 0;
     case E_SUBSCR:
         if (need(r, e->a, "subscript base") < 0 || need(r, e->b, "subscript index") < 0)
@@ -973,7 +990,7 @@ static int expr_display(pr *r, const dp_node *e) {
         if (e->s == NULL || need(r, e->a, "named value") < 0)
             return dp_fail(err, -1, "bad E_NAMED");
         putch(r, '(');
-        put(r, e->s);
+        put_name(r, e->s);
         put(r, " := ");
         if (expr(r, e->a, PR_LAMBDA) < 0)
             return -1;
@@ -1340,7 +1357,7 @@ static int arg(pr *r, const dp_node *a, int lambda, const char *star) {
     if (a == NULL || a->kind != E_ARG || a->s == NULL)
         return dp_fail(r->p->err, -1, "parameter is not an E_ARG with a name");
     put(r, star);
-    put(r, a->s);
+    put_name(r, a->s);
     int annotated = !lambda && a->a != NULL;
     if (annotated) {
         put(r, ": ");
@@ -1451,7 +1468,7 @@ static int pattern_inner(pr *r, const dp_node *p) {
             if (p->l1.n)
                 put(r, ", ");
             put(r, "**");
-            put(r, p->s);
+            put_name(r, p->s);
         }
         putch(r, '}');
         return 0;
@@ -1476,11 +1493,11 @@ static int pattern_inner(pr *r, const dp_node *p) {
         return 0;
     case P_STAR:
         putch(r, '*');
-        put(r, p->s ? p->s : "_");
+        put_name(r, p->s ? p->s : "_");
         return 0;
     case P_AS:
         if (p->a == NULL) {
-            put(r, p->s ? p->s : "_");
+            put_name(r, p->s ? p->s : "_");
             return 0;
         }
         if (p->s == NULL)
@@ -1488,7 +1505,7 @@ static int pattern_inner(pr *r, const dp_node *p) {
         if (pattern(r, p->a, PAT_OR) < 0)
             return -1;
         put(r, " as ");
-        put(r, p->s);
+        put_name(r, p->s);
         return 0;
     case P_OR:
         if (p->l1.n < 2)
@@ -1607,7 +1624,7 @@ static int stmt_try(pr *r, const dp_node *st, int level) {
                 return -1;
             if (h->s != NULL) {
                 put(r, " as ");
-                put(r, h->s);
+                put_name(r, h->s);
             }
         } else if (h->s != NULL || st->op) {
             return dp_fail(r->p->err, h->offset, "bare except with a name or star");
@@ -1688,7 +1705,46 @@ static int type_params(pr *r, const dp_nodes *l) {
     return 0;
 }
 
-static int stmt_def(pr *r, const dp_node *st, int level) {
+/* Prints `st` with every name as the bytecode spells it: a type alias,
+ * and the header of a def or class with type parameters (PEP 695), whose
+ * annotation scopes mangle only some names (3.13), or the names after a
+ * generic class too (3.12.0-3.12.3, CPython gh-119395). */
+static int unmangled_nowhere(pr *r, const dp_node *st, int level, int (*print)(pr *, const dp_node *, int)) {
+    const char *outer = r->p->private_class;
+    r->p->private_class = NULL;
+    int rc = print(r, st, level);
+    r->p->private_class = outer;
+    return rc;
+}
+
+/* A def or class statement: its header (unmangled_nowhere with type
+ * parameters), then its body, in the class `private`. */
+static int def_or_class(pr *r, const dp_node *st, int level, int (*header)(pr *, const dp_node *, int),
+                        const char *private) {
+    if ((st->l4.n > 0 ? unmangled_nowhere(r, st, level, header) : header(r, st, level)) < 0)
+        return -1;
+    const char *outer = r->p->private_class;
+    r->p->private_class = private;
+    int rc = block(r, &st->l1, level + 1);
+    r->p->private_class = outer;
+    return rc;
+}
+
+static int stmt_typealias(pr *r, const dp_node *st, int level) {
+    (void)level;
+    if (st->s == NULL || need(r, st->a, "type alias value") < 0)
+        return dp_fail(r->p->err, st->offset, "type alias without a name");
+    put(r, "type ");
+    put(r, st->s);
+    if (type_params(r, &st->l4) < 0)
+        return -1;
+    put(r, " = ");
+    if (expr(r, st->a, PR_LAMBDA) < 0)
+        return -1;
+    return SW_BREAK;
+}
+
+static int def_header(pr *r, const dp_node *st, int level) {
     if (st->s == NULL || st->c == NULL)
         return dp_fail(r->p->err, st->offset, "function without a name or parameters");
     if (decorators(r, &st->l2, level) < 0)
@@ -1707,10 +1763,14 @@ static int stmt_def(pr *r, const dp_node *st, int level) {
             return -1;
     }
     end_line(r, ":");
-    return block(r, &st->l1, level + 1);
+    return 0;
 }
 
-static int stmt_class(pr *r, const dp_node *st, int level) {
+static int stmt_def(pr *r, const dp_node *st, int level) {
+    return def_or_class(r, st, level, def_header, r->p->private_class);
+}
+
+static int class_header(pr *r, const dp_node *st, int level) {
     if (st->s == NULL)
         return dp_fail(r->p->err, st->offset, "class without a name");
     if (decorators(r, &st->l2, level) < 0)
@@ -1733,7 +1793,12 @@ static int stmt_class(pr *r, const dp_node *st, int level) {
         putch(r, ')');
     }
     end_line(r, ":");
-    return block(r, &st->l1, level + 1);
+    return 0;
+}
+
+/* (the body's names are private to the class; its decorators and bases are not) */
+static int stmt_class(pr *r, const dp_node *st, int level) {
+    return def_or_class(r, st, level, class_header, st->s);
 }
 
 static int aliases(pr *r, const dp_nodes *l) {
@@ -1745,12 +1810,12 @@ static int aliases(pr *r, const dp_nodes *l) {
             return dp_fail(r->p->err, -1, "import name is not an E_ALIAS");
         if (i)
             put(r, ", ");
-        put(r, a->s);
+        put_name(r, a->s);
         if (a->b != NULL) {
             if (a->b->s == NULL)
                 return dp_fail(r->p->err, -1, "import alias without a name");
             put(r, " as ");
-            put(r, a->b->s);
+            put_name(r, a->b->s);
         }
     }
     return 0;
@@ -1762,7 +1827,7 @@ static int names(pr *r, const char *kw, const dp_nodes *l) {
         if (l->v[i] == NULL || l->v[i]->s == NULL)
             return dp_fail(r->p->err, -1, "%s without a name", kw);
         put(r, i ? ", " : " ");
-        put(r, l->v[i]->s);
+        put_name(r, l->v[i]->s);
     }
     return 0;
 }
@@ -1982,7 +2047,7 @@ static int stmt_simple(pr *r, const dp_node *st, int level) {
         put(r, "from ");
         for (int i = 0; i < st->op; i++)
             putch(r, '.');
-        put(r, st->s ? st->s : "");
+        put_name(r, st->s ? st->s : "");
         put(r, " import ");
         if (aliases(r, &st->l1) < 0)
             return -1;
@@ -1994,7 +2059,6 @@ static int stmt_simple(pr *r, const dp_node *st, int level) {
 
 /* Compound statements, type aliases, asserts and comments (stmt): SW_NOT_MINE for the others. */
 static int stmt_compound(pr *r, const dp_node *st, int level) {
-    dp_error *err = r->p->err;
     switch (st->kind) {
     case S_IF:
         return stmt_if(r, st, level);
@@ -2024,16 +2088,7 @@ static int stmt_compound(pr *r, const dp_node *st, int level) {
     case S_CLASSDEF:
         return stmt_class(r, st, level);
     case S_TYPEALIAS:
-        if (st->s == NULL || need(r, st->a, "type alias value") < 0)
-            return dp_fail(err, st->offset, "type alias without a name");
-        put(r, "type ");
-        put(r, st->s);
-        if (type_params(r, &st->l4) < 0)
-            return -1;
-        put(r, " = ");
-        if (expr(r, st->a, PR_LAMBDA) < 0)
-            return -1;
-        return SW_BREAK;
+        return unmangled_nowhere(r, st, level, stmt_typealias);
     case S_ASSERT:
         if (need(r, st->a, "assert condition") < 0)
             return -1;
@@ -2151,6 +2206,7 @@ void dp_printer_init(dp_printer *p, dp_buf *out, int indent, dp_error *err) {
     p->on_stmt = NULL;
     p->ctx = NULL;
     p->py_minor = 0;
+    p->private_class = NULL;
     dp_buf_init(&p->named);
     p->commented = 0;
     p->slots = NULL;

@@ -11,6 +11,10 @@ typedef struct dp_printer {
     int indent;          /* spaces per level (4 by default) */
     int line;            /* current output line, 1-based: lets callers map statements to lines */
     int py_minor;        /* the Python 3.x the source must compile under (0: any) */
+    /* The class the text is printed in (a caller's wrapper, or the class
+     * statement being printed): names its compiler mangles print as written
+     * (dp_unmangled).  NULL outside classes. */
+    const char *private_class;
     dp_error *err;
     /* Optional: called for every statement as it starts printing, with the
      * output line it starts on (used to map bytecode offsets to lines). */
@@ -33,6 +37,11 @@ typedef struct dp_printer {
 size_t dp_printer_nnamed(const dp_printer *p);
 const dp_const *dp_printer_named(const dp_printer *p, size_t k);
 void dp_printer_free(dp_printer *p);
+
+/* `name` as written in the body of class `cls` when it is the name the
+ * compiler mangled there (`_A__x` in class A or _A: `__x`; never a dunder
+ * `__x__` nor a dotted name, none when cls is all underscores), else name. */
+const char *dp_unmangled(const char *cls, const char *name);
 
 void dp_printer_init(dp_printer *p, dp_buf *out, int indent, dp_error *err);
 /* Prints statements at the given nesting level (an empty list prints `pass`

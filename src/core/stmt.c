@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "print.h"
 #include "structure.h"
 
 /* A speculation that fails must leave no trace: the error, the try
@@ -408,29 +409,33 @@ static dp_node *peel_decorators(dc *d, dp_node *v, dp_nodes *decos) {
     return v;
 }
 
-/* Is `stored` the name `name` compiled in the body of class `cls`:
- * `__x` is stored as `_cls__x` (the class name without its leading
- * underscores; none when it is all underscores, nor for `__x__`)? */
+/* Is `stored` the name `name` compiled in class `cls` (`__x` stored as
+ * `_cls__x`: dp_unmangled)? */
 static int mangled_in_class(const char *cls, const char *name, const char *stored) {
-    size_t n = strlen(name);
-    if (n < 3 || strncmp(name, "__", 2) != 0 || (name[n - 1] == '_' && name[n - 2] == '_') || strchr(name, '.'))
-        return 0;
-    while (*cls == '_')
-        cls++;
-    size_t c = strlen(cls);
-    return c > 0 && stored[0] == '_' && strncmp(stored + 1, cls, c) == 0 && strcmp(stored + 1 + c, name) == 0;
+    const char *w = dp_unmangled(cls, stored);
+    return w != stored && strcmp(w, name) == 0;
 }
 
 /* The name of the def that stores function `fn` into `target`, or NULL
- * when that store is no def: the same name, or in a class body the name
- * the class mangles into the stored one. */
+ * when that store is no def: the same name, or in a class the name the
+ * class mangles into the stored one. */
 static const char *def_name(const dc *d, const dp_node *fn, const dp_node *target) {
     if (fn->kind != X_FUNC || target->kind != E_NAME || fn->cst->code == NULL || strcmp(target->s, "<lambda>") == 0)
         return NULL;
     const char *name = fn->cst->code->name;
     if (strcmp(name, target->s) == 0)
         return name;
-    return d->is_class_body && mangled_in_class(d->code->name, name, target->s) ? name : NULL;
+    return mangled_in_class(dc_private_class(d), name, target->s) ? name : NULL;
+}
+
+/* The name of the class statement whose class (`__build_class__(body,
+ * name, ...)`) is stored into `target`: its name, stored as written or
+ * mangled, else the target's. */
+static const char *class_name(const dc *d, const dp_node *call, const dp_node *target) {
+    const dp_node *name = call->l1.n >= 2 ? call->l1.v[1] : NULL;
+    if (name == NULL || !dc_is_const_kind(name, DP_CONST_STR) || !dc_is_identifier(name->cst->text))
+        return target->s;
+    return mangled_in_class(dc_private_class(d), name->cst->text, target->s) ? name->cst->text : target->s;
 }
 
 /* `import a.b.c` (no fromlist), not `from a.b.c import ...` */
@@ -592,7 +597,8 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
     }
     const char *fname = def_name(d, core, target);
     if (fname || (core->kind == E_CALL && core->a && core->a->kind == X_BUILD_CLASS)) {
-        dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, fname, at) : dc_classdef(d, core, target->s, at);
+        dp_node *def = core->kind == X_FUNC ? dc_funcdef(d, core, fname, at)
+                                            : dc_classdef(d, core, class_name(d, core, target), at);
         if (def == NULL)
             return -1;
         def->l2 = decos;

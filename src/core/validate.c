@@ -41,8 +41,14 @@ static void indent(dp_buf *b, int level) {
 }
 
 /* Source that compiles `def` (the function of `code`) in a context like its
- * own; returns the nesting level of the def. */
-static int wrap(dp_buf *b, const dp_code *code) {
+ * own: free variables bound by an enclosing def, and a class that mangles
+ * names as `private` does (for the names it spells as written there), or a
+ * class `_` (which mangles no name) for its `__class__`.  The class is
+ * named `__` and private's name without its leading underscores: the same
+ * mangling, and a name the def cannot read (a name the def reads, `datetime`
+ * in a method of class datetime, bound by the wrapper would be a free
+ * variable).  Returns the nesting level of the def. */
+static int wrap(dp_buf *b, const dp_code *code, const char *private) {
     int level = 0, cls = 0, nfree = 0;
     for (size_t k = 0; k < code->freevars.n; k++) {
         if (strcmp(code->freevars.v[k], "__class__") == 0)
@@ -60,9 +66,13 @@ static int wrap(dp_buf *b, const dp_code *code) {
         dp_buf_puts(b, "None\n");
         level = 1;
     }
-    if (cls) { /* a class named `_` mangles no name */
+    if (cls || private) {
         indent(b, level);
-        dp_buf_puts(b, "class _:\n");
+        while (private && *private == '_')
+            private++;
+        dp_buf_puts(b, private ? "class __" : "class _");
+        dp_buf_puts(b, private ? private : "");
+        dp_buf_puts(b, ":\n");
         level++;
     }
     return level;
@@ -123,7 +133,7 @@ static void import_names(dp_buf *b, const dc *d) {
  * class body, `name` `depth` constants down) with d->code: 1 equivalent,
  * 0 not, -1 not checked. */
 static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, const char *name, int depth,
-                               char *why, size_t whylen) {
+                               const char *private, char *why, size_t whylen) {
     const dp_code *code = d->code;
     const dp_options *o = d->sh->opt;
     dp_error err;
@@ -131,6 +141,7 @@ static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, c
     dp_printer p;
     dp_printer_init(&p, src, 4, &err);
     p.py_minor = code->py_minor;
+    p.private_class = private;
     int r = -1;
     int printed = dp_print_block(&p, block, level);
     dp_arena ar;
@@ -180,13 +191,19 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
         snprintf(why, whylen, "the validation limit of %zu bytes of source is spent", sh->validation_limit);
         return -1;
     }
+    /* (printed inside its class, the def spells private names as written there) */
+    const char *private = dc_private_class(d);
+    if (private && !dc_is_identifier(private)) {
+        snprintf(why, whylen, "its class's name %.100s is no identifier", private);
+        return -1;
+    }
     dp_buf src;
     dp_buf_init(&src);
     src.limit = sh->validation_limit - sh->use.validation;
     import_names(&src, d);
-    int level = wrap(&src, d->code);
+    int level = wrap(&src, d->code, private);
     dp_nodes one = {&def, 1, 1};
-    int r = compile_and_compare(d, &src, &one, level, d->code->name, level + 1, why, whylen);
+    int r = compile_and_compare(d, &src, &one, level, d->code->name, level + 1, private, why, whylen);
     sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     dp_buf_free(&src);
     return r;
@@ -272,20 +289,48 @@ int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen) {
     dp_buf src;
     dp_buf_init(&src);
     src.limit = d->sh->output_limit;
-    int r = compile_and_compare(d, &src, &stubs, 0, NULL, 0, why, whylen);
+    int r = compile_and_compare(d, &src, &stubs, 0, NULL, 0, NULL, why, whylen);
     dp_buf_free(&src);
     return r;
 }
 
 /* ---- class bodies ---- */
 
+/* The constant of kind `kind` the class body stores first into `name`
+ * (the compiler's `__qualname__`, 3.13's `__firstlineno__` and
+ * `__static_attributes__`), or NULL. */
+static const dp_const *class_stored(const dc *d, const char *name, dp_const_kind kind) {
+    for (int i = 1; i < d->n; i++)
+        if (d->in[i].op == IR_STORE_NAME && d->in[i].name && strcmp(d->in[i].name, name) == 0 &&
+            d->in[i - 1].op == IR_LOAD_CONST && d->in[i - 1].cst && d->in[i - 1].cst->kind == kind)
+            return d->in[i - 1].cst;
+    return NULL;
+}
+
 /* The `__qualname__` the class body's prologue stores. */
 static const char *class_qualname(const dc *d) {
-    for (int i = 1; i < d->n && i < 16; i++)
-        if (d->in[i].op == IR_STORE_NAME && d->in[i].name && strcmp(d->in[i].name, "__qualname__") == 0 &&
-            d->in[i - 1].op == IR_LOAD_CONST && d->in[i - 1].cst && d->in[i - 1].cst->kind == DP_CONST_STR)
-            return d->in[i - 1].cst->text;
-    return NULL;
+    const dp_const *c = class_stored(d, "__qualname__", DP_CONST_STR);
+    return c ? c->text : NULL;
+}
+
+/* 3.13 stores the class statement's first line in the class as
+ * `__firstlineno__`: the blank lines to print before the `level` lines
+ * that wrap the class statement so that it starts on that line; 0 before
+ * 3.13, -1 when it cannot start there. */
+static long blank_lines_before(const dc *d, int level) {
+    if (d->code->py_minor < 13)
+        return 0;
+    const dp_const *c = class_stored(d, "__firstlineno__", DP_CONST_INT);
+    char *end;
+    long line = c ? strtol(c->text, &end, 10) : -1;
+    return c == NULL || *end != '\0' || line <= level || line > (1L << 30) ? -1 : line - 1 - level;
+}
+
+/* 3.13 records in the class the attributes its methods store on `self`
+ * (as written: `self.__x` records `__x`): does it record any? */
+static int records_attributes(const dc *d) {
+    const dp_const *c = d->code->py_minor >= 13 ? class_stored(d, "__static_attributes__", DP_CONST_TUPLE) : NULL;
+    return c != NULL && c->n > 0;
 }
 
 /* Source that puts a class statement where its qualified name says
@@ -342,16 +387,12 @@ static int class_wrap(dp_buf *b, const dc *d, const char *qualname) {
  * qualified name says, compiled and compared with the body's code (its
  * methods were validated on their own; here they are compared by name and
  * signature, and printed as stubs unless they close over cells of the
- * body).  Not on 3.13+: its class bodies record the attributes the methods
- * store, unmangled, and the output spells a private attribute mangled. */
+ * body, or 3.13 records the attributes they store).  On 3.13 the class
+ * statement starts on the line the body records. */
 int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
     dc_shared *sh = d->sh;
     const dp_code *code = d->code;
     const char *qualname = class_qualname(d);
-    if (code->py_minor >= 13) {
-        snprintf(why, whylen, "3.13 class bodies record the attributes their methods store");
-        return -1;
-    }
     if (qualname == NULL) {
         snprintf(why, whylen, "the class body stores no __qualname__");
         return -1;
@@ -361,7 +402,7 @@ int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
         return -1;
     }
     /* (a cell or free variable of the body is there for its methods' closures) */
-    int full = code->cellvars.n > 0 || code->freevars.n > 0;
+    int full = code->cellvars.n > 0 || code->freevars.n > 0 || records_attributes(d);
     dp_nodes block = {0};
     for (int k = 0; k < body->n; k++) {
         dp_node *x = full ? body->v[k] : stubbed(d, body->v[k], 0);
@@ -374,22 +415,33 @@ int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
         snprintf(why, whylen, "out of memory");
         return -1;
     }
-    dp_buf src;
+    dp_buf src, wrapper;
     dp_buf_init(&src);
+    dp_buf_init(&wrapper);
     src.limit = sh->validation_limit - sh->use.validation;
     int r = -1;
-    int level = class_wrap(&src, d, qualname);
+    int level = class_wrap(&wrapper, d, qualname);
+    long blank = level < 0 ? 0 : blank_lines_before(d, level);
     const char *name = strrchr(qualname, '.') ? strrchr(qualname, '.') + 1 : qualname;
     if (level < 0 || !dc_is_identifier(name)) {
         snprintf(why, whylen, "the class's qualified name %.100s cannot be rebuilt", qualname);
+    } else if (blank < 0) {
+        snprintf(why, whylen, "the class statement cannot start on the line its body records");
+    } else if (!dp_buf_ok(&wrapper)) {
+        snprintf(why, whylen, "out of memory");
     } else {
+        for (long k = 0; k < blank && !dp_buf_over(&src); k++)
+            dp_buf_putc(&src, '\n');
+        if (wrapper.len > 0)
+            dp_buf_putn(&src, wrapper.data, wrapper.len);
         indent(&src, level);
         dp_buf_puts(&src, "class ");
         dp_buf_puts(&src, name);
         dp_buf_puts(&src, ":\n");
-        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, why, whylen);
+        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, dc_private_class(d), why, whylen);
         sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     }
+    dp_buf_free(&wrapper);
     dp_buf_free(&src);
     return r;
 }

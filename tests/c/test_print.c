@@ -566,6 +566,32 @@ static void test_functions_and_classes(void) {
               "class D:\n    pass\n");
 }
 
+/* Names the compiler mangled print as written in their class's body (not
+ * in its header, nor as keywords or outside it). */
+static void test_private_names(void) {
+    CHECK_STR(dp_unmangled("A", "_A__x"), "__x");
+    CHECK_STR(dp_unmangled("__A", "_A__x"), "__x");
+    CHECK_STR(dp_unmangled("A", "_A__x__"), "_A__x__");
+    CHECK_STR(dp_unmangled("A", "_A__"), "_A__");
+    CHECK_STR(dp_unmangled("A", "_A__a.b"), "_A__a.b");
+    CHECK_STR(dp_unmangled("A", "_B__x"), "_B__x");
+    CHECK_STR(dp_unmangled("AB", "_A__x"), "_A__x");
+    CHECK_STR(dp_unmangled("__", "___x"), "___x");
+    CHECK_STR(dp_unmangled(NULL, "_A__x"), "_A__x");
+    dp_node *self = arg("self", NULL, NULL), *p = arg("_A__p", NULL, NULL);
+    dp_node *body = assign(attr(nm("self"), "_A__x"), call(nm("_A__f"), L(nm("_A__p")), L(kw("_A__k", nm("_B__y")))));
+    dp_node *cls = node(S_CLASSDEF);
+    cls->s = "_A";
+    cls->l2 = L(nm("_A__deco"));
+    cls->l3 = L(nm("_A__base"));
+    cls->l1 = L(assign(nm("_A__n"), kint("1")), def("m", arguments(L(self, p), 0, NULL, NONE_, NULL), L(body)));
+    CHECK_STR(src(L(cls, assign(nm("_A__n"), kint("2")))),
+              "@_A__deco\nclass _A(_A__base):\n"
+              "    __n = 1\n\n"
+              "    def m(self, __p):\n        self.__x = __f(__p, _A__k=_B__y)\n\n\n"
+              "_A__n = 2\n");
+}
+
 static void test_docstrings(void) {
     const char *doc = "Summary.\n\n    Details: \"quoted\", caf\xc3\xa9\n    ";
     CHECK_STR(src(L(def("f", NULL, L(s1(S_EXPR, kstr(doc)))))),
@@ -731,6 +757,7 @@ int main(void) {
     RUN(test_docstrings);
     RUN(test_blocks_comments_and_pass);
     RUN(test_match_patterns);
+    RUN(test_private_names);
     RUN(test_statement_lines);
     RUN(test_depth_bounds);
     RUN(test_malformed_nodes_fail);
