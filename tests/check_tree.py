@@ -29,6 +29,7 @@ import tempfile
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import roundtrip  # noqa: E402  (beside this file)
 
+
 def _compile(path, text):
     return compile(text, path, "exec", dont_inherit=True)
 
@@ -103,7 +104,7 @@ def check_module(src_path, out_path, equivalent):
 
 def run(src_tree, out_dir, jobs):
     cmd = [sys.executable, "-m", "depyf", "decompile", src_tree, "-o", out_dir, "--timeout", "120"]
-    if jobs:
+    if jobs > 0:
         cmd += ["-j", str(jobs)]
     batch = subprocess.run(cmd, capture_output=True, text=True) if jobs >= 0 else None
     from depyf import _core
