@@ -318,7 +318,7 @@ static const char *class_qualname(const dc *d) {
  * that wrap the class statement so that it starts on that line; 0 before
  * 3.13, -1 when it cannot start there. */
 static long blank_lines_before(const dc *d, int level) {
-    if (d->code->py_minor < 13)
+    if (!d->lay.class_records_lines_attrs)
         return 0;
     const dp_const *c = class_stored(d, "__firstlineno__", DP_CONST_INT);
     char *end;
@@ -329,7 +329,8 @@ static long blank_lines_before(const dc *d, int level) {
 /* 3.13 records in the class the attributes its methods store on `self`
  * (as written: `self.__x` records `__x`): does it record any? */
 static int records_attributes(const dc *d) {
-    const dp_const *c = d->code->py_minor >= 13 ? class_stored(d, "__static_attributes__", DP_CONST_TUPLE) : NULL;
+    const dp_const *c =
+        d->lay.class_records_lines_attrs ? class_stored(d, "__static_attributes__", DP_CONST_TUPLE) : NULL;
     return c != NULL && c->n > 0;
 }
 
