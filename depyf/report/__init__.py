@@ -7,6 +7,14 @@ self-contained: no server, no network, it opens from file://.  Importing this
 package never imports torch.
 """
 
-from depyf.report.build import write_report
-
 __all__ = ["write_report"]
+
+
+def __getattr__(name):
+    # The builder loads when a report is written: the dumper imports this package
+    # (for `record`) when a block starts, and objects made then fill the garbage
+    # collector's oldest generation during the compile that follows.
+    if name == "write_report":
+        from depyf.report.build import write_report
+        return write_report
+    raise AttributeError("module %r has no attribute %r" % (__name__, name))

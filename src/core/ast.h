@@ -91,9 +91,22 @@ typedef enum dp_node_kind {
     DP_NODE_KIND_COUNT
 } dp_node_kind;
 
+/* What the fallback (fallback.h) marks on the nodes it makes; all zero on
+ * every other node. */
+typedef struct dp_fb_mark {
+    unsigned char var;     /* E_NAME: FB_TEMP, FB_STACK or FB_CELL, an atom (reading it has no
+                              effect and it cannot change before it is used); 0: not the fallback's */
+    unsigned char saved;   /* E_NAME: FB_SAVED_VALUE or FB_SAVED_CELL, what 3.12's
+                              LOAD_FAST_AND_CLEAR saved: (value,) or () when unbound */
+    unsigned char handled; /* statement: 3.8-3.10 bookkeeping only a flat machine needs */
+    unsigned char leave;   /* S_BREAK: leaves a nested machine, so a flat one drops it */
+    unsigned char ret;     /* X_OPAQUE: a 3.8 return address (CALL_FINALLY), op = the IR index */
+} dp_fb_mark;
+
 struct dp_node {
     int kind;          /* dp_node_kind */
     int op, op2;
+    dp_fb_mark fb;
     int line;          /* source line for statements, -1 if unknown */
     int offset;        /* bytecode offset of a statement's first instruction, -1 if none */
     const char *s;

@@ -116,26 +116,28 @@ const char *fb_make_name(fb *F, const char *what, int n) {
     return s;
 }
 
-dp_node *fb_marked_name(fb *F, const char *s, int mark) {
+dp_node *fb_marked_name(fb *F, const char *s, int var) {
     dp_node *n = s ? dc_name(F->d, s) : NULL;
     if (n)
-        n->op2 = MARK | mark;
+        n->fb.var = (unsigned char)var;
     return n;
 }
 
-int fb_mark_of(const dp_node *e) {
-    return (e->kind == E_NAME && (e->op2 & MARK_MASK) == MARK) ? (e->op2 & ~MARK_MASK) : 0;
-}
+/* FB_TEMP, FB_STACK or FB_CELL for a name the fallback made, else 0. */
+int fb_var_of(const dp_node *e) { return e->kind == E_NAME ? e->fb.var : 0; }
+
+/* FB_SAVED_VALUE or FB_SAVED_CELL for a name holding what LOAD_FAST_AND_CLEAR saved, else 0. */
+int fb_saved_of(const dp_node *e) { return e->kind == E_NAME ? e->fb.saved : 0; }
 
 /* The IR index a 3.8 return address (CALL_FINALLY) goes back to, or -1. */
-int fb_ret_of(const dp_node *e) { return e->kind == X_OPAQUE && e->op2 == (MARK | M_RET) ? e->op : -1; }
+int fb_ret_of(const dp_node *e) { return e->kind == X_OPAQUE && e->fb.ret ? e->op : -1; }
 
 /* A slot no variable holds: a NULL, or a return address known statically. */
 int fb_no_var(const dp_node *e) { return e->kind == X_NULL || fb_ret_of(e) >= 0; }
 
 /* A fresh temporary of the current block (cleared when the block exits). */
 dp_node *fb_temp(fb *F) {
-    dp_node *t = fb_marked_name(F, fb_make_name(F, "t", ++F->ntemps), M_TEMP);
+    dp_node *t = fb_marked_name(F, fb_make_name(F, "t", ++F->ntemps), FB_TEMP);
     if (t && F->cur && dc_add(F->d, &F->temps, t) < 0)
         return NULL;
     return t;
@@ -144,11 +146,11 @@ dp_node *fb_temp(fb *F) {
 static dp_node *state_var(fb *F) {
     if (F->state_name == NULL && (F->state_name = fb_make_name(F, "state", -1)) == NULL)
         return NULL;
-    return fb_marked_name(F, F->state_name, M_TEMP);
+    return fb_marked_name(F, F->state_name, FB_TEMP);
 }
 
 /* The canonical node of slot k at a block entry. */
-dp_node *fb_canon(fb *F, int k, int flags) {
+dp_node *fb_canon(fb *F, int k, int saved) {
     if (k >= F->nstack_names) {
         int cap = F->nstack_names ? F->nstack_names * 2 : 16;
         while (cap <= k)
@@ -163,25 +165,27 @@ dp_node *fb_canon(fb *F, int k, int flags) {
     }
     if (F->stack_names[k] == NULL && (F->stack_names[k] = fb_make_name(F, "stack_", k)) == NULL)
         return NULL;
-    dp_node *n = fb_marked_name(F, F->stack_names[k], M_STACK | (flags & (M_SAVED | M_CELL_SAVED)));
-    if (n)
+    dp_node *n = fb_marked_name(F, F->stack_names[k], FB_STACK);
+    if (n) {
         n->op = k;
+        n->fb.saved = (unsigned char)saved;
+    }
     return n;
 }
 
-int fb_is_canon(const dp_node *e, int k) { return (fb_mark_of(e) & M_KIND) == M_STACK && e->op == k; }
+int fb_is_canon(const dp_node *e, int k) { return fb_var_of(e) == FB_STACK && e->op == k; }
 
 /* ------------------------------------------------------------------ atoms */
 
 /* Reading an atom has no effect and gives the same value until it is used. */
 int fb_is_atom(const dp_node *e) {
-    if (e->kind == E_CONST || fb_no_var(e) || fb_mark_of(e))
+    if (e->kind == E_CONST || fb_no_var(e) || fb_var_of(e))
         return 1;
     if (dc_is_generic_scope(e)) /* made of a constant and cells; called right away (generic.c) */
         return 1;
     if (e->kind == E_TUPLE) { /* a closure tuple of cells */
         for (int k = 0; k < e->l1.n; k++)
-            if ((fb_mark_of(e->l1.v[k]) & M_KIND) != M_CELL)
+            if (fb_var_of(e->l1.v[k]) != FB_CELL)
                 return 0;
         return 1;
     }
@@ -200,7 +204,7 @@ static int cells_spelled(fb *F, dp_node *e, int depth) {
         return 0;
     if (depth > 400)
         return fb_fail(F, F->at, "the state machine is nested too deeply");
-    if ((fb_mark_of(e) & M_KIND) == M_CELL) {
+    if (fb_var_of(e) == FB_CELL) {
         if (e->op == 1) /* a 3.13 LOAD_FAST whose slot may hold a plain value: the name, as it reads */
             return 0;
         dp_node *cell = dc_cell(F->d, e->s);
@@ -225,7 +229,7 @@ static int cells_spelled(fb *F, dp_node *e, int depth) {
  * __builtins.<name>, after `import builtins as __builtins`. */
 dp_node *fb_builtin(fb *F, const char *name) {
     dp_node *n = fb_node(F, E_ATTR);
-    if (n == NULL || (n->a = fb_marked_name(F, fb_make_name(F, "builtins", -1), M_TEMP)) == NULL)
+    if (n == NULL || (n->a = fb_marked_name(F, fb_make_name(F, "builtins", -1), FB_TEMP)) == NULL)
         return NULL;
     n->s = name;
     F->builtins_used = 1;
@@ -583,7 +587,7 @@ dp_node *fb_def_renamed(fb *F, dp_node *fn) {
     copy->cst = k;
     if (fb_emit_def(F, copy, name) < 0)
         return NULL;
-    return fb_marked_name(F, name, M_TEMP);
+    return fb_marked_name(F, name, FB_TEMP);
 }
 
 /* Does the comprehension `fn` have an expression form?  Bytecode no
@@ -708,11 +712,11 @@ int fb_transfer(fb *F, int upto, dp_nodes *out) {
                 dp_node *t = fb_temp(F);
                 if (t == NULL || dc_add(F->d, &tg->l1, t) < 0 || dc_add(F->d, &vals->l1, w) < 0)
                     return -1;
-                t->op2 |= w->op2 & (M_SAVED | M_CELL_SAVED);
+                t->fb.saved = w->fb.saved;
                 F->st.v[p] = t;
             }
         }
-        dp_node *c = fb_canon(F, k, fb_mark_of(v));
+        dp_node *c = fb_canon(F, k, fb_saved_of(v));
         if (c == NULL || dc_add(F->d, &tg->l1, c) < 0 || dc_add(F->d, &vals->l1, v) < 0)
             return -1;
         F->st.v[k] = c;
@@ -783,7 +787,7 @@ int fb_handled_stmt(fb *F, dp_nodes *out, int n, dp_node *value) {
     if (s == NULL || value == NULL || dc_add(F->d, &s->l1, dc_name(F->d, fb_make_name(F, "handled", n))) < 0)
         return -1;
     s->b = value;
-    s->op2 = MARK | M_HANDLED;
+    s->fb.handled = 1;
     return fb_emit_to(F, out, s);
 }
 
@@ -802,8 +806,8 @@ int fb_slot_kind(const dp_node *v) {
         return SLOT_NULL;
     if (fb_ret_of(v) >= 0)
         return SLOT_RET + fb_ret_of(v);
-    int m = fb_mark_of(v);
-    return (m & M_CELL_SAVED) ? SLOT_CELL_SAVED : (m & M_SAVED) ? SLOT_SAVED : SLOT_VALUE;
+    int saved = fb_saved_of(v);
+    return saved == FB_SAVED_CELL ? SLOT_CELL_SAVED : saved == FB_SAVED_VALUE ? SLOT_SAVED : SLOT_VALUE;
 }
 
 /* How block b's entry differs from stack st under the open blocks
@@ -1343,7 +1347,7 @@ static dp_node *except_all(fb *F, const char *name) {
  * the top of this level's try, so that its handler runs in an except clause
  * of its own: */
 static int inject_pending(fb *F, dp_nodes *out) {
-    dp_node *s = fb_node(F, S_IF), *p = fb_marked_name(F, fb_make_name(F, "pending", -1), M_TEMP);
+    dp_node *s = fb_node(F, S_IF), *p = fb_marked_name(F, fb_make_name(F, "pending", -1), FB_TEMP);
     if (s == NULL || p == NULL || (s->a = fb_compare(F, p, DP_CMP_IS_NOT, dc_none(F->d))) == NULL ||
         fb_emit_raise(F, p, NULL, &s->l1) < 0)
         return -1;
@@ -1386,9 +1390,9 @@ static int unflatten(fb *F, const dp_nodes *body, dp_nodes *out) {
     }
     for (int k = 0; k < body->n; k++) {
         dp_node *st = body->v[k];
-        if (st->op2 == (MARK | M_LEAVE) && F->flat)
+        if (st->fb.leave && F->flat)
             continue;
-        if (st->op2 == (MARK | M_HANDLED) && !F->flat) {
+        if (st->fb.handled && !F->flat) {
             if (st->kind == S_ASSIGN)
                 continue;
             if ((st = fb_node(F, S_RAISE)) == NULL) /* bare */

@@ -10,20 +10,17 @@
 #define MAX_LEVELS 4     /* nested machines (3 static blocks each; CPython allows 20) */
 #define MAX_EXPR_DEPTH 40 /* deeper expressions are spilled: the printer and compiler stay shallow */
 
-/* E_NAME nodes made here carry a mark in op2: the value is an atom (reading
- * it has no effect and it cannot change before it is used). */
+/* The names the fallback makes (dp_fb_mark.var in ast.h). */
 enum {
-    MARK = 0x46420000,
-    MARK_MASK = 0x7fff0000,
-    M_TEMP = 1,   /* a temporary assigned once per run of its block */
-    M_STACK = 2,  /* __stack_<op>: a slot at the block's entry */
-    M_CELL = 3,   /* LOAD_CLOSURE: the cell itself, only used by MAKE_FUNCTION */
-    M_KIND = 0xff,
-    M_SAVED = 0x100, /* 3.12 LOAD_FAST_AND_CLEAR: (value,) or () when unbound */
-    M_CELL_SAVED = 0x200, /* the same for a cell variable: nothing to restore */
-    M_HANDLED = 0x400,    /* on statements: 3.8-3.10 bookkeeping only a flat machine needs */
-    M_LEAVE = 0x800,      /* on a `break`: leaves a nested machine, so a flat one drops it */
-    M_RET = 4,            /* on an X_OPAQUE: 3.8 CALL_FINALLY's return address, op = IR index */
+    FB_TEMP = 1,  /* a temporary assigned once per run of its block */
+    FB_STACK = 2, /* __stack_<op>: a slot at the block's entry */
+    FB_CELL = 3,  /* LOAD_CLOSURE: the cell itself, only used by MAKE_FUNCTION */
+};
+
+/* What a name saved by 3.12's LOAD_FAST_AND_CLEAR holds (dp_fb_mark.saved). */
+enum {
+    FB_SAVED_VALUE = 1, /* (value,) or () when unbound: the store restores the variable */
+    FB_SAVED_CELL = 2,  /* the same for a cell variable: nothing to restore */
 };
 
 /* An exception handler: a 3.11+ exception-table entry, or (3.9/3.10) the
@@ -121,14 +118,14 @@ dp_node *fb_bool_const(fb *F, int v);
 dp_node *fb_builtin(fb *F, const char *name);
 dp_node *fb_call(fb *F, const char *fn, dp_node *a1, dp_node *a2, dp_node *a3);
 dp_node *fb_call_of(fb *F, dp_node *callee, dp_node *a1, dp_node *a2, dp_node *a3);
-dp_node *fb_canon(fb *F, int k, int flags);
+dp_node *fb_canon(fb *F, int k, int saved);
 dp_node *fb_compare(fb *F, dp_node *a, int op, dp_node *b);
 dp_node *fb_def_renamed(fb *F, dp_node *fn);
 dp_node *fb_empty_tuple(fb *F);
 dp_node *fb_goto_stmt(fb *F, int block);
 dp_node *fb_int_const(fb *F, long v);
 dp_node *fb_lower(fb *F, dp_node *e, int depth);
-dp_node *fb_marked_name(fb *F, const char *s, int mark);
+dp_node *fb_marked_name(fb *F, const char *s, int var);
 dp_node *fb_name_target(fb *F, const dp_instr *ins);
 dp_node *fb_node(fb *F, int kind);
 dp_node *fb_pop(fb *F);
@@ -158,7 +155,8 @@ int fb_is_canon(const dp_node *e, int k);
 int fb_is_class_call(const dp_node *v);
 int fb_is_comprehension_code(const dp_code *c);
 int fb_jump_to(fb *F, int bi, dp_nodes *out);
-int fb_mark_of(const dp_node *e);
+int fb_var_of(const dp_node *e);
+int fb_saved_of(const dp_node *e);
 int fb_no_var(const dp_node *e);
 int fb_no_var_kind(int kind);
 int fb_oom(fb *F);

@@ -20,7 +20,7 @@ static dp_node *ret_node(fb *F, int target) {
     dp_node *n = fb_node(F, X_OPAQUE);
     if (n) {
         n->op = target;
-        n->op2 = MARK | M_RET;
+        n->fb.ret = 1;
     }
     return n;
 }
@@ -35,7 +35,7 @@ static int push_null(fb *F) {
 static dp_node *leave_stmt(fb *F) {
     dp_node *s = fb_node(F, S_BREAK);
     if (s)
-        s->op2 = MARK | M_LEAVE;
+        s->fb.leave = 1;
     return s;
 }
 
@@ -178,10 +178,10 @@ static int value_instr(fb *F, int i) {
     case IR_ASYNC_GEN_WRAP:
         return fb_top(F, 0) ? 0 : -1;
     case IR_LOAD_CLOSURE:
-        return fb_push(F, fb_marked_name(F, ins->name, M_CELL), 0);
+        return fb_push(F, fb_marked_name(F, ins->name, FB_CELL), 0);
     case IR_LOAD_FAST:
         if (dc_is_cell_var(d->code, ins->name)) { /* 3.13 spells LOAD_CLOSURE so: the cell itself */
-            dp_node *cell = fb_marked_name(F, ins->name, M_CELL);
+            dp_node *cell = fb_marked_name(F, ins->name, FB_CELL);
             if (cell != NULL)
                 cell->op = !dc_fast_load_is_cell(d, ins->name); /* see cells_spelled */
             return fb_push(F, cell, 0);
@@ -222,7 +222,7 @@ static int value_instr(fb *F, int i) {
         return fb_make_function(F, ins);
     case IR_POP_TOP:
         if ((v = fb_pop(F)) == NULL || fb_is_atom(v))
-            return v == NULL ? -1 : (fb_mark_of(v) & M_KIND) == M_STACK ? fb_clear_now(F, v->op, NULL) : 0;
+            return v == NULL ? -1 : fb_var_of(v) == FB_STACK ? fb_clear_now(F, v->op, NULL) : 0;
         if (fb_flush(F, F->st.n) < 0)
             return -1;
         return fb_def_name(v) ? (fb_spill(F, v) ? 0 : -1) : fb_emit_expr(F, v);
@@ -365,10 +365,10 @@ static int flow_instr(fb *F, int i) {
         if (fb_clear_dead(F, F->out, exc, 1) < 0 || (cause && fb_clear_dead(F, F->out, cause, 1) < 0))
             return -1;
         if (ins->arg == 0 && F->block_stack && fb_running_handlers(F) > 0) { /* the handled exception */
-            exc = fb_marked_name(F, fb_make_name(F, "handled", fb_running_handlers(F)), M_TEMP);
+            exc = fb_marked_name(F, fb_make_name(F, "handled", fb_running_handlers(F)), FB_TEMP);
             if (fb_emit_raise(F, exc, cause, F->out) < 0)
                 return -1;
-            F->out->v[F->out->n - 1]->op2 = MARK | M_HANDLED;
+            F->out->v[F->out->n - 1]->fb.handled = 1;
             return 1;
         }
         if (ins->arg == 0 && F->star)
@@ -432,10 +432,10 @@ static int instr(fb *F, int i, int *next) {
 static int entry_stack(fb *F, fb_block *b) {
     F->st.n = 0;
     for (int k = 0; k < b->depth; k++) {
-        static const int flags[] = {0, 0, M_SAVED, M_SAVED | M_CELL_SAVED};
+        static const int saved[] = {0, 0, FB_SAVED_VALUE, FB_SAVED_CELL}; /* by SLOT_* */
         int kind = b->slots[k];
         dp_node *v = kind == SLOT_NULL ? fb_node(F, X_NULL) : kind >= SLOT_RET ? ret_node(F, kind - SLOT_RET)
-                                                                              : fb_canon(F, k, flags[kind]);
+                                                                              : fb_canon(F, k, saved[kind]);
         if (fb_push(F, v, 0) < 0)
             return -1;
     }

@@ -122,7 +122,7 @@ static int closure_is_cells(const dp_code *code, const dp_node *closure) {
         return 0;
     for (int k = 0; k < closure->l1.n; k++) {
         const dp_node *e = closure->l1.v[k];
-        if ((fb_mark_of(e) & M_KIND) != M_CELL || strcmp(e->s, code->freevars.v[k]) != 0)
+        if (fb_var_of(e) != FB_CELL || strcmp(e->s, code->freevars.v[k]) != 0)
             return 0;
     }
     return 1;
@@ -280,12 +280,12 @@ int fb_save_local(fb *F, const dp_instr *ins) {
     dp_node *t = fb_temp(F), *tr = fb_stmt(F, S_TRY);
     if (t == NULL || tr == NULL)
         return -1;
-    t->op2 |= M_SAVED;
+    t->fb.saved = FB_SAVED_VALUE;
     if (dc_is_cell_var(F->d->code, ins->name)) {
         /* the comprehension's closures capture a fresh cell, which source
          * outside a comprehension cannot make: the variable keeps its last
          * value instead of being restored */
-        t->op2 |= M_CELL_SAVED;
+        t->fb.saved = FB_SAVED_CELL;
         return fb_emit_assign(F, t, dc_none(F->d)) < 0 ? -1 : fb_push(F, t, 0);
     }
     dp_node *one = tuple_of(F, dc_name(F->d, fb_var_name(F, ins)), NULL);
@@ -317,9 +317,9 @@ int fb_store_name(fb *F, const dp_instr *ins) {
     dp_node *v = fb_pop(F);
     if (v == NULL || fb_flush(F, F->st.n) < 0)
         return -1;
-    if (fb_mark_of(v) & M_CELL_SAVED)
+    if (fb_saved_of(v) == FB_SAVED_CELL)
         return 0;
-    if (fb_mark_of(v) & M_SAVED)
+    if (fb_saved_of(v) == FB_SAVED_VALUE)
         return restore_local(F, ins, v);
     if (F->d->is_class_body && strcmp(ins->name, "__classcell__") == 0)
         return 0; /* the class statement makes its own __class__ cell */
@@ -519,7 +519,7 @@ static int is_key_expr(const dp_node *e) {
                e->cst->kind != DP_CONST_OTHER && e->cst->kind != DP_CONST_OBJECT;
     while (e->kind == E_ATTR)
         e = e->a;
-    return e->kind == E_NAME && !fb_mark_of(e) && e != NULL;
+    return e->kind == E_NAME && !fb_var_of(e) && e != NULL;
 }
 
 /* 3.10 COPY_DICT_WITHOUT_KEYS: [s, keys] -> [s, rest], as CPython does it:
@@ -671,7 +671,7 @@ int fb_emit_raise(fb *F, dp_node *exc, dp_node *cause, dp_nodes *out) {
     dp_node *s = fb_stmt(F, S_RAISE);
     if (s == NULL || (exc && (s->a = fb_lower(F, exc, 0)) == NULL) || (cause && (s->b = fb_lower(F, cause, 0)) == NULL))
         return -1;
-    if (exc == NULL || !fb_mark_of(exc))
+    if (exc == NULL || !fb_var_of(exc))
         return fb_emit_to(F, out, s);
     dp_node *tr = fb_stmt(F, S_TRY), *clear = fb_node(F, S_ASSIGN), *var = dc_name(F->d, exc->s);
     if (tr == NULL || clear == NULL || var == NULL || dc_add(F->d, &tr->l1, s) < 0 ||

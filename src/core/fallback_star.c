@@ -44,11 +44,11 @@ static dp_node *egh_var(fb *F, int level) {
         level = EGH_LEVELS - 1;
     if (level > F->egh_max)
         F->egh_max = level;
-    return fb_marked_name(F, fb_make_name(F, "egh", level), M_TEMP);
+    return fb_marked_name(F, fb_make_name(F, "egh", level), FB_TEMP);
 }
 
 static dp_node *helper_call(fb *F, const char *what, dp_node *a1, dp_node *a2, dp_node *a3) {
-    return fb_call_of(F, fb_marked_name(F, fb_make_name(F, what, -1), M_TEMP), a1, a2, a3);
+    return fb_call_of(F, fb_marked_name(F, fb_make_name(F, what, -1), FB_TEMP), a1, a2, a3);
 }
 
 /* CHECK_EG_MATCH: [eg, type] -> [rest, match];
