@@ -1,6 +1,7 @@
 #include "error.h"
 
 #include <stdarg.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -44,7 +45,12 @@ size_t dp_utf8_invalid_at(const char *text, size_t n) {
         size_t k;
         unsigned long cp, min;
         if (b < 0x80) {
-            i++;
+            /* ASCII, nearly all of printed source: eight bytes at a time */
+            uint64_t word;
+            while (n - i >= 8 && (memcpy(&word, s + i, 8), (word & 0x8080808080808080u) == 0))
+                i += 8;
+            while (i < n && s[i] < 0x80)
+                i++;
             continue;
         } else if ((b & 0xE0) == 0xC0) {
             k = 1, cp = b & 0x1F, min = 0x80;
