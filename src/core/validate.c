@@ -15,6 +15,8 @@
 
 int dc_wants_validation(const dc_shared *sh, const dp_code *code, int module) {
     const dp_options *o = sh->opt;
+    /* (the hook compiles with the running Python: only its own version's
+     * bytecode can be compared) */
     return o && o->compile && o->compile_minor == code->py_minor &&
            (module || (dc_is_identifier(code->name) && strcmp(code->name, WRAPPER) != 0));
 }
@@ -93,15 +95,16 @@ static int by_name(const void *a, const void *b) {
     return strcmp(((const attr_base *)a)->name, ((const attr_base *)b)->name);
 }
 
-/* 3.11+ compiles `n.attr(...)` without the method form when the module
- * imports a name n (any n of that spelling, even a local: the compiler
- * looks it up in the module's symbol table): the imports of the original
- * module, not in the function, decide that.  Names whose attributes the
+/* 3.11+ (lay.no_method_calls_on_imports) compiles `n.attr(...)` without
+ * the method form when the module imports a name n (any n of that
+ * spelling, even a local: the compiler looks it up in the module's symbol
+ * table): the imports of the original module, not in the function, decide
+ * that.  Names whose attributes the
  * code loads, never as methods, are imported in the wrapper module (not
  * run: only compiled), so a call on them compiles as the original's.  It
  * changes nothing else about the code: the comparison is as strict. */
 static void import_names(dp_buf *b, const dc *d) {
-    if (d->code->py_minor < 11)
+    if (!d->lay.no_method_calls_on_imports)
         return;
     attr_base *v = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof *v);
     int n = 0;
@@ -140,7 +143,7 @@ static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, c
     dp_error_init(&err);
     dp_printer p;
     dp_printer_init(&p, src, 4, &err);
-    p.py_minor = code->py_minor;
+    p.py_minor = code->py_minor; /* output language: the syntax the code's Python accepts */
     p.private_class = private;
     int r = -1;
     int printed = dp_print_block(&p, block, level);
