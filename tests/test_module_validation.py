@@ -4,6 +4,8 @@ as stubs, is compiled and compared with the module's bytecode; a module that
 fails is printed as the state machine.  And a module that says `global x`
 (itself, or in a function it defines) says so in the output too."""
 
+import sys
+
 import pytest
 
 import depyf
@@ -205,6 +207,42 @@ def test_class_bodies_are_validated_and_print_structured(name):
     exec(module_code(src), g1)
     exec(module_code(out), g2)
     assert plain(g1) == plain(g2)
+
+
+def classes_on_late_lines(count, spacing):
+    """A module whose k-th class statement starts on line spacing * (k + 1)."""
+    parts, line = [], 1
+    for k in range(count):
+        parts.append("\n" * (spacing * (k + 1) - line))
+        parts.append("class C%d:\n    def m(self, x):\n        return x + %d\n" % (k, k))
+        line = spacing * (k + 1) + 3
+    return "".join(parts)
+
+
+def test_classes_on_late_lines_cost_no_validation_budget():
+    # 3.13 checks a class statement on the line its body records; the blank
+    # lines before the 30 classes (14 MB in all, past the 1 MiB + 8 S budget)
+    # are not source the budget pays for: every class and method is checked
+    src = classes_on_late_lines(30, 30000)
+    out, stats = decompiled_stats(src)
+    assert stats == {"validated": 61, "fallback": 0, "unchecked": 0}, stats
+    assert "__state" not in out, out
+    ns = {}
+    exec(module_code(out), ns)
+    assert [ns["C%d" % k]().m(1) for k in range(30)] == list(range(1, 31))
+
+
+def test_a_class_recorded_past_the_validation_limit_is_not_checked():
+    # (the blank lines stay bounded by the limit: on 3.13 a class recorded on
+    # a later line is not checked, and prints as it did before classes were)
+    src = "\n" * (2 << 20) + "class Far:\n    def m(self):\n        return 1\n"
+    out, stats = decompiled_stats(src)
+    late = int(sys.version_info >= (3, 13))
+    assert stats == {"validated": 3 - late, "fallback": 0, "unchecked": late}, stats
+    assert "__state" not in out, out
+    ns = {}
+    exec(module_code(out), ns)
+    assert ns["Far"]().m() == 1
 
 
 def test_a_private_method_keeps_its_name():

@@ -30,12 +30,13 @@ typedef struct dp_named_out {
 
 /* Translation validation (issue 11): the caller compiles source text, the
  * core compares the result with the original bytecode.  The hook compiles
- * `src` (NUL-terminated module source) with the __future__ bits of `flags`
- * (co_flags) and stores the module's code object, modelled in `a`, in *out.
- * Returns 0, 1 when the source does not compile (`why` says why), -1 when
- * compiling could not be tried. */
-typedef int (*dp_compile_fn)(void *ctx, const char *src, int flags, dp_arena *a, dp_code **out, char *why,
-                             size_t whylen);
+ * `src` (NUL-terminated module source) as if it started on line
+ * `first_line` (>= 1: after first_line - 1 blank lines), with the
+ * __future__ bits of `flags` (co_flags), and stores the module's code
+ * object, modelled in `a`, in *out.  Returns 0, 1 when the source does not
+ * compile (`why` says why), -1 when compiling could not be tried. */
+typedef int (*dp_compile_fn)(void *ctx, const char *src, long first_line, int flags, dp_arena *a, dp_code **out,
+                             char *why, size_t whylen);
 
 /* Counts of one decompilation: functions whose structured form was checked
  * equivalent to their bytecode, found not equivalent (printed as the state

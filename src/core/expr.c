@@ -81,14 +81,14 @@ static long cell_index(const dp_code *c, const char *name) {
 
 int dc_is_cell_var(const dp_code *c, const char *name) { return cell_index(c, name) >= 0; }
 
-/* 3.13 loads a cell for a closure with LOAD_FAST.  The same slot can also
- * hold a plain value: an inlined comprehension (3.12+) whose variable is a
- * cell in one comprehension and a plain local in another stores into it with
- * STORE_FAST.  Only a slot no fast store or delete touches surely holds the
+/* 3.13 loads a cell for a closure with LOAD_FAST (lay.cells_by_load_fast).
+ * The same slot can also hold a plain value: an inlined comprehension
+ * (3.12+) whose variable is a cell in one comprehension and a plain local
+ * in another stores into it with STORE_FAST.  Only a slot no fast store or delete touches surely holds the
  * cell (Dynamo's code writes cells with STORE_DEREF).  The slots touched are
  * found in one pass over the code, on first use. */
 int dc_fast_load_is_cell(dc *d, const char *name) {
-    long k = d->code->py_minor < 13 ? -1 : cell_index(d->code, name);
+    long k = d->lay.cells_by_load_fast ? cell_index(d->code, name) : -1;
     if (k < 0)
         return 0;
     if (d->cell_stored == NULL) {
@@ -453,8 +453,8 @@ static dp_node *make_call(dc *d, dc_stack *st, const dp_instr *ins, int at) {
 
 /* A `def` or `lambda` names its free variables, so a made function can be
  * printed as one only when its closure is the cells of those names, in
- * order, as the compiler builds it (3.13 may load a cell with LOAD_FAST,
- * read as the name). */
+ * order, as the compiler builds it (lay.cells_by_load_fast: a cell loaded
+ * with LOAD_FAST, read as the name). */
 int dc_closure_is_cells(const dc *d, const dp_code *code, const dp_node *closure) {
     if (closure == NULL || closure->kind != E_TUPLE || closure->l1.n < 0 ||
         (size_t)closure->l1.n != code->freevars.n)
@@ -462,7 +462,7 @@ int dc_closure_is_cells(const dc *d, const dp_code *code, const dp_node *closure
     for (int k = 0; k < closure->l1.n; k++) {
         const dp_node *e = closure->l1.v[k];
         const char *name = dc_is_cell(e) ? e->a->a->b->s
-                           : e && e->kind == E_NAME && d->code->py_minor >= 13 ? e->s : NULL;
+                           : e && e->kind == E_NAME && d->lay.cells_by_load_fast ? e->s : NULL;
         if (name == NULL || strcmp(name, code->freevars.v[k]) != 0)
             return 0;
     }
@@ -477,11 +477,11 @@ int dc_closure_is_cells(const dc *d, const dp_code *code, const dp_node *closure
  * uses, both read without looking up a name.  `closure` may be NULL (none).
  * The name and (3.11+) the qualified name come from the code object as with
  * MAKE_FUNCTION; before 3.11 MAKE_FUNCTION takes the qualified name from
- * the stack, and keyword defaults or annotations would need statements:
- * those fail. */
+ * the stack (lay.qualname_on_stack), and keyword defaults or annotations
+ * would need statements: those fail. */
 dp_node *dc_function_by_value(dc *d, dp_node *fn, dp_node *closure, int at) {
     static const dp_const none = {.kind = DP_CONST_NONE}, zero = {.kind = DP_CONST_INT, .text = "0", .len = 1};
-    if (d->code->py_minor < 11 || fn->b != NULL || fn->c != NULL)
+    if (d->lay.qualname_on_stack || fn->b != NULL || fn->c != NULL)
         return dc_fail(d, at, "a function made as a value (no def or lambda makes it)"), NULL;
     dp_node *call = dc_node(d, E_CALL), *type = dc_node(d, E_ATTR), *globals = dc_node(d, E_ATTR);
     dp_node *lam1 = dc_node(d, E_LAMBDA), *lam2 = dc_node(d, E_LAMBDA);
@@ -524,7 +524,9 @@ static dp_node *make_function(dc *d, dc_stack *st, int flags, int at) {
         return dc_function_by_value(d, fn, closure, at);
     if (closure && dc_add(d, &fn->l1, closure) < 0)
         return NULL;
-    if (strcmp(fn->cst->code->name, "<lambda>") == 0 && d->code->py_minor < 13)
+    /* (with function_attrs_after_make a lambda's defaults come after:
+     * finish_made_functions makes it a lambda once the structure is built) */
+    if (strcmp(fn->cst->code->name, "<lambda>") == 0 && !d->lay.function_attrs_after_make)
         return dc_lambda(d, fn, at);
     return fn;
 }
@@ -753,8 +755,8 @@ static int load_step(dc *d, int i, dc_stack *st) {
         n->a = a;
         n->s = ins->name;
         if (ins->op == IR_LOAD_METHOD) {
-            /* 3.8-3.12 order [NULL, meth]; 3.13 [meth, NULL] */
-            if (d->code->py_minor >= 13)
+            /* [meth, NULL] on 3.13, [NULL, meth] before */
+            if (d->lay.method_load_null_last)
                 return (dc_push(d, st, n) < 0 || dc_push(d, st, dc_node(d, X_NULL)) < 0) ? -1 : 1;
             return (dc_push(d, st, dc_node(d, X_NULL)) < 0 || dc_push(d, st, n) < 0) ? -1 : 1;
         }

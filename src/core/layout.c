@@ -13,6 +13,7 @@ dp_layout dp_layout_for(int py_minor) {
         .line_nops = v >= 10,
         .match_tests_none_by_is = v == 10,
         .qualname_on_stack = v <= 10,
+        .no_method_calls_on_imports = v >= 11,
         .star_else_after_handlers = v == 11,
         .forward_cond_jumps = v >= 12,
         .cold_handlers = v >= 12,
@@ -22,6 +23,9 @@ dp_layout dp_layout_for(int py_minor) {
         .type_param_scopes = v >= 12,
         .copies_returns = v >= 13,
         .class_records_lines_attrs = v >= 13,
+        .cells_by_load_fast = v >= 13,
+        .function_attrs_after_make = v >= 13,
+        .method_load_null_last = v >= 13,
     };
     return l;
 }

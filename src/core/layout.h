@@ -36,6 +36,9 @@ typedef struct dp_layout {
     /* MAKE_FUNCTION takes the qualified name from the stack (3.8-3.10;
      * later from the code object) */
     unsigned char qualname_on_stack;
+    /* `n.attr(...)` is compiled without the method form when the module
+     * imports a name n (3.11+) */
+    unsigned char no_method_calls_on_imports;
     /* try/except* places its else clause after the handlers (3.11) */
     unsigned char star_else_after_handlers;
     /* conditional jumps only go forward: one to a loop head is inverted to
@@ -61,6 +64,15 @@ typedef struct dp_layout {
     /* a class body stores `__firstlineno__` first and
      * `__static_attributes__` last (3.13+) */
     unsigned char class_records_lines_attrs;
+    /* the cells of a closure are loaded with LOAD_FAST (3.13+; before,
+     * LOAD_CLOSURE) */
+    unsigned char cells_by_load_fast;
+    /* MAKE_FUNCTION takes only the code; SET_FUNCTION_ATTRIBUTE then sets
+     * the defaults, annotations and closure (3.13+) */
+    unsigned char function_attrs_after_make;
+    /* a method load (LOAD_METHOD, LOAD_ATTR's method form) pushes
+     * [method, NULL] (3.13+; before, [NULL, method]) */
+    unsigned char method_load_null_last;
 } dp_layout;
 
 /* The layout of CPython 3.<py_minor>'s bytecode: the one table of version

@@ -1705,29 +1705,29 @@ static int type_params(pr *r, const dp_nodes *l) {
     return 0;
 }
 
-/* Prints `st` with every name as the bytecode spells it: a type alias,
- * and the header of a def or class with type parameters (PEP 695), whose
- * annotation scopes mangle only some names (3.13), or the names after a
- * generic class too (3.12.0-3.12.3, CPython gh-119395). */
-static int unmangled_nowhere(pr *r, const dp_node *st, int level, int (*print)(pr *, const dp_node *, int)) {
+/* Prints `st` with `print`, its private names spelled as written inside the
+ * class `private`; with NULL, every name as the bytecode spells it: a type
+ * alias, and the header of a def or class with type parameters (PEP 695),
+ * whose annotation scopes mangle only some names (3.13), or the names after
+ * a generic class too (3.12.0-3.12.3, CPython gh-119395). */
+static int in_class(pr *r, const char *private, int (*print)(pr *, const dp_node *, int), const dp_node *st,
+                    int level) {
     const char *outer = r->p->private_class;
-    r->p->private_class = NULL;
+    r->p->private_class = private;
     int rc = print(r, st, level);
     r->p->private_class = outer;
     return rc;
 }
 
-/* A def or class statement: its header (unmangled_nowhere with type
- * parameters), then its body, in the class `private`. */
+static int def_body(pr *r, const dp_node *st, int level) { return block(r, &st->l1, level + 1); }
+
+/* A def or class statement: its header (with type parameters, in no
+ * class), then its body, in the class `private`. */
 static int def_or_class(pr *r, const dp_node *st, int level, int (*header)(pr *, const dp_node *, int),
                         const char *private) {
-    if ((st->l4.n > 0 ? unmangled_nowhere(r, st, level, header) : header(r, st, level)) < 0)
+    if ((st->l4.n > 0 ? in_class(r, NULL, header, st, level) : header(r, st, level)) < 0)
         return -1;
-    const char *outer = r->p->private_class;
-    r->p->private_class = private;
-    int rc = block(r, &st->l1, level + 1);
-    r->p->private_class = outer;
-    return rc;
+    return in_class(r, private, def_body, st, level);
 }
 
 static int stmt_typealias(pr *r, const dp_node *st, int level) {
@@ -2088,7 +2088,7 @@ static int stmt_compound(pr *r, const dp_node *st, int level) {
     case S_CLASSDEF:
         return stmt_class(r, st, level);
     case S_TYPEALIAS:
-        return unmangled_nowhere(r, st, level, stmt_typealias);
+        return in_class(r, NULL, stmt_typealias, st, level);
     case S_ASSERT:
         if (need(r, st->a, "assert condition") < 0)
             return -1;

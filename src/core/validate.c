@@ -15,6 +15,8 @@
 
 int dc_wants_validation(const dc_shared *sh, const dp_code *code, int module) {
     const dp_options *o = sh->opt;
+    /* (the hook compiles with the running Python: only its own version's
+     * bytecode can be compared) */
     return o && o->compile && o->compile_minor == code->py_minor &&
            (module || (dc_is_identifier(code->name) && strcmp(code->name, WRAPPER) != 0));
 }
@@ -93,15 +95,16 @@ static int by_name(const void *a, const void *b) {
     return strcmp(((const attr_base *)a)->name, ((const attr_base *)b)->name);
 }
 
-/* 3.11+ compiles `n.attr(...)` without the method form when the module
- * imports a name n (any n of that spelling, even a local: the compiler
- * looks it up in the module's symbol table): the imports of the original
- * module, not in the function, decide that.  Names whose attributes the
+/* 3.11+ (lay.no_method_calls_on_imports) compiles `n.attr(...)` without
+ * the method form when the module imports a name n (any n of that
+ * spelling, even a local: the compiler looks it up in the module's symbol
+ * table): the imports of the original module, not in the function, decide
+ * that.  Names whose attributes the
  * code loads, never as methods, are imported in the wrapper module (not
  * run: only compiled), so a call on them compiles as the original's.  It
  * changes nothing else about the code: the comparison is as strict. */
 static void import_names(dp_buf *b, const dc *d) {
-    if (d->code->py_minor < 11)
+    if (!d->lay.no_method_calls_on_imports)
         return;
     attr_base *v = dp_alloc_array(d->sh->ar, (size_t)d->n + 1, sizeof *v);
     int n = 0;
@@ -128,19 +131,20 @@ static void import_names(dp_buf *b, const dc *d) {
 }
 
 /* Prints `block` after the text already in `src` (at `level`), compiles
- * it through the caller's hook and compares the code object found in the
+ * it through the caller's hook (the text starting on line `first_line`)
+ * and compares the code object found in the
  * result (the module itself when `name` is NULL, else the function, or
  * class body, `name` `depth` constants down) with d->code: 1 equivalent,
  * 0 not, -1 not checked. */
-static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, const char *name, int depth,
-                               const char *private, char *why, size_t whylen) {
+static int compile_and_compare(dc *d, dp_buf *src, long first_line, dp_nodes *block, int level, const char *name,
+                               int depth, const char *private, char *why, size_t whylen) {
     const dp_code *code = d->code;
     const dp_options *o = d->sh->opt;
     dp_error err;
     dp_error_init(&err);
     dp_printer p;
     dp_printer_init(&p, src, 4, &err);
-    p.py_minor = code->py_minor;
+    p.py_minor = code->py_minor; /* output language: the syntax the code's Python accepts */
     p.private_class = private;
     int r = -1;
     int printed = dp_print_block(&p, block, level);
@@ -168,7 +172,7 @@ static int compile_and_compare(dc *d, dp_buf *src, dp_nodes *block, int level, c
         goto out;
     }
     dp_code *mod = NULL;
-    int c = o->compile(o->compile_ctx, src->data, code->flags, &ar, &mod, why, whylen);
+    int c = o->compile(o->compile_ctx, src->data, first_line, code->flags, &ar, &mod, why, whylen);
     if (c == 1) {
         r = 0; /* printed source that does not compile is wrong too */
     } else if (c == 0 && mod) {
@@ -203,7 +207,7 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     import_names(&src, d);
     int level = wrap(&src, d->code, private);
     dp_nodes one = {&def, 1, 1};
-    int r = compile_and_compare(d, &src, &one, level, d->code->name, level + 1, private, why, whylen);
+    int r = compile_and_compare(d, &src, 1, &one, level, d->code->name, level + 1, private, why, whylen);
     sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     dp_buf_free(&src);
     return r;
@@ -289,7 +293,7 @@ int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen) {
     dp_buf src;
     dp_buf_init(&src);
     src.limit = d->sh->output_limit;
-    int r = compile_and_compare(d, &src, &stubs, 0, NULL, 0, NULL, why, whylen);
+    int r = compile_and_compare(d, &src, 1, &stubs, 0, NULL, 0, NULL, why, whylen);
     dp_buf_free(&src);
     return r;
 }
@@ -314,16 +318,21 @@ static const char *class_qualname(const dc *d) {
 }
 
 /* 3.13 stores the class statement's first line in the class as
- * `__firstlineno__`: the blank lines to print before the `level` lines
- * that wrap the class statement so that it starts on that line; 0 before
- * 3.13, -1 when it cannot start there. */
-static long blank_lines_before(const dc *d, int level) {
+ * `__firstlineno__`: the line on which to start the `level` lines that wrap
+ * the class statement so that it starts on that line; 1 before 3.13, -1
+ * when it cannot start there.  (The hook adds the blank lines before it,
+ * outside the budget: bounded by the validation limit, they take no more
+ * memory than the source of one validation could.) */
+static long wrapper_first_line(const dc *d, int level) {
     if (!d->lay.class_records_lines_attrs)
-        return 0;
+        return 1;
     const dp_const *c = class_stored(d, "__firstlineno__", DP_CONST_INT);
     char *end;
     long line = c ? strtol(c->text, &end, 10) : -1;
-    return c == NULL || *end != '\0' || line <= level || line > (1L << 30) ? -1 : line - 1 - level;
+    return c == NULL || *end != '\0' || line <= level || line > (1L << 30) ||
+                   (size_t)(line - level) > d->sh->validation_limit
+               ? -1
+               : line - level;
 }
 
 /* 3.13 records in the class the attributes its methods store on `self`
@@ -422,24 +431,23 @@ int dc_validate_class(dc *d, dp_nodes *body, char *why, size_t whylen) {
     src.limit = sh->validation_limit - sh->use.validation;
     int r = -1;
     int level = class_wrap(&wrapper, d, qualname);
-    long blank = level < 0 ? 0 : blank_lines_before(d, level);
+    long first_line = level < 0 ? 1 : wrapper_first_line(d, level);
     const char *name = strrchr(qualname, '.') ? strrchr(qualname, '.') + 1 : qualname;
     if (level < 0 || !dc_is_identifier(name)) {
         snprintf(why, whylen, "the class's qualified name %.100s cannot be rebuilt", qualname);
-    } else if (blank < 0) {
+    } else if (first_line < 0) {
         snprintf(why, whylen, "the class statement cannot start on the line its body records");
     } else if (!dp_buf_ok(&wrapper)) {
         snprintf(why, whylen, "out of memory");
     } else {
-        for (long k = 0; k < blank && !dp_buf_over(&src); k++)
-            dp_buf_putc(&src, '\n');
         if (wrapper.len > 0)
             dp_buf_putn(&src, wrapper.data, wrapper.len);
         indent(&src, level);
         dp_buf_puts(&src, "class ");
         dp_buf_puts(&src, name);
         dp_buf_puts(&src, ":\n");
-        r = compile_and_compare(d, &src, &block, level + 1, name, level + 1, dc_private_class(d), why, whylen);
+        r = compile_and_compare(d, &src, first_line, &block, level + 1, name, level + 1, dc_private_class(d), why,
+                                whylen);
         sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     }
     dp_buf_free(&wrapper);

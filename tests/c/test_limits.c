@@ -525,8 +525,9 @@ static void test_a_shared_tuple_prints_up_to_the_output_limit(void) {
 /* Validation prints each function with the functions in it: a hook that
  * refuses everything makes every function print as the state machine,
  * until the validation budget is spent; then they are not validated. */
-static int refuse(void *ctx, const char *src, int flags, dp_arena *a, dp_code **out, char *why, size_t whylen) {
-    (void)src, (void)flags, (void)a, (void)out;
+static int refuse(void *ctx, const char *src, long first_line, int flags, dp_arena *a, dp_code **out, char *why,
+                  size_t whylen) {
+    (void)src, (void)first_line, (void)flags, (void)a, (void)out;
     ++*(int *)ctx;
     snprintf(why, whylen, "refused by the test");
     return 1;
