@@ -752,27 +752,14 @@ static int valid_tree(const dp_node *n, int depth) {
  * Dynamo's code makes (torch <= 2.6 calls a resume function right where
  * it makes it): no def says that, so it becomes the call that makes the
  * same function from the same code object (dc_function_by_value). */
-static int finish_made_functions(dc *d, dp_node *n, int depth) {
-    if (n == NULL)
-        return 0;
-    if (depth > 2000)
-        return dc_fail(d, -1, "expression nested too deeply");
-    if (n->kind == X_FUNC && n->cst && n->cst->code) {
-        dp_node *closure = n->l1.n > 0 ? n->l1.v[0] : NULL;
-        dp_node *made = strcmp(n->cst->code->name, "<lambda>") == 0 ? dc_lambda(d, n, -1)
-                                                                   : dc_function_by_value(d, n, closure, -1);
-        if (made == NULL)
-            return -1;
-        *n = *made;
-    }
-    dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
-    for (int l = 0; l < 4; l++)
-        for (int k = 0; k < ls[l]->n; k++)
-            if (finish_made_functions(d, ls[l]->v[k], depth + 1) < 0)
-                return -1;
-    if (finish_made_functions(d, n->a, depth + 1) < 0 || finish_made_functions(d, n->b, depth + 1) < 0)
+static int finish_made_function(dc *d, dp_node *n) {
+    dp_node *closure = n->l1.n > 0 ? n->l1.v[0] : NULL;
+    dp_node *made = strcmp(n->cst->code->name, "<lambda>") == 0 ? dc_lambda(d, n, -1)
+                                                               : dc_function_by_value(d, n, closure, -1);
+    if (made == NULL)
         return -1;
-    return finish_made_functions(d, n->c, depth + 1);
+    *n = *made;
+    return 0;
 }
 
 /* An item of an unpacked value used as a value rather than stored (Dynamo's
@@ -780,28 +767,38 @@ static int finish_made_functions(dc *d, dp_node *n, int depth) {
  * `UNPACK_SEQUENCE 2; STORE_FAST x; POP_JUMP_IF_FALSE`) becomes a
  * temporary: it is a target of the unpacking, read where it was used (in
  * place, as the slot may be shared). */
-static int fill_slots(dc *d, dp_node *n, int depth) {
+static int is_unfilled_slot(const dp_node *n) {
+    return n->kind == X_SLOT && n->a != NULL && n->a->kind == E_TUPLE && n->op >= 0 && n->op < n->a->l1.n &&
+           n->a->l1.v[n->op] == NULL;
+}
+
+static int fill_slot(dc *d, dp_node *n) {
+    dp_node *target = dc_new_temp(d);
+    if (target == NULL)
+        return -1;
+    n->a->l1.v[n->op] = target;
+    *n = *target;
+    return 0;
+}
+
+/* The two above, in one walk of the finished structure. */
+static int finish_tree(dc *d, dp_node *n, int depth) {
     if (n == NULL)
         return 0;
     if (depth > 2000)
         return dc_fail(d, -1, "expression nested too deeply");
-    if (n->kind == X_SLOT && n->a != NULL && n->a->kind == E_TUPLE && n->op >= 0 && n->op < n->a->l1.n &&
-        n->a->l1.v[n->op] == NULL) {
-        dp_node *target = dc_new_temp(d);
-        if (target == NULL)
-            return -1;
-        n->a->l1.v[n->op] = target;
-        *n = *target;
-        return 0;
-    }
+    if (n->kind == X_FUNC && n->cst && n->cst->code && finish_made_function(d, n) < 0)
+        return -1;
+    if (is_unfilled_slot(n))
+        return fill_slot(d, n);
     dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
     for (int l = 0; l < 4; l++)
         for (int k = 0; k < ls[l]->n; k++)
-            if (fill_slots(d, ls[l]->v[k], depth + 1) < 0)
+            if (finish_tree(d, ls[l]->v[k], depth + 1) < 0)
                 return -1;
-    if (fill_slots(d, n->a, depth + 1) < 0 || fill_slots(d, n->b, depth + 1) < 0)
+    if (finish_tree(d, n->a, depth + 1) < 0 || finish_tree(d, n->b, depth + 1) < 0)
         return -1;
-    return fill_slots(d, n->c, depth + 1);
+    return finish_tree(d, n->c, depth + 1);
 }
 
 static int check_tree(dc *d, const dp_nodes *body) {
@@ -886,9 +883,7 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     if (r >= 0 && !d->sh->err->set)
         r = check_coverage(d);
     for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
-        r = finish_made_functions(d, body->v[k], 0);
-    for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
-        r = fill_slots(d, body->v[k], 0);
+        r = finish_tree(d, body->v[k], 0);
     if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
         r = check_tree(d, body);
     if (refused) {

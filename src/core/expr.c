@@ -525,7 +525,7 @@ static dp_node *make_function(dc *d, dc_stack *st, int flags, int at) {
     if (closure && dc_add(d, &fn->l1, closure) < 0)
         return NULL;
     /* (with function_attrs_after_make a lambda's defaults come after:
-     * finish_made_functions makes it a lambda once the structure is built) */
+     * finish_made_function makes it a lambda once the structure is built) */
     if (strcmp(fn->cst->code->name, "<lambda>") == 0 && !d->lay.function_attrs_after_make)
         return dc_lambda(d, fn, at);
     return fn;

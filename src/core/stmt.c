@@ -150,7 +150,7 @@ static int needs_temp(const dc *d, const dp_node *v) {
     if (v->kind == E_NAME)
         return dc_is_cell_var(d->code, v->s);
     /* a function no def binds is made where the bytecode makes it (by value,
-     * finish_made_functions): its closure and MAKE_FUNCTION are operations
+     * finish_made_function): its closure and MAKE_FUNCTION are operations
      * the checker keeps in order (torch 2.9-2.11 make a resume function, then
      * rearrange the lists it is called with) */
     if (v->kind == X_FUNC)
