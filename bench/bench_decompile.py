@@ -3,7 +3,11 @@
 one run.  Each decompiler runs in a subprocess of its own, which loads the
 corpus, decompiles every code object and reports time and peak RSS.
 
-    python bench/bench_decompile.py [--repeat N] [--limit SECONDS]
+    python bench/bench_decompile.py [--repeat N] [--limit SECONDS] [--ours-only] [--no-validation]
+
+--no-validation times our decompiler without its translation validation (the
+check that recompiles each function); --ours-only skips the original, e.g. to
+compare two builds of ours (PYTHONPATH naming a dev build's checkout).
 
 A failure of either decompiler counts as an attempt and its time counts.
 The target is ours >= 100x faster.  Not a test: nothing here asserts.
@@ -59,11 +63,16 @@ def _peak_rss_mb():
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0  # KiB on Linux
 
 
-def measure(repeat, limit):
+def measure(repeat, limit, validation=True):
     """In the subprocess: decompile the corpus `repeat` times with the depyf
     this interpreter imports; the fastest pass counts."""
     sys.modules["torch"] = None  # the original imports torch if it can; its decompiler needs none
     from depyf import decompile
+    if not validation:
+        from depyf import _core
+
+        def decompile(code):
+            return _core.decompile(code, validate=False)
 
     codes = corpus()
     try:  # first call: lazy imports and caches stay out of the timing
@@ -93,11 +102,13 @@ def measure(repeat, limit):
     return best
 
 
-def run_side(python, env, repeat, limit, extra_args=()):
+def run_side(python, env, repeat, limit, extra_args=(), validation=True):
     """Runs `measure` under `python`; its result dict, or {'error': ...}."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         cmd = [python] + list(extra_args) + [os.path.abspath(__file__), "--measure", out.name,
                                              "--repeat", str(repeat), "--limit", str(limit)]
+        if not validation:
+            cmd.append("--no-validation")
         try:
             proc = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                   universal_newlines=True, timeout=RUN_TIMEOUT)
@@ -120,6 +131,8 @@ def format_report(ours, theirs):
     lines = ["%-16s %7s %7s %6s %9s %12s %10s %10s" % (
         "", "objects", "failed", "hung", "total", "per object", "peak RSS", "RSS growth")]
     for label, r in (("depyf (ours)", ours), ("depyf 0.20.0", theirs)):
+        if r is None:
+            continue
         if "error" in r:
             lines.append("%-16s %s" % (label, r["error"]))
             continue
@@ -127,7 +140,7 @@ def format_report(ours, theirs):
             label, r["count"], r["failed"], r["timed_out"], r["seconds"],
             1000.0 * r["seconds"] / r["count"], r["rss_peak_mb"],
             r["rss_peak_mb"] - r["rss_baseline_mb"]))
-    if "error" not in ours and "error" not in theirs:
+    if theirs is not None and "error" not in ours and "error" not in theirs:
         ratio = theirs["seconds"] / ours["seconds"] if ours["seconds"] else float("inf")
         lines.append("speed ratio (0.20.0 time / ours): %.1fx (target >= 100x)" % ratio)
     return "\n".join(lines)
@@ -138,18 +151,22 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=1, help="passes per side; the fastest counts")
     ap.add_argument("--limit", type=float, default=10.0,
                     help="seconds one decompile may take (Python-level hangs only)")
+    ap.add_argument("--ours-only", action="store_true", help="skip the original depyf")
+    ap.add_argument("--no-validation", action="store_true", help="ours without translation validation")
     ap.add_argument("--measure", metavar="OUT", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
     if args.measure:
-        result = measure(args.repeat, args.limit)
+        result = measure(args.repeat, args.limit, validation=not args.no_validation)
         with open(args.measure, "w") as f:
             json.dump(result, f)
         return 0
     print("Python %s; corpus: %d stdlib modules of tests/roundtrip.py" % (
         sys.version.split()[0], len(_load_roundtrip().CORPUS)))
-    ours = run_side(sys.executable, _ours_env(), args.repeat, args.limit)
-    original = depyf020.ensure_venv()
-    theirs = run_side(original, depyf020.isolated_env(), args.repeat, args.limit, ["-I"])
+    ours = run_side(sys.executable, _ours_env(), args.repeat, args.limit, validation=not args.no_validation)
+    theirs = None
+    if not args.ours_only:
+        original = depyf020.ensure_venv()
+        theirs = run_side(original, depyf020.isolated_env(), args.repeat, args.limit, ["-I"])
     print(format_report(ours, theirs))
     return 0
 
