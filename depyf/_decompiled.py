@@ -67,6 +67,8 @@ def bind_named(source, named, scope):
     object) is what the caller puts into `scope` before the code runs.  The comments
     that say what each constant holds follow the renaming.  None when `source` names
     a constant that `named` lacks, or there is no scope to bind in."""
+    if "_depyf_const_" not in source:  # (the common case: nothing to tokenize)
+        return source, {}
     try:
         tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     except (tokenize.TokenError, SyntaxError):
@@ -122,6 +124,8 @@ def rename_temps(source, prefix, code=None):
         return source
     if not isinstance(prefix, str) or not (prefix + "0").isidentifier() or keyword.iskeyword(prefix + "0"):
         raise ValueError("temp_prefix must start an identifier, not %r" % (prefix,))
+    if _TEMP.search(source) is None:  # (no temporary: nothing to tokenize)
+        return source
     taken = names_in(code) if code is not None else set()
     tokens = list(tokenize.generate_tokens(io.StringIO(source).readline))
     names = [t.string for t in tokens if t.type == tokenize.NAME]
