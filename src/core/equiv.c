@@ -1425,7 +1425,7 @@ static int raise_both(eq *E, const sstate *A, const sstate *B, const int32_t *ex
 
 /* An operation at A->pc / B->pc that raises a new exception (if it can). */
 static int may_raise(eq *E, const sstate *A, const sstate *B, int32_t n) {
-    int has = !E->lay.block_stack ? (E->s[0].handler[A->pc] >= 0 || E->s[1].handler[B->pc] >= 0) : (A->nb || B->nb);
+    int has = E->lay.block_stack ? (A->nb || B->nb) : (E->s[0].handler[A->pc] >= 0 || E->s[1].handler[B->pc] >= 0);
     if (!has)
         return 0;
     int32_t exc[3];
