@@ -747,11 +747,11 @@ static int *stack_depths(const dc *d, const int32_t *handler) {
             to[m] = h->target;
             at[m++] = h->depth + (h->lasti != 0) + 1;
         }
-        if (dp_falls_through(x->op) && dp_ir_effect(x, d->code->py_minor, 0, &e) == 0 && e.in <= cur) {
+        if (dp_falls_through(x->op) && dp_ir_effect(x, &d->lay, 0, &e) == 0 && e.in <= cur) {
             to[m] = i + 1;
             at[m++] = cur - e.in + e.out;
         }
-        if (x->target >= 0 && dp_is_jump(x->op) && dp_ir_effect(x, d->code->py_minor, 1, &e) == 0 && e.in <= cur) {
+        if (x->target >= 0 && dp_is_jump(x->op) && dp_ir_effect(x, &d->lay, 1, &e) == 0 && e.in <= cur) {
             to[m] = x->target;
             at[m++] = cur - e.in + e.out;
         }
@@ -773,7 +773,7 @@ static int whole_return(const dc *d, int k, int r) {
     int depth = 0;
     for (int j = k; j < r; j++) {
         dp_effect e; /* (the op table takes the version: irop.c) */
-        if (d->in[j].target >= 0 || dp_ir_effect(&d->in[j], d->code->py_minor, 0, &e) < 0 || e.in > depth)
+        if (d->in[j].target >= 0 || dp_ir_effect(&d->in[j], &d->lay, 0, &e) < 0 || e.in > depth)
             return 0;
         depth += e.out - e.in;
     }

@@ -113,7 +113,7 @@ typedef struct cent {
 typedef struct eq {
     dp_arena ar;
     side s[2];
-    int minor;
+    dp_layout lay; /* the layout facts of both sides' Python (set once both are lifted) */
     int stable_globals; /* DP_EQ_STABLE_GLOBALS */
     term *t;
     int32_t nt, capt, persist;
@@ -1258,8 +1258,8 @@ static int pure_flow(eq *E, int s, sstate *st) {
             return 0;
         st->sp--;
         int32_t m = cons(E, T_LIST_METHOD, obj, append, 0);
-        if (m < 0 || push(E, s, st, E->minor >= 13 ? m : E->null_t) < 0 ||
-            push(E, s, st, E->minor >= 13 ? E->null_t : m) < 0)
+        if (m < 0 || push(E, s, st, E->lay.method_load_null_last ? m : E->null_t) < 0 ||
+            push(E, s, st, E->lay.method_load_null_last ? E->null_t : m) < 0)
             return -1;
         return SW_BREAK;
     }
@@ -1269,8 +1269,8 @@ static int pure_flow(eq *E, int s, sstate *st) {
             return -1;
         return const_jump(E, s, st, x);
     case IR_SETUP_FINALLY: case IR_SETUP_ASYNC_WITH:
-        if (E->minor >= 11 || need(E, s, st, x->op == IR_SETUP_ASYNC_WITH) < 0)
-            return E->minor >= 11 ? CANT("SETUP_FINALLY in 3.11+ code") : -1;
+        if (!E->lay.block_stack || need(E, s, st, x->op == IR_SETUP_ASYNC_WITH) < 0)
+            return !E->lay.block_stack ? CANT("SETUP_FINALLY in 3.11+ code") : -1;
         if (push_block(E, st, B_SETUP, x->target, st->sp - (x->op == IR_SETUP_ASYNC_WITH)) < 0)
             return -1;
         return SW_BREAK;
@@ -1352,7 +1352,7 @@ static long long popped(const eq *E, const dp_instr *x);
  * Returns 1 with st at the handler, 0 when the exception leaves the code. */
 static int raise_to(eq *E, int s, sstate *st, const int32_t *exc, const int32_t *prev) {
     side *S = &E->s[s];
-    if (E->minor >= 11) {
+    if (!E->lay.block_stack) {
         int32_t h = S->handler[st->pc];
         if (h < 0)
             return 0;
@@ -1425,7 +1425,7 @@ static int raise_both(eq *E, const sstate *A, const sstate *B, const int32_t *ex
 
 /* An operation at A->pc / B->pc that raises a new exception (if it can). */
 static int may_raise(eq *E, const sstate *A, const sstate *B, int32_t n) {
-    int has = E->minor >= 11 ? (E->s[0].handler[A->pc] >= 0 || E->s[1].handler[B->pc] >= 0) : (A->nb || B->nb);
+    int has = E->lay.block_stack ? (A->nb || B->nb) : (E->s[0].handler[A->pc] >= 0 || E->s[1].handler[B->pc] >= 0);
     if (!has)
         return 0;
     int32_t exc[3];
@@ -1454,7 +1454,7 @@ static int arity(const eq *E, const dp_instr *x, long long *pops, long long *pee
         *pops = 3;
         return 0;
     case IR_END_ASYNC_FOR:
-        if (E->minor <= 10) { /* (the handler's values are the block stack's) */
+        if (E->lay.block_stack) { /* (the handler's values are the block stack's) */
             *pops = 0;
             *peek = 1;
             return 0;
@@ -1467,7 +1467,7 @@ static int arity(const eq *E, const dp_instr *x, long long *pops, long long *pee
     if ((flags & DP_IRF_JUMP && x->op != IR_FOR_ITER) || (flags & DP_IRF_BLOCK && x->op != IR_SETUP_WITH))
         return -1;
     dp_effect e;
-    if (dp_ir_effect(x, E->minor, 0, &e) < 0)
+    if (dp_ir_effect(x, &E->lay, 0, &e) < 0)
         return -1;
     *pops = e.in - e.keep;
     *peek = e.keep;
@@ -1688,7 +1688,8 @@ static void fold_function_type(eq *E, side *S) {
         if (!method && !globals)
             continue;
         /* LOAD_METHOD of an attribute: [NULL, attr] ([attr, NULL] from 3.13 on) */
-        dp_instr *load = method && E->minor >= 13 ? f : a, *null = method ? (E->minor < 13 ? f : a) : NULL;
+        dp_instr *load = method && E->lay.method_load_null_last ? f : a;
+        dp_instr *null = method ? (E->lay.method_load_null_last ? a : f) : NULL;
         rewrite(c, IR_NOP, NULL);
         if (null)
             rewrite(null, IR_PUSH_NULL, NULL);
@@ -1723,11 +1724,11 @@ static int inputs(eq *E, int s, const sstate *st, const dp_instr *x, int32_t *po
         pos[n++] = (int32_t)(sp - 1);
         return n;
     case IR_WITH_EXCEPT_START: {
-        int below = E->minor >= 11 ? 4 : 7;
+        int below = E->lay.block_stack ? 7 : 4;
         if (need(E, s, st, below) < 0)
             return -1;
         pos[n++] = (int32_t)(sp - below);
-        for (int k = 1; k <= (E->minor >= 11 ? 1 : 3); k++)
+        for (int k = 1; k <= (E->lay.block_stack ? 3 : 1); k++)
             pos[n++] = (int32_t)(sp - k);
         return n;
     }
@@ -1839,15 +1840,15 @@ static int apply(eq *E, int s, sstate *st, const dp_instr *x, int32_t n) {
     }
     case IR_LOAD_METHOD: /* [obj] -> [NULL, attr] ([attr, NULL] from 3.13 on) */
         st->sp--;
-        if (push(E, s, st, E->minor >= 13 ? ev(E, n, 0) : E->null_t) < 0)
+        if (push(E, s, st, E->lay.method_load_null_last ? ev(E, n, 0) : E->null_t) < 0)
             return -1;
-        return push(E, s, st, E->minor >= 13 ? E->null_t : ev(E, n, 0));
+        return push(E, s, st, E->lay.method_load_null_last ? E->null_t : ev(E, n, 0));
     case IR_PUSH_EXC_INFO: {
         int32_t exc = st->stack[--st->sp];
         return push(E, s, st, ev(E, n, 0)) < 0 ? -1 : push(E, s, st, exc);
     }
     case IR_POP_EXCEPT:
-        if (E->minor < 11) {
+        if (E->lay.block_stack) {
             if (st->nb == 0 || st->blocks[st->nb - 1].type != B_HANDLER)
                 return CANT("POP_EXCEPT outside an exception handler");
             st->nb--;
@@ -1877,7 +1878,7 @@ static int apply(eq *E, int s, sstate *st, const dp_instr *x, int32_t n) {
         if (push(E, s, st, ev(E, n, (int32_t)k)) < 0)
             return -1;
     if (x->op == IR_SETUP_WITH) {
-        if (E->minor >= 11)
+        if (!E->lay.block_stack)
             return CANT("SETUP_WITH in 3.11+ code");
         return push_block(E, st, B_SETUP, x->target, st->sp - 1);
     }
@@ -1887,7 +1888,7 @@ static int apply(eq *E, int s, sstate *st, const dp_instr *x, int32_t n) {
 /* The exception an instruction re-raises: from 3.11 the value on top,
  * before it (type, value, traceback) from the top down. */
 static void reraised(eq *E, const sstate *st, int32_t *exc) {
-    int k3 = E->minor >= 11 ? 1 : 3;
+    int k3 = E->lay.block_stack ? 3 : 1;
     for (int k = 0; k < k3; k++)
         exc[k] = st->stack[st->sp - 1 - k];
 }
@@ -1955,13 +1956,13 @@ static int control(eq *E, sstate *A, sstate *B, int32_t n) {
             return -1;
         return (enqueue(E, ya, yb) < 0 || enqueue(E, A, B) < 0) ? -1 : 1;
     case IR_END_ASYNC_FOR:
-        if (need(E, 0, A, E->minor >= 11 ? 2 : 3) < 0 || need(E, 1, B, E->minor >= 11 ? 2 : 3) < 0)
+        if (need(E, 0, A, E->lay.block_stack ? 3 : 2) < 0 || need(E, 1, B, E->lay.block_stack ? 3 : 2) < 0)
             return -1;
         reraised(E, A, ea);
         reraised(E, B, eb);
         if (raise_both(E, A, B, ea, eb, n) < 0)
             return -1;
-        if (E->minor < 11) { /* StopAsyncIteration: the handler block ends, the iterator goes */
+        if (E->lay.block_stack) { /* StopAsyncIteration: the handler block ends, the iterator goes */
             sstate *st[2] = {A, B};
             for (int s = 0; s < 2; s++) {
                 if (st[s]->nb == 0 || st[s]->blocks[st[s]->nb - 1].type != B_HANDLER)
@@ -2290,9 +2291,8 @@ static int used_locals_kept(eq *E, const dp_code *b) {
 
 static int setup(eq *E, const dp_code *a, const dp_code *b) {
     namemap m[2];
-    if (a->py_minor != b->py_minor)
+    if (a->py_minor != b->py_minor) /* (not a layout fact: two Pythons' code is not compared) */
         return CANT("different Python versions");
-    E->minor = a->py_minor;
     if (same_signature(E, a, b) < 0 || rehash(E, 0) < 0)
         return -1;
     dp_const *none = dp_const_new(&E->ar, DP_CONST_NONE), *empty = dp_const_new(&E->ar, DP_CONST_TUPLE);
@@ -2305,6 +2305,7 @@ static int setup(eq *E, const dp_code *a, const dp_code *b) {
         return -1;
     if (setup_side(E, 0, a, &m[0]) < 0 || setup_side(E, 1, b, &m[1]) < 0)
         return -1;
+    E->lay = E->s[0].f.lay; /* (the same as side 1's: the same Python) */
     fold_list_calls(E, &E->s[0]);
     fold_list_calls(E, &E->s[1]);
     fold_cell_idioms(&E->s[0]);

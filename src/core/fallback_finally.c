@@ -561,7 +561,7 @@ int fb_translate(fb *F, int bi) {
         /* (the values i takes may change; the instructions a handler
          * consumes with i, stores of unpacked or imported values, work
          * above what i leaves; the op table takes the version) */
-        fb_lower_atoms(F, dp_ir_effect(&d->in[i], d->code->py_minor, 0, &e) < 0 ? 0 : F->st.n - e.in);
+        fb_lower_atoms(F, dp_ir_effect(&d->in[i], &d->lay, 0, &e) < 0 ? 0 : F->st.n - e.in);
         int r = instr(F, i, &next);
         fb_lower_atoms(F, F->st.n);
         if (r < 0)

@@ -21,8 +21,9 @@ int fb_npop(const dp_instr *in) {
     case IR_SET_FUNCTION_ATTRIBUTE: case IR_LOAD_SUPER_ATTR: case IR_BINARY_SLICE: case IR_BUILD_SLICE:
     case IR_BUILD_TUPLE: case IR_BUILD_LIST: case IR_BUILD_SET: case IR_BUILD_STRING: case IR_BUILD_UNPACK:
     case IR_BUILD_MAP: case IR_BUILD_CONST_KEY_MAP: case IR_CALL: case IR_CALL_EX: case IR_FORMAT_VALUE: {
+        static const dp_layout any = {0}; /* (these ops' effects are the same in every layout) */
         dp_effect e;
-        return dp_ir_effect(in, 11, 0, &e) < 0 ? 0 : e.in;
+        return dp_ir_effect(in, &any, 0, &e) < 0 ? 0 : e.in;
     }
     default:
         return 0;

@@ -240,10 +240,11 @@ static inline const dp_irop_info *dp_op_info(int op) {
 /* Name of an IR op, for disassembly and messages ("?" if none). */
 const char *dp_irop_name(int op);
 /* The effect of x when it falls through (jumping = 0) or takes its jump
- * (a SETUP_*: enters its handler).  `py_minor` matters only for the
- * handler ops whose except block holds three values before 3.11.  -1 when
- * no effect is fixed (3.8's finally machinery, a bad argument). */
-int dp_ir_effect(const dp_instr *x, int py_minor, int jumping, dp_effect *e);
+ * (a SETUP_*: enters its handler).  The layout matters only for the
+ * handler ops, whose except block holds three values under a block stack
+ * (lay->block_stack).  -1 when no effect is fixed (3.8's finally
+ * machinery, a bad argument). */
+int dp_ir_effect(const dp_instr *x, const dp_layout *lay, int jumping, dp_effect *e);
 /* Classifications read off the table. */
 static inline int dp_is_jump(int op) { return (dp_op_info(op)->flags & DP_IRF_JUMP) != 0; }
 static inline int dp_is_cond_jump(int op) {

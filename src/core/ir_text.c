@@ -129,14 +129,14 @@ static void put_operands(dp_buf *out, const dp_instr *in) {
 
 /* ` ; in>out` of irop.c's table, then ` | in>out` for the jump where that
  * differs; ` ; ?` where no effect is fixed. */
-static void put_effect(dp_buf *out, const dp_instr *in, int py_minor) {
+static void put_effect(dp_buf *out, const dp_instr *in, const dp_layout *lay) {
     dp_effect fall, jump;
-    if (dp_ir_effect(in, py_minor, 0, &fall) < 0) {
+    if (dp_ir_effect(in, lay, 0, &fall) < 0) {
         dp_buf_puts(out, " ; ?");
         return;
     }
     dp_buf_printf(out, " ; %d>%d", (int)fall.in, (int)fall.out);
-    if (dp_ir_effect(in, py_minor, 1, &jump) == 0 && (jump.in != fall.in || jump.out != fall.out))
+    if (dp_ir_effect(in, lay, 1, &jump) == 0 && (jump.in != fall.in || jump.out != fall.out))
         dp_buf_printf(out, " | %d>%d", (int)jump.in, (int)jump.out);
 }
 
@@ -158,7 +158,7 @@ void dp_ir_dump_ex(const dp_irfunc *f, int effects, dp_buf *out) {
         if (in->target >= 0)
             dp_buf_printf(out, " -> %d", (int)in->target);
         if (effects)
-            put_effect(out, in, f->code ? f->code->py_minor : 11);
+            put_effect(out, in, &f->lay);
         dp_buf_putc(out, '\n');
     }
     for (int32_t k = 0; k < f->nexc; k++) {

@@ -150,12 +150,12 @@ const char *dp_irop_name(int op) { return dp_op_info(op)->name; }
 static int bits4(int32_t v) { return (v & 1) + ((v >> 1) & 1) + ((v >> 2) & 1) + ((v >> 3) & 1); }
 
 /* The argument-dependent part of the effect on falling through. */
-static int varying_effect(const dp_instr *x, int py_minor, dp_effect *e) {
+static int varying_effect(const dp_instr *x, const dp_layout *lay, dp_effect *e) {
     int32_t a = x->arg;
     int pair = (x->arg2 & DP_CALL_PAIR) != 0;
-    /* before 3.11 an except block holds three values (type, value,
-     * traceback) where 3.11 holds one exception */
-    int three = py_minor <= 10;
+    /* under a block stack an except block holds three values (type, value,
+     * traceback); with an exception table, one exception */
+    int three = lay->block_stack;
     switch (x->op) {
     case IR_NOP: /* (with DP_NOP_TO_BOOL: [a] -> [bool(a)]) */
         e->in = e->out = x->arg2 == DP_NOP_TO_BOOL;
@@ -204,12 +204,12 @@ static int varying_effect(const dp_instr *x, int py_minor, dp_effect *e) {
     }
 }
 
-int dp_ir_effect(const dp_instr *x, int py_minor, int jumping, dp_effect *e) {
+int dp_ir_effect(const dp_instr *x, const dp_layout *lay, int jumping, dp_effect *e) {
     const dp_irop_info *p = dp_op_info(x->op);
     e->in = p->in;
     e->out = p->out;
     e->keep = p->keep;
-    if ((e->in == V || e->out == V || e->keep == V) && varying_effect(x, py_minor, e) < 0)
+    if ((e->in == V || e->out == V || e->keep == V) && varying_effect(x, lay, e) < 0)
         return -1;
     if (!jumping)
         return 0;

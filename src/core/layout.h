@@ -10,7 +10,8 @@
 
 typedef struct dp_layout {
     /* try/with set up by SETUP_* and POP_BLOCK on a block stack, handlers
-     * entered with six values (3.8-3.10); later, an exception table */
+     * entered with six values, an exception being three (type, value,
+     * traceback) (3.8-3.10); later, an exception table and one value */
     unsigned char block_stack;
     /* finally bodies entered as a subroutine (BEGIN_FINALLY, CALL_FINALLY,
      * POP_FINALLY, END_FINALLY), with exits by WITH_CLEANUP_START (3.8) */

@@ -47,6 +47,7 @@ typedef struct lifter {
     dp_error *err;
     const dp_optable *tab;
     int minor;
+    const dp_layout *lay; /* (the output's: dp_irfunc.lay) */
     dinstr *d;
     int32_t nd;
     int32_t *unit_dec;  /* code unit -> index of the instruction covering it */
@@ -782,7 +783,7 @@ static int drop_exc_dup(lifter *L, int32_t i) {
             break;
         }
         dp_effect e;
-        if (!builds_exc_type(in->op) || dp_ir_effect(in, L->minor, 0, &e) < 0 || (src->is_target && src->ir_first == j))
+        if (!builds_exc_type(in->op) || dp_ir_effect(in, L->lay, 0, &e) < 0 || (src->is_target && src->ir_first == j))
             break;
         need -= e.out;
         if (need < 0)
@@ -1290,6 +1291,7 @@ int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err) {
     memset(out, 0, sizeof *out);
     out->code = code;
     out->lay = dp_layout_for(code->py_minor);
+    L.lay = &out->lay;
     int rc;
     if (L.tab == NULL)
         rc = dp_fail(err, -1, "unsupported Python version 3.%d", code->py_minor);
