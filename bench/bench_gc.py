@@ -20,27 +20,12 @@ import subprocess
 import sys
 import tempfile
 
-HERE = os.path.dirname(os.path.abspath(__file__))
-WORKLOADS = os.path.join(os.path.dirname(HERE), "tests", "torch")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_torch_compile import MODEL_SETUP, WORKLOADS  # noqa: E402
 
-# argv = variant, backend, model, dump dir
-CHILD = r"""
-import gc, json, sys
-sys.path.insert(0, %(workloads)r)
-import torch
-import torch_workloads as wl
-variant, backend, name, dump_dir = sys.argv[1:5]
-torch.manual_seed(0)
-if name == "gpt":
-    model, args = wl.TinyGPT(layers=3), (torch.randint(0, 64, (2, 16)),)
-elif name == "bert":
-    mask = torch.ones(2, 10, dtype=torch.bool)
-    mask[1, 7:] = False
-    model, args = wl.TinyBert().eval(), (torch.randint(0, 50, (2, 10)), torch.randint(0, 2, (2, 10)), mask)
-else:
-    model, args = wl.TinyResNet(), (torch.randn(4, 3, 8, 8),)
-compiled = torch.compile(model, backend=backend)
-grad = torch.no_grad() if name == "bert" else torch.enable_grad()
+# Runs in a fresh process (argv as bench_torch_compile's child).
+CHILD = MODEL_SETUP + r"""
+import gc, json
 counts = {"full": 0, "promoted": 0}
 inside, before = [False], [0]
 def count(phase, info):

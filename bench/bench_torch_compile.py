@@ -44,9 +44,10 @@ import depyf020  # noqa: E402
 WORKLOADS = os.path.join(os.path.dirname(HERE), "tests", "torch")
 VENV = os.path.join(HERE, ".venv-depyf020-torch")
 
-# Runs in a fresh process: argv = variant, backend, model, dump dir.
-CHILD = r"""
-import json, sys, time
+# The model of a fresh process, argv = variant, backend, model, dump dir: `compiled`,
+# its `args` and the `grad` mode to call it in (bench_gc.py uses it too).
+MODEL_SETUP = r"""
+import sys
 sys.path.insert(0, %(workloads)r)
 import torch
 import torch_workloads as wl
@@ -62,6 +63,11 @@ else:
     model, args = wl.TinyResNet(), (torch.randn(4, 3, 8, 8),)
 compiled = torch.compile(model, backend=backend)
 grad = torch.no_grad() if name == "bert" else torch.enable_grad()
+"""
+
+# Runs in a fresh process (argv as above).
+CHILD = MODEL_SETUP + r"""
+import json, time
 clock = time.process_time
 marks = {}
 import gc
