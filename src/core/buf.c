@@ -39,8 +39,14 @@ static int reserve(dp_buf *b, size_t extra) {
     return 0;
 }
 
+/* Room for n more bytes and the NUL without growing, within the limit:
+ * the common case, which needs none of reserve()'s work. */
+static int fits(const dp_buf *b, size_t n) {
+    return !b->oom && b->cap - b->len > n && (b->limit == 0 || (b->len <= b->limit && b->limit - b->len >= n));
+}
+
 void dp_buf_putn(dp_buf *b, const char *s, size_t n) {
-    if (reserve(b, n) < 0)
+    if (!fits(b, n) && reserve(b, n) < 0)
         return;
     memcpy(b->data + b->len, s, n);
     b->len += n;
@@ -49,7 +55,12 @@ void dp_buf_putn(dp_buf *b, const char *s, size_t n) {
 
 void dp_buf_puts(dp_buf *b, const char *s) { dp_buf_putn(b, s, strlen(s)); }
 
-void dp_buf_putc(dp_buf *b, char c) { dp_buf_putn(b, &c, 1); }
+void dp_buf_putc(dp_buf *b, char c) {
+    if (!fits(b, 1) && reserve(b, 1) < 0)
+        return;
+    b->data[b->len++] = c;
+    b->data[b->len] = '\0';
+}
 
 void dp_buf_printf(dp_buf *b, const char *fmt, ...) {
     char small[256];

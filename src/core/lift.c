@@ -364,7 +364,10 @@ static dp_instr *emit_at(lifter *L, const dinstr *di, int op) {
         return NULL;
     }
     if (L->n == L->cap) {
-        int32_t cap = L->cap ? L->cap * 2 : 64;
+        /* first sized for the usual IR (about one op per instruction), so
+         * that the array is rarely copied */
+        int64_t want = L->cap ? (int64_t)L->cap * 2 : (int64_t)L->nd + L->nd / 4 + 16;
+        int32_t cap = want > MAX_IR ? MAX_IR : (int32_t)want;
         dp_instr *ins = dp_alloc_array(L->a, (size_t)cap, sizeof *ins);
         if (ins == NULL) {
             fail_oom(L);

@@ -47,6 +47,16 @@ static int copy_bytes(conv *cv, const char *s, Py_ssize_t n, const char **text, 
     return 0;
 }
 
+/* Is str `o` ASCII in its compact form (before 3.12 a str may not be ready:
+ * then it takes the general path)? */
+static int ascii_str(PyObject *o) {
+#if PY_VERSION_HEX < 0x030C0000
+    if (!PyUnicode_IS_READY(o))
+        return 0;
+#endif
+    return PyUnicode_IS_ASCII(o);
+}
+
 /* A copy of str or bytes `o` made once (shared text stays shared, as the
  * size of an input counts it once: code.h): key (o, 1 + kind of copy). */
 static int copy_once(conv *cv, PyObject *o, int utf8, const char **text, size_t *len) {
@@ -57,14 +67,20 @@ static int copy_once(conv *cv, PyObject *o, int utf8, const char **text, size_t 
             *len = known[0];
         return 0;
     }
-    PyObject *b = utf8 ? PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass") : (Py_INCREF(o), o);
-    if (b == NULL)
-        return -1;
     size_t n;
-    int rc = copy_bytes(cv, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), text, &n);
-    Py_DECREF(b);
-    if (rc < 0)
-        return -1;
+    if (utf8 && ascii_str(o)) {
+        /* ASCII text is its own UTF-8: copied without an encoded bytes object */
+        if (copy_bytes(cv, (const char *)PyUnicode_DATA(o), PyUnicode_GET_LENGTH(o), text, &n) < 0)
+            return -1;
+    } else {
+        PyObject *b = utf8 ? PyUnicode_AsEncodedString(o, "utf-8", "surrogatepass") : (Py_INCREF(o), o);
+        if (b == NULL)
+            return -1;
+        int rc = copy_bytes(cv, PyBytes_AS_STRING(b), PyBytes_GET_SIZE(b), text, &n);
+        Py_DECREF(b);
+        if (rc < 0)
+            return -1;
+    }
     if (len != NULL)
         *len = n;
     /* (the length, then the pointer) */
@@ -93,22 +109,6 @@ static int copy_name(conv *cv, PyObject *s, const char *what, const char **out) 
         return -1;
     if (strlen(*out) != len)
         return dp_fail(cv->err, -1, "%s contains a NUL character", what);
-    return 0;
-}
-
-static int int_attr(PyObject *co, const char *attr, int *out) {
-    PyObject *v = PyObject_GetAttrString(co, attr);
-    if (v == NULL)
-        return -1;
-    long x = PyLong_AsLong(v);
-    Py_DECREF(v);
-    if (x == -1 && PyErr_Occurred())
-        return -1;
-    if (x < INT_MIN || x > INT_MAX) {
-        PyErr_Format(PyExc_OverflowError, "%s out of range: %ld", attr, x);
-        return -1;
-    }
-    *out = (int)x;
     return 0;
 }
 
@@ -320,14 +320,17 @@ done:
 }
 
 static int conv_fields(conv *cv, PyObject *co, int depth, dp_code *c) {
-    if (name_attr(cv, co, "co_filename", &c->filename) < 0 ||
-        int_attr(co, "co_argcount", &c->argcount) < 0 ||
-        int_attr(co, "co_posonlyargcount", &c->posonlyargcount) < 0 ||
-        int_attr(co, "co_kwonlyargcount", &c->kwonlyargcount) < 0 ||
-        int_attr(co, "co_stacksize", &c->stacksize) < 0 ||
-        int_attr(co, "co_flags", &c->flags) < 0 ||
-        int_attr(co, "co_firstlineno", &c->firstlineno) < 0)
+    if (name_attr(cv, co, "co_filename", &c->filename) < 0)
         return -1;
+    /* int fields of every PyCodeObject 3.8-3.13, read directly: through
+     * getattr each would cost a str, a lookup and an int object */
+    const PyCodeObject *pc = (const PyCodeObject *)co;
+    c->argcount = pc->co_argcount;
+    c->posonlyargcount = pc->co_posonlyargcount;
+    c->kwonlyargcount = pc->co_kwonlyargcount;
+    c->stacksize = pc->co_stacksize;
+    c->flags = pc->co_flags;
+    c->firstlineno = pc->co_firstlineno;
     if (strs_attr(cv, co, "co_names", &c->names) < 0 ||
         strs_attr(cv, co, "co_varnames", &c->varnames) < 0 ||
         strs_attr(cv, co, "co_cellvars", &c->cellvars) < 0 ||
