@@ -82,13 +82,13 @@ static int unreferenced(const dc *d, int from, int to) {
 /* Rewrites [from, to) into NOPs: dead code no jump reaches any more. */
 static void erase(dc *d, int from, int to) {
     for (int k = from; k < to; k++) {
-        dp_instr *x = &d->f.ins[k];
+        dp_instr *x = dc_edit(d, k);
         if (dc_is_jump(x->op) && x->target >= 0 && x->target < d->n && d->nref[x->target] > 0)
-            d->nref[x->target]--;
+            dc_set(d, &d->nref[x->target], d->nref[x->target] - 1);
         x->op = IR_NOP;
         x->arg2 = 0;
         x->target = -1;
-        d->seen[k] = 1;
+        dc_mark(d, k);
     }
 }
 
@@ -184,7 +184,7 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next) {
         return dc_fail(d, q, "truncated chained comparison");
     const dp_instr *x = &d->in[q];
     for (int k = i; k < q; k++) /* the links (SWAPs, COPYs, compares, jumps) */
-        d->seen[k] = 1;
+        dc_mark(d, k);
     if (d->nref[cleanup] > links + 1) /* (links not reached do not count) */
         return dc_fail(d, cleanup, "chained comparison whose cleanup is shared");
     if (!erased(d, cleanup)) {
@@ -200,7 +200,7 @@ int dc_chain_compare(dc *d, int i, dc_stack *st, int *next) {
             end = cleanup_end(d, cleanup, npop, cond && x->op == IR_POP_JUMP_IF_FALSE ? x->target : q + cond);
         if (end < 0)
             return dc_fail(d, q, "unrecognized end of a chained comparison");
-        d->nref[cleanup] = 0;
+        dc_set(d, &d->nref[cleanup], 0);
         erase(d, cleanup, end);
         /* the jump over the cleanup goes too, if it lands right after it (one
          * going further, like a `continue` on 3.8, is the true path's own) */

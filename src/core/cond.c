@@ -118,10 +118,10 @@ static int falls_to(const dc *d, int B, int t) {
 }
 
 static void retarget(dc *d, seg *g, int to) {
-    dp_instr *j = &d->f.ins[g->jump];
+    dp_instr *j = dc_edit(d, g->jump);
     int old = j->target;
-    d->nref[old]--;
-    d->nref[to]++;
+    dc_set(d, &d->nref[old], d->nref[old] - 1);
+    dc_set(d, &d->nref[to], d->nref[to] + 1);
     j->target = to;
     g->target = to;
     /* a copy of a return tail nothing reaches any more is no code of its
@@ -348,7 +348,7 @@ static int cond_while(dc *d, const seg *s, int k, int test_end, int last, int en
     dc_seen(d, bottom, last + 1); /* the test repeated at the bottom */
     for (int j = last + 1; j < F; j++)
         if (d->in[j].op == IR_POP_TOP || d->in[j].op == IR_JUMP)
-            d->seen[j] = 1; /* a chained comparison's cleanup */
+            dc_mark(d, j); /* a chained comparison's cleanup */
     if (dc_loop_body(d, &lp, B, bottom, st, &w->l1) < 0)
         return -1;
     if (lp.then >= 0) {
@@ -415,7 +415,7 @@ static int cold_cond_while(dc *d, const seg *s, int k, int stmt_start, int end, 
     if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
         return -1;
     dc_seen(d, C, c + 2);
-    d->skip_to[C] = c + 2; /* (the walk past the clauses steps over it) */
+    dc_set(d, &d->skip_to[C], c + 2); /* (the walk past the clauses steps over it) */
     dc_loop lp = {C, brk, 0, NULL, -1};
     if (dc_loop_body(d, &lp, B, F, st, &w->l1) < 0)
         return -1;
@@ -529,7 +529,7 @@ static int consume_chain(dc *d, const seg *s, int from, int k, dc_stack *st) {
                 return -1;
         if (dc_pop(d, st, s[m].jump) == NULL)
             return -1;
-        d->seen[s[m].jump] = 1;
+        dc_mark(d, s[m].jump);
     }
     return 0;
 }
@@ -748,7 +748,7 @@ static int cond_assert(dc *d, cond *c) {
     if (assert_stmt(d, s, k, c->stmt_start, fail, raise, pass, pass == F ? B : F, c->st, c->out) < 0)
         return -1;
     if (fail == F) /* the walk steps over the failing side when it gets there */
-        d->skip_to[F] = raise + 1;
+        dc_set(d, &d->skip_to[F], raise + 1);
     *c->next = cont;
     return 1;
 }
@@ -1033,7 +1033,7 @@ static void cond_branches(dc *d, const cond *c, branches *b) {
             b->then_end = F - 1;
             b->J = t > end ? end : t;
             b->J_exit = t > end && exit >= 0 ? exit : b->J; /* where both branches go on */
-            d->seen[F - 1] = 1;
+            dc_mark(d, F - 1);
         }
     }
     /* (3.12+ threads the jump out of a nested if to the end of a then-part
@@ -1074,19 +1074,13 @@ static int cond_ifexp(dc *d, const cond *c, dp_node *test, const branches *b) {
     dc_spec_begin(d, &sp);
     dc_stack t1 = {0}, t2 = {0};
     dp_node *a = NULL, *e2 = NULL;
-    /* (a branch that is no value leaves its loops as they were: a jump
-     * back marked seen would hide the loop from the statement walk) */
-    char *seen = dp_alloc(d->sh->ar, (size_t)(J - B));
-    if (seen == NULL)
-        return dc_fail(d, B, "out of memory");
-    memcpy(seen, d->seen + B, (size_t)(J - B));
+    /* (a branch that is no value leaves its loops as they were, as the
+     * failed speculation unmarks what it consumed: a jump back marked seen
+     * would hide the loop from the statement walk) */
     if (dc_stack_copy(d, &t1, c->st) == 0 && dc_stack_copy(d, &t2, c->st) == 0) {
         a = dc_value_region(d, B, b->then_end, &t1);
         e2 = a ? dc_value_region(d, F, J, &t2) : NULL;
     }
-    for (int j = B; !e2 && j < J; j++)
-        if (dc_is_jump(d->in[j].op) && d->in[j].target >= 0 && d->in[j].target <= j)
-            d->seen[j] = seen[j - B];
     if (!dc_spec_end(d, &sp, e2 ? 0 : -1))
         return 0;
     dp_node *e = dc_node(d, E_IFEXP);
@@ -1159,7 +1153,7 @@ static int flat_operands(dc *d, int is_or, int B, int F, dc_stack *st, dp_node *
         dp_node *v = dc_pop(d, st, g.jump);
         if (v == NULL)
             return -1;
-        d->seen[g.jump] = 1;
+        dc_mark(d, g.jump);
         if (chain == NULL) {
             /* (built once and grown: dc_boolop copies its operands) */
             if ((chain = dc_boolop(d, is_or, *left, v)) == NULL)

@@ -416,13 +416,12 @@ int dc_copy_exits(const dc *d, int i, int end, const dp_instr *ops, int len, int
 void dc_unthread_copy(dc *d, int i, int len) {
     int c = i + len;
     for (int j = i; j < c; j++) {
-        dp_instr *x = &d->f.ins[j];
-        int t = x->target;
-        if (!dc_is_jump(x->op) || t == c || (t >= i && t < c) || !dc_same_continuation(d, t, c))
+        int t = d->in[j].target;
+        if (!dc_is_jump(d->in[j].op) || t == c || (t >= i && t < c) || !dc_same_continuation(d, t, c))
             continue;
-        d->nref[t]--;
-        d->nref[c]++;
-        x->target = c;
+        dc_set(d, &d->nref[t], d->nref[t] - 1);
+        dc_set(d, &d->nref[c], d->nref[c] + 1);
+        dc_edit(d, j)->target = c;
         /* the copied exit, now unreachable, is no code to structure */
         int m = dc_exit_block_len(d, t);
         if (m > 0 && d->nref[t] == 0 && t > 0 && dc_is_terminator(d->in[t - 1].op))
@@ -443,18 +442,17 @@ int dc_take_copy(dc *d, int i, int end, const dp_instr *ops, int len) {
     for (int x = 0; x < ch.n; x++) {
         int e = ch.copy_end[x];
         for (int j = ch.copy[x]; e >= 0 && j < e; j++) {
-            dp_instr *y = &d->f.ins[j];
-            int t = y->target;
-            if (dc_is_jump(y->op) && (t < ch.copy[x] || t >= e) && (t < i || t >= i + cl) && t != i + cl &&
+            int t = d->in[j].target;
+            if (dc_is_jump(d->in[j].op) && (t < ch.copy[x] || t >= e) && (t < i || t >= i + cl) && t != i + cl &&
                 dc_same_continuation(d, t, i + cl)) {
-                d->nref[t]--;
-                d->nref[i + cl]++;
-                y->target = i + cl;
+                dc_set(d, &d->nref[t], d->nref[t] - 1);
+                dc_set(d, &d->nref[i + cl], d->nref[i + cl] + 1);
+                dc_edit(d, j)->target = i + cl;
             }
         }
         if (e >= 0) {
             dc_seen(d, ch.copy[x], e);
-            d->skip_to[ch.copy[x]] = e;
+            dc_set(d, &d->skip_to[ch.copy[x]], e);
         }
     }
     return cl;
@@ -624,7 +622,7 @@ void dc_skip_exit_copy_at(dc *d, int t, int to) {
     int e = d->lay.block_stack && t != to ? dc_legacy_exit_end(d, t) : -1;
     if (e > t) {
         dc_seen(d, t, e + 1);
-        d->skip_to[t] = e + 1;
+        dc_set(d, &d->skip_to[t], e + 1);
     }
 }
 

@@ -110,7 +110,15 @@ typedef struct dc {
     dp_cfg cfg;        /* the control-flow graph, built once after the IR normalizations */
     int *nref;         /* per instruction: reachable jumps and handlers that target it */
     const unsigned char *reach; /* per instruction: can it run at all (cfg.reach) */
-    unsigned char *seen;  /* per instruction: consumed by the structurer (see dc_seen) */
+    unsigned char *seen;  /* per instruction: consumed by the structurer (see dc_seen); set
+                             only by dc_mark, which logs it while speculating */
+    int *seen_log;     /* instructions marked seen during the open speculations, in order */
+    int nseen_log, capseen_log;
+    struct dc_undo *undo; /* skip_to, vjump and nref entries set during the open speculations (dc_set) */
+    int nundo, capundo;
+    struct dc_undo_instr *undo_ins; /* instructions rewritten during them (dc_edit), as they were */
+    int nundo_ins, capundo_ins;
+    int spec_depth;    /* speculations open (dc_spec_begin) */
     dc_handler *handlers;
     int nhandlers;
     int *opened_log;   /* handlers whose `opened` was set, in order (dc_open_handler), so
@@ -180,6 +188,12 @@ static inline int dc_handler_at(const dc *d, int i) {
 /* Marks [from, to) as consumed.  After structuring, a reachable instruction
  * nobody consumed means the structure lost code: the result is discarded. */
 void dc_seen(dc *d, int from, int to);
+/* Marks instruction i consumed; a failed speculation unmarks what it marked. */
+void dc_mark(dc *d, int i);
+/* *slot = value for an entry of skip_to, vjump or nref, undone by a failed speculation. */
+void dc_set(dc *d, int *slot, int value);
+/* Instruction k of the IR, to be rewritten: a failed speculation puts it back. */
+dp_instr *dc_edit(dc *d, int k);
 
 /* ---- stack (expr.c) ---- */
 int dc_push(dc *d, dc_stack *st, dp_node *e);
@@ -305,6 +319,9 @@ dp_node *dc_stmt(dc *d, int kind, int at);
 typedef struct dc_spec {
     dp_error saved;
     int nopened;               /* length of d->opened_log before */
+    int nseen_log, nundo, nundo_ins; /* lengths of d->seen_log, d->undo and d->undo_ins before */
+    int depth;                 /* d->spec_depth before */
+    int nglobals, nnonlocals;  /* lengths of d->globals and d->nonlocals before */
     dp_node *pending_chain;
     int ntemps;
 } dc_spec;

@@ -667,7 +667,7 @@ static dp_node *at_depth(dc *d, dc_stack *st, int depth, int at) {
 
 void dc_seen(dc *d, int from, int to) {
     for (int k = from < 0 ? 0 : from; k < to && k < d->n; k++)
-        d->seen[k] = 1;
+        dc_mark(d, k);
 }
 
 /* 3.13 converts a value to bool (TO_BOOL, or COMPARE_OP's bool bit: lift
@@ -1060,7 +1060,7 @@ static int iter_step(dc *d, int i, dc_stack *st) {
 }
 
 int dc_expr_step(dc *d, int i, dc_stack *st) {
-    d->seen[i] = 1;
+    dc_mark(d, i);
     int r = load_step(d, i, st);
     if (r == SW_NOT_MINE)
         r = operator_step(d, i, st);

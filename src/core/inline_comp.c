@@ -217,7 +217,7 @@ void dc_inline_comp_cleanups(dc *d) {
     for (int k = 0; k < d->f.nexc; k++) {
         int t = d->f.exc[k].target, end = cleanup_end(d, t);
         if (end > t)
-            d->skip_to[t] = end;
+            dc_set(d, &d->skip_to[t], end);
     }
 }
 
@@ -505,12 +505,12 @@ int dc_inline_comprehension(dc *d, int i, dc_stack *st, dp_nodes *out, int *next
     st->v[st->n - 1] = comp;
     dc_seen(d, i, s.loop);
     for (int k = 0; k < nskip; k++) {
-        d->seen[skip[k]] = 1;
-        d->skip_to[skip[k]] = to[k];
+        dc_mark(d, skip[k]);
+        dc_set(d, &d->skip_to[skip[k]], to[k]);
     }
     if (s.handler >= 0) {
         dc_seen(d, s.handler, s.handler_end);
-        d->skip_to[s.handler] = s.handler_end;
+        dc_set(d, &d->skip_to[s.handler], s.handler_end);
     }
     *next = resume;
     return 1;

@@ -54,7 +54,7 @@ static void skip_exit_copy(dc *d, int from, int end, int at) {
     for (int j = 0; j < d->n; j++)
         if (d->reach[j] && d->in[j].target == at && (j < from || j >= end))
             return;
-    d->skip_to[at] = e + 1;
+    dc_set(d, &d->skip_to[at], e + 1);
 }
 
 /* A loop's else [from, end), its breaks going to end.  (An else that
@@ -93,7 +93,7 @@ int dc_for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, in
         body_end = end;
     }
     if (body_end - 1 > i && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
-        d->seen[--body_end] = 1;
+        dc_mark(d, --body_end);
     /* (no jump back ends a body that never falls off its end: 3.11 with a
      * try whose except clause continues, its body leaving by a break, ends
      * the region with the clause's cleanup) */
@@ -171,7 +171,7 @@ int dc_async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *n
         body_end = edge;
         int tail = stop + 1 + (d->in[stop + 1].op == IR_JUMP ? 1 : dc_exit_block_len(d, stop + 1));
         dc_seen(d, cold, tail);
-        d->skip_to[cold] = tail;
+        dc_set(d, &d->skip_to[cold], tail);
         dc_seen(d, body_end, after);
     } else if (edge > body && cold > edge + 1 && st->n >= 2 && st->v[st->n - 2]->kind == E_NAME &&
                strcmp(st->v[st->n - 2]->s, "<inlined comprehension>") == 0) {
@@ -182,7 +182,7 @@ int dc_async_for_loop(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *n
         body_end = edge;
         dc_seen(d, body_end, body_end + 1);
         dc_seen(d, cold, stop + 1);
-        d->skip_to[cold] = stop + 1;
+        dc_set(d, &d->skip_to[cold], stop + 1);
     } else {
         if (body_end - 1 > body && d->in[body_end - 1].op == IR_JUMP && d->in[body_end - 1].target == i)
             body_end--;
@@ -447,7 +447,7 @@ int dc_while_true_cold(dc *d, int i, int cold, int end, dc_stack *st, dp_nodes *
     dc_loop lp = {i, E, 0, NULL, -1};
     if (E == end) {
         dc_seen(d, cold, cold + 1);
-        d->skip_to[cold] = cold + 1; /* (the walk past the handler steps over it) */
+        dc_set(d, &d->skip_to[cold], cold + 1); /* (the walk past the handler steps over it) */
     }
     if (dc_loop_body(d, &lp, i, E, st, &s->l1) < 0)
         return -1;

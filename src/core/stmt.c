@@ -9,24 +9,125 @@
 #include "print.h"
 #include "structure.h"
 
+struct dc_undo {
+    int *slot;
+    int old;
+};
+
+struct dc_undo_instr {
+    int at;
+    dp_instr old;
+};
+
 /* A speculation that fails must leave no trace: the error, the try
- * statements it structured, a pending chained assignment, temporaries. */
+ * statements it structured, the instructions it consumed (else the check
+ * that every instruction was used would count code no statement holds),
+ * the declarations it added, a pending chained assignment, temporaries. */
 void dc_spec_begin(dc *d, dc_spec *s) {
     s->saved = *d->sh->err;
     s->pending_chain = d->pending_chain;
     s->ntemps = d->sh->ntemps;
     s->nopened = d->nopened;
+    s->nseen_log = d->nseen_log;
+    s->nundo = d->nundo;
+    s->nundo_ins = d->nundo_ins;
+    s->depth = d->spec_depth++;
+    s->nglobals = d->globals.n;
+    s->nnonlocals = d->nonlocals.n;
 }
 
 int dc_spec_end(dc *d, dc_spec *s, int result) {
-    if (result >= 0 && !d->sh->err->set)
+    /* (set from the saved depth: a speculation left by an error return
+     * inside this one is closed here too) */
+    d->spec_depth = s->depth;
+    if (result >= 0 && !d->sh->err->set) {
+        if (d->spec_depth == 0)
+            d->nseen_log = d->nundo = d->nundo_ins = 0; /* nothing left that could undo these */
         return 1;
+    }
     *d->sh->err = s->saved;
     d->pending_chain = s->pending_chain;
     d->sh->ntemps = s->ntemps;
     while (d->nopened > s->nopened)
         d->handlers[d->opened_log[--d->nopened]].opened = 0;
+    while (d->nseen_log > s->nseen_log)
+        d->seen[d->seen_log[--d->nseen_log]] = 0;
+    while (d->nundo > s->nundo) {
+        d->nundo--;
+        *d->undo[d->nundo].slot = d->undo[d->nundo].old;
+    }
+    while (d->nundo_ins > s->nundo_ins) {
+        d->nundo_ins--;
+        d->f.ins[d->undo_ins[d->nundo_ins].at] = d->undo_ins[d->nundo_ins].old;
+    }
+    d->globals.n = s->nglobals;
+    d->nonlocals.n = s->nnonlocals;
     return 0;
+}
+
+void dc_set(dc *d, int *slot, int value) {
+    if (*slot == value)
+        return;
+    if (d->spec_depth > 0) {
+        if (d->nundo == d->capundo) {
+            int cap = d->capundo ? d->capundo * 2 : 32;
+            struct dc_undo *u = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *u);
+            if (u == NULL) {
+                dc_fail(d, -1, "out of memory");
+                return;
+            }
+            if (d->nundo)
+                memcpy(u, d->undo, (size_t)d->nundo * sizeof *u);
+            d->undo = u;
+            d->capundo = cap;
+        }
+        d->undo[d->nundo].slot = slot;
+        d->undo[d->nundo].old = *slot;
+        d->nundo++;
+    }
+    *slot = value;
+}
+
+dp_instr *dc_edit(dc *d, int k) {
+    if (d->spec_depth > 0) {
+        if (d->nundo_ins == d->capundo_ins) {
+            int cap = d->capundo_ins ? d->capundo_ins * 2 : 16;
+            struct dc_undo_instr *u = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *u);
+            if (u == NULL) {
+                dc_fail(d, k, "out of memory");
+                return &d->f.ins[k];
+            }
+            if (d->nundo_ins)
+                memcpy(u, d->undo_ins, (size_t)d->nundo_ins * sizeof *u);
+            d->undo_ins = u;
+            d->capundo_ins = cap;
+        }
+        d->undo_ins[d->nundo_ins].at = k;
+        d->undo_ins[d->nundo_ins].old = d->f.ins[k];
+        d->nundo_ins++;
+    }
+    return &d->f.ins[k];
+}
+
+void dc_mark(dc *d, int i) {
+    if (d->seen[i])
+        return;
+    d->seen[i] = 1;
+    if (d->spec_depth == 0)
+        return;
+    if (d->nseen_log == d->capseen_log) {
+        int cap = d->capseen_log ? d->capseen_log * 2 : 64;
+        int *log = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *log);
+        if (log == NULL) {
+            dc_fail(d, i, "out of memory");
+            return;
+        }
+        if (d->nseen_log)
+            memcpy(log, d->seen_log, (size_t)d->nseen_log * sizeof *log);
+        d->seen_log = log;
+        d->capseen_log = cap;
+    }
+    d->seen_log[d->nseen_log++] = i;
 }
 
 int dc_open_handler(dc *d, dc_handler *h) {
@@ -1221,7 +1322,7 @@ static void walk_cold_tail(dc *d, walk *w) {
     for (int k = 0; k + 1 < t->n; k++)
         if (d->skip_to[t->last[k]] <= t->last[k]) {
             dc_seen(d, t->last[k], t->last[k] + 1);
-            d->skip_to[t->last[k]] = t->start[k + 1];
+            dc_set(d, &d->skip_to[t->last[k]], t->start[k + 1]);
         }
     if (t->stop == t->last[t->n - 1]) /* (it stops at the jump back, not past a return) */
         dc_seen(d, t->stop, t->stop + 1);
@@ -1478,7 +1579,7 @@ static int walk_expression(dc *d, walk *w) {
     dp_nodes *out = w->out;
     int i = w->i, end = w->end, base = w->base, stmt_start = w->stmt_start, next = i + 1;
     const dp_instr *ins = &d->in[i];
-    d->seen[i] = 1;
+    dc_mark(d, i);
     if (dc_is_except_cleanup(d, i, end)) {
         dc_seen(d, i, i + 3);
         w->i = i + 3;
@@ -1920,7 +2021,7 @@ static int walk_region(dc *d, walk *w) {
         /* walked: the walks of enclosing blocks step over its pieces */
         for (int k = 0; k < w->tail.n; k++)
             if (d->skip_to[w->tail.start[k]] <= w->tail.start[k])
-                d->skip_to[w->tail.start[k]] = w->tail.last[k] + 1;
+                dc_set(d, &d->skip_to[w->tail.start[k]], w->tail.last[k] + 1);
         w->i = w->region_end;
     }
     d->region_stop = w->i;

@@ -357,7 +357,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
     while (p < clean) {
         const dp_instr *ins = &d->in[p];
         if (ins->op == IR_RERAISE) {
-            d->seen[p] = 1;
+            dc_mark(d, p);
             return 0; /* no clause matched */
         }
         dp_node *h = dc_stmt(d, S_EXCEPT, p);
@@ -365,7 +365,7 @@ static int except_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_st
             return -1;
         int body, body_end;
         if (ins->op == IR_POP_TOP) {
-            d->seen[p] = 1;
+            dc_mark(d, p);
             body = p + 1;
             body_end = clean;
         } else {
@@ -561,7 +561,7 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
                 break; /* (the clause's return is its own) */
             if (same && (join < 0 || join == J)) {
                 join = J;
-                d->vjump[t] = J;
+                dc_set(d, &d->vjump[t], J);
                 dc_seen(d, t, e + 1);
                 break;
             }
@@ -576,12 +576,13 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
  * `raise`. */
 static void unthread_reraises(dc *d, int from, int close, int to) {
     for (int j = from; j < to; j++) {
-        dp_instr *x = &d->f.ins[j];
-        if (j != close && x->op == IR_RERAISE && x->arg == d->in[close].arg && dc_handler_at(d, j) == dc_handler_at(d, close)) {
+        const dp_instr *r = &d->in[j];
+        if (j != close && r->op == IR_RERAISE && r->arg == d->in[close].arg && dc_handler_at(d, j) == dc_handler_at(d, close)) {
+            dp_instr *x = dc_edit(d, j);
             x->op = IR_JUMP;
             x->arg = 0;
             x->target = close;
-            d->nref[close]++;
+            dc_set(d, &d->nref[close], d->nref[close] + 1);
         }
     }
 }
@@ -669,16 +670,16 @@ static int except_star_311(dc *d, dp_node *tr, int H, int i, int end, int clean,
         return -1;
     int j = d->region_stop;
     while (j < H && d->in[j].op == IR_NOP)
-        d->seen[j++] = 1;
+        dc_mark(d, j++);
     if (j < H && d->in[j].op == IR_JUMP)
-        d->seen[j++] = 1;
+        dc_mark(d, j++);
     if (j != H && d->region_live)
         return dc_fail(d, j, "unexpected code between an except* statement's body and its handler");
     if (star_else >= 0 && region_with(d, star_else, after, after, st, &tr->l3, NULL, NULL) < 0)
         return -1;
     if (except_handlers(d, tr, H, clean, after, st, NULL) < 0)
         return -1;
-    d->skip_to[H] = star_else >= 0 ? after : cend;
+    dc_set(d, &d->skip_to[H], star_else >= 0 ? after : cend);
     *next = after;
     if (!dc_is_loop_head(d, after))
         return dc_add(d, out, tr);
@@ -702,7 +703,7 @@ static int star_alone(dc *d, dp_node *tr, int H, int cend, int stop, int else_en
         if (d->region_live)
             return dc_fail(d, d->region_stop, "except* else clause going on to the code only its handler reaches");
     }
-    d->skip_to[H] = cend;
+    dc_set(d, &d->skip_to[H], cend);
     *next = else_end;
     *falls = 0;
     if (dc_add(d, out, tr) < 0)
@@ -796,7 +797,7 @@ static int finally_body_312(dc *d, try_parts *t, int completes, int *after) {
          * code after the statement would run the finally body twice */
         r = dc_fail(d, j, "finally block left without its copy");
     }
-    d->skip_to[H] = t->cend;
+    dc_set(d, &d->skip_to[H], t->cend);
     return r;
 }
 
@@ -812,7 +813,7 @@ static int try_finally(dc *d, try_parts *t) {
         return dc_fail(d, H, "malformed finally block");
     int close = completes ? last : last + 1; /* (else just past the body) */
     if (completes) {
-        d->seen[close] = 1;
+        dc_mark(d, close);
         unthread_reraises(d, H + 1, close, clean);
     }
     int after;
@@ -896,7 +897,7 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
         *t->falls = d->region_live; /* (the statement falls through as its else does) */
     if (!handled && except_handlers(d, tr, H, t->clean, join, t->st, NULL) < 0)
         return -1;
-    d->skip_to[H] = t->cend;
+    dc_set(d, &d->skip_to[H], t->cend);
     *t->next = join > stop ? last : stop;
     return dc_add(d, t->out, tr);
 }
@@ -947,7 +948,7 @@ static int try_stmt(dc *d, dc_handler *h, int i, int end, int exit, dc_stack *st
         return dc_fail(d, H, "handler without its cleanup block");
     if (dc_open_handler(d, h) < 0)
         return -1;
-    d->seen[H] = 1;
+    dc_mark(d, H);
     dc_seen(d, t.clean, t.cend);
     if ((t.tr = dc_stmt(d, S_TRY, i)) == NULL)
         return -1;
@@ -1134,7 +1135,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         return -1;
     w->l1.v[0]->b = slot->a->l1.v[0];
     int body_live = d->region_live, stop = d->region_stop;
-    d->skip_to[H] = L + 4;
+    dc_set(d, &d->skip_to[H], L + 4);
     dc_seen(d, H, L + 4);
     dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
     *next = stop;
@@ -1177,7 +1178,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
          * __exit__ suppresses goes on at the loop's head (the with ends the
          * loop body); said so, or the loop would read as left there */
         dc_seen(d, L + 4, clend);
-        d->skip_to[H] = clend;
+        dc_set(d, &d->skip_to[H], clend);
         if (dc_add(d, out, w) < 0 || dc_add(d, out, dc_stmt(d, S_CONTINUE, L + 4)) < 0)
             return -1;
         return 1;
@@ -1187,7 +1188,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
             /* 3.12+, a body that never completes: the code after the with
              * runs only when __exit__ suppresses an exception, so its only
              * copy is in the cold handler: it goes on there */
-            d->skip_to[cl] = clend;
+            dc_set(d, &d->skip_to[cl], clend);
             dc_seen(d, cl, clend);
             *next = L + 4;
             return dc_add(d, out, w);
@@ -1195,7 +1196,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         /* 3.12+: the handler is cold: after it, a jump back to the code
          * after the with or a copy of that code, then its cleanup block */
         dc_seen(d, L + 4, clend);
-        d->skip_to[H] = clend;
+        dc_set(d, &d->skip_to[H], clend);
     }
     return dc_add(d, out, w);
 }

@@ -77,7 +77,7 @@ static int tail_copy_of(dc *d, int k, int target) {
     int e = k < d->n ? tail_end(d, k) : -1;
     if (e <= k || target < 0 || target == k || !is_copy(d, k, target, e + 1 - k))
         return 0;
-    d->vjump[k] = target;
+    dc_set(d, &d->vjump[k], target);
     dc_seen(d, k, e + 1);
     return 1;
 }
@@ -95,7 +95,7 @@ static int raise_copy_of(dc *d, int k, int H, int after) {
             return 0;
     if (!is_copy(d, k, after, H - k))
         return 0;
-    d->vjump[k] = after;
+    dc_set(d, &d->vjump[k], after);
     dc_seen(d, k, H);
     return 1;
 }
@@ -509,7 +509,7 @@ static int except_body(dc *d, legacy_try *L) {
             L->body_end = t;
         }
     }
-    d->seen[L->s] = 1;
+    dc_mark(d, L->s);
     if (region_with(d, L->s + 1, L->body_end, L->X, L->st, &L->tr->l1, NULL, 0, NULL) < 0)
         return -1;
     if (L->E >= 0 && dc_region(d, L->E, L->H, -1, L->st, &L->tr->l3) < 0)
@@ -522,7 +522,7 @@ static int except_body(dc *d, legacy_try *L) {
 static int except_clause(dc *d, legacy_try *L) {
     const dp_instr *ins = &d->in[L->p];
     if (ins->op == IR_RERAISE || ins->op == IR_END_FINALLY) {
-        d->seen[L->p] = 1; /* no clause matched */
+        dc_mark(d, L->p); /* no clause matched */
         L->last = L->p + 1;
         return 0;
     }
@@ -549,7 +549,7 @@ static int except_clause(dc *d, legacy_try *L) {
         while (q < L->end && d->in[q].op != IR_CHECK_EXC_MATCH) {
             if (dc_expr_step(d, q, &tmp) <= 0)
                 return dc_fail(d, q, "unexpected code in an except clause");
-            d->seen[q] = 1;
+            dc_mark(d, q);
             q++;
         }
         if (q + 4 >= L->end || d->in[q + 1].op != IR_POP_JUMP_IF_FALSE || d->in[q + 2].op != IR_POP_TOP ||
@@ -568,9 +568,9 @@ static int except_clause(dc *d, legacy_try *L) {
                 !is_name_cleanup_handler(d, d->in[body].target))
                 return dc_fail(d, body, "except-as clause without its cleanup");
             int C = cleanup = d->in[body].target;
-            d->seen[body] = 1;
+            dc_mark(d, body);
             dc_seen(d, C, C + 4);
-            d->skip_to[C] = C + 4;
+            dc_set(d, &d->skip_to[C], C + 4);
             /* 3.8 leaves the clause through the cleanup (BEGIN_FINALLY falls
              * into it): without that way in (none, or a dead one after a
              * raise), what follows it is dead */
@@ -593,7 +593,7 @@ static int except_clause(dc *d, legacy_try *L) {
         dc_seen(d, stop, stop + 3);
         stop += 3;
     } else if (cleanup >= 0 && stop < limit && d->in[stop].op == IR_CALL_FINALLY && d->in[stop].target == cleanup) {
-        d->seen[stop++] = 1; /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
+        dc_mark(d, stop++); /* 3.8: a return clears the name through the cleanup, after POP_EXCEPT */
     }
     int cend = stop, own = -1;
     int j = stop < limit ? clause_exit(d, stop, L->T, L->to_head ? L->X : -1, L->end, L->st, &h->l1, &cend, &own) : -1;
@@ -665,7 +665,7 @@ static int except_join(dc *d, legacy_try *L) {
             (L->T < 0 || (e + 1 - L->left == L->H - L->T && is_copy(d, L->left, L->T, L->H - L->T)))) {
             L->join = L->left;
             if (e + 1 < L->last)
-                d->skip_to[e + 1] = L->last;
+                dc_set(d, &d->skip_to[e + 1], L->last);
             if (L->T >= 0) {
                 dc_seen(d, L->T, L->H);
                 L->X = L->join;
@@ -687,7 +687,7 @@ static int except_join(dc *d, legacy_try *L) {
     }
     if (L->X >= 0 && L->join > L->X && L->join + (L->join - L->X) <= d->n && is_copy(d, L->join, L->X, L->join - L->X)) {
         dc_seen(d, L->join, L->join + (L->join - L->X)); /* 3.10: the clauses go to a copy of the code after */
-        d->skip_to[L->join] = L->join + (L->join - L->X); /* (the walk after the statement steps over it) */
+        dc_set(d, &d->skip_to[L->join], L->join + (L->join - L->X)); /* (the walk after the statement steps over it) */
         L->join = L->X;
     }
     /* `else`: where the body's exit jumps, when that is not the join */
@@ -697,11 +697,11 @@ static int except_join(dc *d, legacy_try *L) {
             return dc_fail(d, L->H, "try at the end of a loop body with a join elsewhere");
         L->join = L->X;
         after = L->H - 1;
-        d->skip_to[L->H] = L->last;
+        dc_set(d, &d->skip_to[L->H], L->last);
         /* (3.8: the jump back after the handler's END_FINALLY, which never
          * falls through when it closes except clauses) */
         if (L->last < d->n && d->in[L->last - 1].op == IR_END_FINALLY && d->in[L->last].op == IR_JUMP && d->in[L->last].target == L->X)
-            d->seen[L->last] = 1;
+            dc_mark(d, L->last);
     }
     if (L->X >= 0 && L->join >= 0 && L->X != L->join) {
         /* (an else running past the enclosing region's end would take code
@@ -721,7 +721,7 @@ static int except_join(dc *d, legacy_try *L) {
     if (L->T >= 0) {
         /* the walk goes back to the code after the body, then over the handlers */
         after = L->T;
-        d->skip_to[L->H] = L->last;
+        dc_set(d, &d->skip_to[L->H], L->last);
     }
     *L->next = after;
     return dc_add(d, L->out, L->tr);
@@ -780,10 +780,11 @@ static void reraise_exits(dc *d, int s, int H, int FE, int flen) {
     for (int x = 0; x < nks; x++) {
         int k = H + ks[x];
         if (d->in[k].op == IR_RERAISE && d->in[k].arg == d->in[FE].arg) {
-            d->f.ins[k].op = IR_JUMP;
-            d->f.ins[k].arg = 0;
-            d->f.ins[k].target = FE;
-            d->nref[FE]++;
+            dp_instr *x = dc_edit(d, k);
+            x->op = IR_JUMP;
+            x->arg = 0;
+            x->target = FE;
+            dc_set(d, &d->nref[FE], d->nref[FE] + 1);
         }
     }
 }
@@ -803,7 +804,7 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next, in
         return -1;
     if (carried && dc_spill_stack(d, st, out, s) < 0)
         return -1;
-    d->seen[s] = 1;
+    dc_mark(d, s);
     int after = FE + 1, body_end = H, flen = finally_len(d, H, FE), skip_from = -1;
     /* 3.10: the normal exit `POP_BLOCK; <finally copy>; <return ...>` may
      * hold the only copy of the code after the statement (the first one,
@@ -849,16 +850,16 @@ static int finally_stmt(dc *d, int s, dc_stack *st, dp_nodes *out, int *next, in
     /* 3.8 reaches the finally body from the try body too (BEGIN_FINALLY
      * pushes one value, CALL_FINALLY a return address): walk it as a handler */
     if (H + flen < FE)
-        d->skip_to[H + flen] = FE; /* the first of two closing RERAISEs */
+        dc_set(d, &d->skip_to[H + flen], FE); /* the first of two closing RERAISEs */
     /* (a walk of this statement that failed, speculating on a conditional
      * expression, may have left the step over the handler there) */
     if (skip_from == H)
-        d->skip_to[H] = -1;
+        dc_set(d, &d->skip_to[H], -1);
     if (region_with(d, H, FE, FE, carried ? &none : st, &tr->l4, exc, 6, NULL) < 0)
         return -1;
     dc_seen(d, H + flen, FE + 1);
     if (skip_from >= 0)
-        d->skip_to[skip_from] = FE + 1;
+        dc_set(d, &d->skip_to[skip_from], FE + 1);
     if (tr->l4.n == 0 && dc_add(d, &tr->l4, dc_stmt(d, S_PASS, H)) < 0)
         return -1;
     dc_merge_inner_except(tr);
@@ -942,7 +943,7 @@ static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *nex
     dp_node *exitfn, *slot, *w = dc_with_node(d, mgr, is_async, at, &exitfn, &slot);
     if (w == NULL)
         return -1;
-    d->seen[s] = 1;
+    dc_mark(d, s);
     /* 3.8 falls from the normal exit into the handler's tail */
     int body_end = H, after = HE;
     if (d->lay.finally_subroutine) {
@@ -955,7 +956,7 @@ static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *nex
     /* `with m:` drops what __enter__ returned */
     int body = s + 1, bound = !(body < body_end && d->in[body].op == IR_POP_TOP);
     if (!bound)
-        d->seen[body++] = 1;
+        dc_mark(d, body++);
     if (region_with(d, body, body_end, after, st, &w->l2, exitfn, 1, bound ? slot : NULL) < 0)
         return -1;
     if (body_end < H) { /* 3.8: POP_BLOCK; BEGIN_FINALLY before the handler */
@@ -1029,7 +1030,7 @@ static int unwinds_only(const dc *d, int j, int end) {
 static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     if (s < 0)
         return dc_fail(d, i, "POP_BLOCK outside a block");
-    d->seen[i] = 1;
+    dc_mark(d, i);
     int H = d->in[s].target, j = i + 1;
     if (d->in[s].op == IR_SETUP_WITH || d->in[s].op == IR_SETUP_ASYNC_WITH) {
         /* 3.10 copies the normal exit of a with (POP_BLOCK, __exit__, the
@@ -1048,7 +1049,7 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
             dp_node *t = st->v[st->n - 1];
             st->v[st->n - 1] = st->v[st->n - 2];
             st->v[st->n - 2] = t;
-            d->seen[j++] = 1;
+            dc_mark(d, j++);
         }
         int len = exit_call_len(d, j, d->in[s].op == IR_SETUP_ASYNC_WITH);
         if (len == 0 || st->n < 1 || st->v[st->n - 1]->kind != X_WITH_EXIT)
@@ -1091,7 +1092,7 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
         /* 3.8 enters a finally body (or the cleanup of an except-as clause)
          * from the normal exit with BEGIN_FINALLY: the walk ends there */
         if (j < d->n && d->in[j].op == IR_BEGIN_FINALLY && !is_except_handler(d, H))
-            d->seen[j++] = 1;
+            dc_mark(d, j++);
         *next = j;
         return 0;
     }
@@ -1297,7 +1298,7 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
         int H = ins->target;
         if (H <= i || H >= d->n || is_except_handler(d, H) || d->in[H].op == IR_WITH_CLEANUP_START)
             return 0;
-        d->seen[i] = 1;
+        dc_mark(d, i);
         *next = i + 1;
         return 1;
     }
@@ -1320,7 +1321,7 @@ int dc_legacy_op(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) 
         for (int k = 0; k < 3; k++)
             if (dc_pop(d, st, i) == NULL)
                 return -1;
-        d->seen[i] = 1;
+        dc_mark(d, i);
         *next = i + 1;
         return 1;
     }

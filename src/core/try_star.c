@@ -122,13 +122,14 @@ static void unthread_tail_copies(dc *d, int b, int tail, int end) {
         if (!same || d->in[j + len - 1].target != d->in[end - 1].target)
             continue;
         for (int k = 0; k < len - 1; k++) {
-            d->f.ins[j + k].op = IR_NOP;
-            d->f.ins[j + k].arg = 0;
+            dp_instr *y = dc_edit(d, j + k);
+            y->op = IR_NOP;
+            y->arg = 0;
         }
-        dp_instr *x = &d->f.ins[j + len - 1];
-        d->nref[x->target]--;
+        dp_instr *x = dc_edit(d, j + len - 1);
+        dc_set(d, &d->nref[x->target], d->nref[x->target] - 1);
         x->target = tail;
-        d->nref[tail]++;
+        dc_set(d, &d->nref[tail], d->nref[tail] + 1);
         j += len - 1;
     }
 }
@@ -198,7 +199,7 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
                 continue;
             if (!is_glue(d->in[j].op))
                 return dc_fail(d, j, "unexpected code at the end of an except* clause");
-            d->seen[j] = 1;
+            dc_mark(d, j);
         }
         p = nomatch + 1;
     }
@@ -217,7 +218,7 @@ int dc_except_star_handlers(dc *d, dp_node *tr, int H, int clean, int exit, dc_s
     dc_seen(d, R, R + 3);
     int cont = pr + 5;
     if (d->seen[cont] || (d->in[cont].op == IR_JUMP && d->vjump[cont] < 0)) {
-        d->seen[cont] = 1; /* (a copy of the code after the try, taken by cold_join, or the jump there) */
+        dc_mark(d, cont); /* (a copy of the code after the try, taken by cold_join, or the jump there) */
         return 0;
     }
     /* (3.13: the statement ends an enclosing except* clause, whose way out
