@@ -100,37 +100,15 @@ static int raise_copy_of(dc *d, int k, int H, int after) {
     return 1;
 }
 
-/* The innermost SETUP whose block is open at i: compiler output places a
- * block's handler after its body, so that is the last SETUP before i whose
- * handler comes after i. */
-static int layout_block_of(const dc *d, int i) {
-    for (int s = i - 1; s >= 0; s--)
-        if (dc_is_block_setup(d->in[s].op) && d->in[s].target > i)
-            return s;
-    return -1;
-}
-
-/* The block enclosing the one that SETUP s opens, or -1. */
-static int enclosing_block(const dc *d, int s);
-
-/* The same, less the blocks the straight code before i has left already
- * (the block stack is the same on every path to an instruction): a return
- * in an except-as clause leaves the name's block, the handler, then an
- * enclosing try/finally (`POP_BLOCK; POP_EXCEPT; e = None; del e;
- * POP_BLOCK`), the layout still placing the second inside the first. */
+/* The SETUP_* of the innermost block open at i, from the CFG's exception
+ * regions (the block stack as CPython 3.11's compiler walks it), or -1. */
 static int block_of(const dc *d, int i) {
-    int k = i - 1, pops = 0;
-    for (; k >= 0 && !dc_is_block_setup(d->in[k].op); k--) {
-        int op = d->in[k].op;
-        if (op == IR_JUMP || op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE)
-            break;
-        pops += op == IR_POP_BLOCK;
-    }
-    int s = layout_block_of(d, k + 1 > i ? i : k + 1);
-    for (; pops > 0 && s >= 0; pops--)
-        s = enclosing_block(d, s);
-    return s;
+    int32_t r = i >= 0 && i < d->n ? d->cfg.exc_of[i] : -1;
+    return r >= 0 ? d->cfg.exc[r].setup : -1;
 }
+
+/* The block enclosing the one that SETUP s opens: the one open at s. */
+static int enclosing_block(const dc *d, int s) { return block_of(d, s); }
 
 /* `e = None; del e` (the end of every `except ... as e` clause) at i? */
 static int is_name_cleanup(const dc *d, int i) {
@@ -973,14 +951,6 @@ static int with_stmt(dc *d, int s, int at, dc_stack *st, dp_nodes *out, int *nex
 
 /* ---- POP_BLOCK and friends met inside the parts ---- */
 
-/* The block enclosing the one that SETUP s opens, or -1. */
-static int enclosing_block(const dc *d, int s) {
-    for (int o = s - 1; o >= 0; o--)
-        if (dc_is_block_setup(d->in[o].op) && d->in[o].target > d->in[s].target)
-            return o;
-    return -1;
-}
-
 /* The end (RETURN_VALUE) of the normal exit of a with at its POP_BLOCK i
  * when it ends in a return (`POP_BLOCK; <call __exit__>; <tail>`), or -1. */
 static int exit_copy_end(const dc *d, int i, int is_async) {
@@ -1173,8 +1143,36 @@ int dc_only_unwinds_legacy(const dc *d, int j) {
  * POP_BLOCK: the walk would read the code after it as the body's; nor a
  * with's, whose walk takes the last copy, before the handler, for the
  * code after the statement.) */
+/* The block open at i as the layout shows it, for this pass alone: it
+ * moves jumps, so it runs before the CFG is built.  A block's handler
+ * follows its body, so the innermost SETUP before i whose handler comes
+ * after i, less the blocks the straight code before i left (POP_BLOCKs);
+ * the one enclosing SETUP s is the innermost before it whose handler comes
+ * after s's. */
+static int layout_block_of(const dc *d, int i) {
+    int k = i - 1, pops = 0;
+    for (; k >= 0 && !dc_is_block_setup(d->in[k].op); k--) {
+        int op = d->in[k].op;
+        if (op == IR_JUMP || op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE)
+            break;
+        pops += op == IR_POP_BLOCK;
+    }
+    int at = k + 1 > i ? i : k + 1, s = -1;
+    for (int o = at - 1; o >= 0 && s < 0; o--)
+        if (dc_is_block_setup(d->in[o].op) && d->in[o].target > at)
+            s = o;
+    for (; pops > 0 && s >= 0; pops--) {
+        int up = -1;
+        for (int o = s - 1; o >= 0 && up < 0; o--)
+            if (dc_is_block_setup(d->in[o].op) && d->in[o].target > d->in[s].target)
+                up = o;
+        s = up;
+    }
+    return s;
+}
+
 static int block_exit_end(const dc *d, int t, int pops) {
-    int b = d->in[t].op == IR_POP_BLOCK ? block_of(d, t) : -1;
+    int b = d->in[t].op == IR_POP_BLOCK ? layout_block_of(d, t) : -1;
     if (d->in[t].op == IR_POP_BLOCK && (b < 0 || !is_name_cleanup_handler(d, d->in[b].target)))
         return -1;
     for (int e = t; e < d->n && e < t + 16; e++) {
@@ -1226,7 +1224,7 @@ void dc_legacy_join_exit_copies(dc *d) {
             if (op == IR_RETURN_VALUE || op == IR_RAISE || op == IR_RERAISE || op == IR_JUMP || in[c].op != in[t].op ||
                 !is_copy(d, t, c, len))
                 continue;
-            if (block_of(d, c) == block_of(d, t))
+            if (layout_block_of(d, c) == layout_block_of(d, t))
                 in[j].target = c;
             break;
         }
