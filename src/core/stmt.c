@@ -51,10 +51,10 @@ dp_node *dc_stmt(dc *d, int kind, int at) {
     dp_node *n = dc_node(d, kind);
     if (n && at >= 0 && at < d->n) {
         n->line = d->in[at].line;
-        /* the line map covers the top-level code object only: offsets of
-         * nested code objects would collide with its own */
-        if (d->outer == NULL)
-            n->offset = d->in[at].offset;
+        n->offset = d->in[at].offset;
+        /* (the line map covers the top-level code object only: offsets of
+         * nested code objects would collide with its own) */
+        n->nested = d->outer != NULL;
     }
     return n;
 }
