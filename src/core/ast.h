@@ -108,7 +108,10 @@ struct dp_node {
     int op, op2;
     dp_fb_mark fb;
     int line;          /* source line for statements, -1 if unknown */
-    int offset;        /* bytecode offset of a statement's first instruction, -1 if none */
+    int offset;        /* bytecode offset of a statement's first instruction (in the code object
+                          the statement is of), -1 if none */
+    unsigned char nested; /* a statement of a nested code object (its offset is not one of the
+                             top-level code's: the line map leaves it out) */
     const char *s;
     const dp_const *cst;
     dp_node *a, *b, *c;

@@ -259,6 +259,12 @@ int dc_comp_clauses(dc *d, const dp_nodes *stmts, dp_node *comp, dp_node *acc, d
  * (inline_comp.c); once per code object, before structuring. */
 void dc_inline_comp_cleanups(dc *d);
 
+/* Puts the statement of `body` (a structured code object's) where the
+ * compiler left the True of a folded `if __debug__:` under `if True:`
+ * (folded_test.c; layout fact keeps_folded_test_consts).  -1 only when out
+ * of memory. */
+int dc_folded_test(dc *d, dp_nodes *body);
+
 /* Always-correct fallback (fallback.c): rebuilds the whole code object as a
  * state machine over its basic blocks when structuring failed.  Appends the
  * function body to `out`; returns -1 only when the bytecode is invalid. */

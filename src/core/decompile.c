@@ -934,6 +934,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         goto out;
     if (kind == BODY_FUNCTION && (keep_generator_kind(d, body) < 0 || keep_free_variables(d, body) < 0))
         goto out;
+    if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION && dc_folded_test(d, body) < 0)
+        goto out;
     if (kind == BODY_FUNCTION && code->nconsts > 0 && code->consts[0]->kind == DP_CONST_STR) {
         dp_node *doc = dc_node(d, S_EXPR);
         dp_nodes withdoc = {0};
@@ -1353,7 +1355,7 @@ typedef struct linemap_ctx {
 
 static void on_stmt(void *ctx, const dp_node *stmt, int line) {
     linemap_ctx *c = ctx;
-    if (stmt->offset < 0 || c->oom)
+    if (stmt->offset < 0 || stmt->nested || c->oom)
         return;
     dp_linemap *m = c->map;
     if (m->n == m->cap) {

@@ -203,6 +203,16 @@ typedef struct dp_irfunc {
     dp_exc_entry *exc;
     int32_t nexc;
     dp_layout lay;       /* how code->py_minor lays out bytecode (set by dp_lift) */
+    /* Where the compiler left a constant no instruction reads (the True of
+     * a test the peephole pass deleted, lay.keeps_folded_test_consts): the
+     * offset of the first instruction reading the constant after it, when
+     * co_consts holds one True, which nothing reads, every other constant
+     * (the first, a function's docstring or None, aside) is read, and their
+     * first reads come in the order of their indices (the compiler numbers
+     * constants as it first uses them; Dynamo's code keeps the original's
+     * pool and adds to it).  -1: none, or not such a pool (set by dp_lift,
+     * read by folded_test.c). */
+    int32_t unused_true_before;
 } dp_irfunc;
 
 /* Decodes and lifts one code object (not its nested code objects). */

@@ -26,6 +26,7 @@ dp_layout dp_layout_for(int py_minor) {
         .cells_by_load_fast = v >= 13,
         .function_attrs_after_make = v >= 13,
         .method_load_null_last = v >= 13,
+        .keeps_folded_test_consts = v == 10 || v == 11,
     };
     return l;
 }

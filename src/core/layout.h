@@ -74,6 +74,12 @@ typedef struct dp_layout {
     /* a method load (LOAD_METHOD, LOAD_ATTR's method form) pushes
      * [method, NULL] (3.13+; before, [NULL, method]) */
     unsigned char method_load_null_last;
+    /* `if __debug__:` (`if True:` once the AST optimizer folds it) compiles
+     * to `LOAD_CONST True; POP_JUMP_IF_FALSE`, which the peephole pass then
+     * deletes, leaving the True in co_consts where the test was compiled
+     * (3.10-3.11; 3.8/3.9 drop the test before any constant is added, 3.12+
+     * remove unused constants) */
+    unsigned char keeps_folded_test_consts;
 } dp_layout;
 
 /* The layout of CPython 3.<py_minor>'s bytecode: the one table of version

@@ -1271,6 +1271,50 @@ static int drop_constants_popped_at_joins(lifter *L, const dp_irfunc *out) {
     return 0;
 }
 
+/* The instruction reads co_consts[arg]. */
+static int reads_const(uint16_t op) {
+    return op == DPO_LOAD_CONST || op == DPO_KW_NAMES || op == DPO_RETURN_CONST || op == DPO_INSTRUMENTED_RETURN_CONST;
+}
+
+/* dp_irfunc.unused_true_before, from every instruction that reads a
+ * constant by its index (not from the IR, which folds some of them into
+ * other instructions: KW_NAMES into the call, `LOAD_CONST None` into
+ * YIELD_FROM). */
+static int find_unused_true(lifter *L, dp_irfunc *out) {
+    out->unused_true_before = -1;
+    size_t n = L->code->nconsts, t = n;
+    for (size_t k = 0; k < n; k++)
+        if (L->code->consts[k] != NULL && L->code->consts[k]->kind == DP_CONST_TRUE) {
+            if (t < n) /* (two Trues: no pool of the compiler's) */
+                return 0;
+            t = k;
+        }
+    if (t + 1 >= n) /* (no True, or no constant after it to place it by) */
+        return 0;
+    int32_t *first = dp_alloc_array(L->a, n, sizeof *first);
+    if (first == NULL)
+        return fail_oom(L);
+    for (size_t k = 0; k < n; k++)
+        first[k] = -1;
+    for (int32_t i = 0; i < L->nd; i++) { /* (in the order of offsets: the first read is the first seen) */
+        const dinstr *di = &L->d[i];
+        if (reads_const(di->op) && di->arg < n && first[di->arg] < 0)
+            first[di->arg] = di->start;
+    }
+    if (first[t] >= 0)
+        return 0;
+    int32_t last = -1;
+    for (size_t k = 1; k < n; k++) {
+        if (k == t)
+            continue;
+        if (first[k] <= last) /* (unread, or read first before a constant numbered before it) */
+            return 0;
+        last = first[k];
+    }
+    out->unused_true_before = first[t + 1];
+    return 0;
+}
+
 static void mark_targets_and_lines(lifter *L) {
     for (int32_t i = 0; i < L->nd; i++) {
         int64_t t = L->d[i].target;
@@ -1330,6 +1374,8 @@ int dp_lift(dp_arena *a, const dp_code *code, dp_irfunc *out, dp_error *err) {
         rc = drop_constants_popped_at_joins(&L, out);
     if (rc == 0)
         mark_returned_arms(&L);
+    if (rc == 0)
+        rc = find_unused_true(&L, out);
     if (rc < 0) {
         dp_error_where(err, code->qualname);
         out->nexc = 0;

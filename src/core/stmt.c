@@ -152,10 +152,10 @@ dp_node *dc_stmt(dc *d, int kind, int at) {
     dp_node *n = dc_node(d, kind);
     if (n && at >= 0 && at < d->n) {
         n->line = d->in[at].line;
-        /* the line map covers the top-level code object only: offsets of
-         * nested code objects would collide with its own */
-        if (d->outer == NULL)
-            n->offset = d->in[at].offset;
+        n->offset = d->in[at].offset;
+        /* (the line map covers the top-level code object only: offsets of
+         * nested code objects would collide with its own) */
+        n->nested = d->outer != NULL;
     }
     return n;
 }
@@ -2001,6 +2001,17 @@ static int walk_statement(dc *d, walk *w) {
     return W_NEXT;
 }
 
+/* A for, with or match statement is made at its FOR_ITER, its with's
+ * setup or its first pattern, after its iterable, manager or subject: its
+ * offset is where that began, the statement's start (`at`), as any other
+ * statement's is (folded_test.c places a statement by it). */
+static void header_offset(dc *d, const dp_nodes *out, int n0, int at) {
+    dp_node *s = n0 < out->n ? out->v[n0] : NULL;
+    if (s != NULL && (s->kind == S_FOR || s->kind == S_WITH || s->kind == S_MATCH) && at >= 0 && at < d->n &&
+        s->offset > d->in[at].offset)
+        s->offset = d->in[at].offset;
+}
+
 /* The walk: at each instruction the steps in order, until one takes it. */
 static int walk_region(dc *d, walk *w) {
     static int (*const steps[])(dc *, walk *) = {walk_skips, walk_statement_start, walk_copies, walk_compound,
@@ -2009,11 +2020,13 @@ static int walk_region(dc *d, walk *w) {
         walk_cold_tail(d, w);
         if (!walk_more(d, w))
             break;
-        int r = W_ON;
+        int r = W_ON, n0 = w->out->n;
         for (size_t k = 0; r == W_ON && k < sizeof steps / sizeof *steps; k++)
             r = steps[k](d, w);
         if (r == W_FAIL)
             return -1;
+        if (r == W_NEXT)
+            header_offset(d, w->out, n0, w->stmt_start);
         if (r == W_STOP)
             break;
     }

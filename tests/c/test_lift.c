@@ -232,6 +232,43 @@ static void test_keyword_calls_fold_the_names_tuple(void) {
     dp_arena_free(&L.a);
 }
 
+/* dp_irfunc.unused_true_before: the pool (None, 7, True, ('k',)) with the
+ * program's reads. */
+static int32_t unused_true_before(int minor, const asm_ins *prog, size_t n) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_error err;
+    dp_error_init(&err);
+    dp_code *co = assemble(&a, minor, prog, n);
+    co->consts[3] = co->consts[2];
+    co->consts[2] = dp_const_new(&a, DP_CONST_TRUE);
+    dp_irfunc f;
+    int32_t r = dp_lift(&a, co, &f, &err) == 0 ? f.unused_true_before : -2;
+    dp_arena_free(&a);
+    return r;
+}
+
+#define UNUSED_TRUE_BEFORE(minor, ...)                                                     \
+    unused_true_before((minor), (const asm_ins[]){__VA_ARGS__},                            \
+                       sizeof((const asm_ins[]){__VA_ARGS__}) / sizeof(asm_ins))
+
+static void test_an_unread_true_is_placed_by_the_constant_after_it(void) {
+    /* a = 7; b = ('k',); return None: True was compiled before ('k',) */
+    CHECK(UNUSED_TRUE_BEFORE(10, I(LOAD_CONST, 1), I(STORE_FAST, 0), I(LOAD_CONST, 3), I(STORE_FAST, 1),
+                             I(LOAD_CONST, 0), I(RETURN_VALUE, 0)) == 4);
+    /* True read: nothing to place */
+    CHECK(UNUSED_TRUE_BEFORE(10, I(LOAD_CONST, 1), I(STORE_FAST, 0), I(LOAD_CONST, 2), I(STORE_FAST, 1),
+                             I(LOAD_CONST, 3), I(RETURN_VALUE, 0)) == -1);
+    /* a pool not in first-use order (('k',) read before 7) */
+    CHECK(UNUSED_TRUE_BEFORE(10, I(LOAD_CONST, 3), I(STORE_FAST, 0), I(LOAD_CONST, 1), I(STORE_FAST, 1),
+                             I(LOAD_CONST, 0), I(RETURN_VALUE, 0)) == -1);
+    /* another constant unread (7) */
+    CHECK(UNUSED_TRUE_BEFORE(10, I(LOAD_CONST, 3), I(STORE_FAST, 0), I(LOAD_CONST, 0), I(RETURN_VALUE, 0)) == -1);
+    /* 3.11: KW_NAMES reads ('k',) by index (the IR folds it into the call) */
+    CHECK(UNUSED_TRUE_BEFORE(11, I(PUSH_NULL, 0), I(LOAD_FAST, 0), I(LOAD_CONST, 1), I(KW_NAMES, 3),
+                             I(PRECALL, 1), I(CALL, 1), I(RETURN_VALUE, 0)) == 6);
+}
+
 static void test_keyword_names_must_be_where_expected(void) {
     lifted L;
     LIFT(L, 13, I(LOAD_FAST, 0), I(PUSH_NULL, 0), I(LOAD_FAST, 1), I(CALL_KW, 0), I(RETURN_VALUE, 0));
@@ -911,6 +948,7 @@ int main(void) {
     RUN(test_load_global_null_order);
     RUN(test_method_loads);
     RUN(test_keyword_calls_fold_the_names_tuple);
+    RUN(test_an_unread_true_is_placed_by_the_constant_after_it);
     RUN(test_keyword_names_must_be_where_expected);
     RUN(test_call_ex_uses_a_pair_from_3_11);
     RUN(test_make_function_drops_the_qualname_before_3_11);
