@@ -923,7 +923,9 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     if ((kind == BODY_MODULE || kind == BODY_CLASS) && dc_annotated_assigns(d, body) < 0)
         goto out;
     if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
-        if (rebuild_tail_else(d, body, 0) < 0 || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
+        /* (before 3.10 no implicit return is copied: a branch's `return
+         * None` was written, even on the if's own line) */
+        if ((d->lay.copies_small_exits && rebuild_tail_else(d, body, 0) < 0) || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
             (!d->used_fallback && returned_ifexps(d, body, 0) < 0))
             goto out;
         drop_implicit_returns(body, d->lay.copies_small_exits);
