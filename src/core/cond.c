@@ -1081,6 +1081,19 @@ static void cond_branches(dc *d, const cond *c, branches *b) {
         b->J_exit = exit;
         b->rest = 1;
     }
+    /* 3.8-3.9: a then-part that raises keeps its dead jump over the else,
+     * threaded on to the loop's head where the if ends the loop's body:
+     * the rest of the body is the else (a `continue` written after the
+     * raise would be dead code of the same bytecode) */
+    if (b->J == F && F < end && d->lay.keeps_dead_blocks && d->loop && exit == d->loop->head && F - 2 >= B &&
+        d->in[F - 1].op == IR_JUMP && d->in[F - 1].target == exit && !d->reach[F - 1] &&
+        (d->in[F - 2].op == IR_RAISE || d->in[F - 2].op == IR_RERAISE) && !dc_jumps_into(d, B, F, F, end)) {
+        b->then_end = F - 1;
+        d->seen[F - 1] = 1;
+        b->J = end;
+        b->J_exit = exit;
+        b->rest = 1;
+    }
 }
 
 /* A conditional expression leaves one value from each branch: 1 if it is
