@@ -55,6 +55,16 @@ SHAPES = {
         "    except ValueError:\n        raise ValueError('bad %r' % t)\n    else:\n        m = g(t[1:], n)\n"
         "        return (m, n) + (7, 8)",
         [('a1', max), ('b', max), ('c', max)]),
+    # 3.10+: a `return None` written after all other code is one block the
+    # branches jump to; the implicit one would be copied into each
+    "written return None after a loop": (
+        "def f(node, g):\n    c = g(node)\n    while c is not None:\n        if c > 3:\n            return c\n"
+        "        c = g(c)\n    return None",
+        [(1, lambda c: c + 1 if c < 9 else None), (1, lambda c: None)]),
+    "written return None after an if": (
+        "def f(a, b):\n    o = a.get(b) or a.get(-b)\n    if o and o.bit_length() > 2:\n        return o\n"
+        "    return None",
+        [({1: 8}, 1), ({-1: 8}, 1), ({}, 1), ({1: 1}, 1)]),
 }
 
 

@@ -551,6 +551,31 @@ static void drop_implicit_returns(dp_nodes *body, int copies) {
     }
 }
 
+/* 3.10+: is the `return None` ending the body written source?  The
+ * implicit one has no line: CPython copies it into each block that reaches
+ * the end, and each copy takes the line of the code before it.  A return
+ * on a line after all other code, reached by all of them, was written. */
+static int written_final_return(const dc *d, const dp_nodes *body) {
+    if (!d->lay.copies_small_exits || body->n == 0)
+        return 0;
+    const dp_node *last = body->v[body->n - 1];
+    if (!is_return_none(last) || last->line < 0)
+        return 0;
+    int at = 0;
+    for (int j = 0; j < d->n; j++) {
+        const dp_instr *x = &d->in[j];
+        if (x->line > last->line)
+            return 0;
+        if (x->line == last->line) {
+            if (x->op == IR_LOAD_CONST && x->cst != NULL && x->cst->kind == DP_CONST_NONE)
+                at++;
+            else if (x->op != IR_RETURN_VALUE && x->op != IR_NOP)
+                return 0;
+        }
+    }
+    return at == 1; /* (one return there, not copies) */
+}
+
 /* Inside a try at the end of a function before 3.10: only a `return None`
  * after a statement that never completes (dead code) goes. */
 static void drop_implicit_returns_or_dead(dp_nodes *body, int copies) {
@@ -928,7 +953,8 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         if ((d->lay.copies_small_exits && rebuild_tail_else(d, body, 0) < 0) || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
             (!d->used_fallback && returned_ifexps(d, body, 0) < 0))
             goto out;
-        drop_implicit_returns(body, d->lay.copies_small_exits);
+        if (!written_final_return(d, body))
+            drop_implicit_returns(body, d->lay.copies_small_exits);
         if (!d->lay.keeps_dead_blocks)
             drop_trailing_continues(body, 0, 0);
     }
