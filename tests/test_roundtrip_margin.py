@@ -65,6 +65,22 @@ SHAPES = {
         "def f(a, b):\n    o = a.get(b) or a.get(-b)\n    if o and o.bit_length() > 2:\n        return o\n"
         "    return None",
         [({1: 8}, 1), ({-1: 8}, 1), ({}, 1), ({1: 1}, 1)]),
+    # 3.10+: None is the last constant (after the docstring): the returns
+    # of None before code with constants of its own are copies of the
+    # implicit one, a `break`, an `elif ...: pass`, an if falling off the end
+    "break ending a loop at the end": (
+        "def f(cls, log):\n    \"\"\"Doc.\"\"\"\n    for c in cls:\n        if 'a' in c:\n            break\n"
+        "        if 'b' in c:\n            log.append(c)\n            break\n        log.append('c')",
+        [(['x', 'b'], []), (['a', 'b'], []), (['x', 'y'], [])]),
+    "elif pass else raise at the end": (
+        "def f(m, log):\n    \"\"\"Doc.\"\"\"\n    if isinstance(m, int):\n        log.append(m + 1)\n"
+        "    elif isinstance(m, str):\n        pass\n    else:\n        raise TypeError('no: %s' % type(m))",
+        [(1, []), ('s', []), (2.5, [])]),
+    "nested elif at the end": (
+        "def f(k, v, log):\n    \"\"\"Doc.\"\"\"\n    if k != 'x':\n        log.append(k)\n"
+        "    if k.lower() == 'connection':\n        if v == 'close':\n            log.append(True)\n"
+        "        elif v == 'keep':\n            log.append(False)",
+        [('connection', 'close', []), ('connection', 'keep', []), ('x', 'close', []), ('a', 'b', [])]),
 }
 
 
