@@ -117,6 +117,15 @@ static int falls_to(const dc *d, int B, int t) {
     return 1;
 }
 
+/* Is the code at B (past line NOPs) a plain jump to t?  A test that jumps
+ * to t then goes where one that falls into B goes: CPython threads the
+ * jump of `if a or b: break` (or `continue`) past the then-branch's own
+ * jump, straight to the loop's exit. */
+static int jumps_on_to(const dc *d, int B, int t) {
+    int b = dc_past_line_nops(d, B);
+    return b < d->n && b != t && d->in[b].op == IR_JUMP && d->in[b].target == t;
+}
+
 static void retarget(dc *d, seg *g, int to) {
     dp_instr *j = dc_edit(d, g->jump);
     int old = j->target;
@@ -147,7 +156,8 @@ static int unify_exits(dc *d, seg *s, int k) {
         if (s[m].target != F && same_exit(d, s[m].target, F))
             retarget(d, &s[m], F);
         else if (s[m].target != B && !same_exit(d, s[m].target, F) &&
-                 (same_exit(d, s[m].target, dc_past_line_nops(d, B)) || falls_to(d, B, s[m].target)))
+                 (same_exit(d, s[m].target, dc_past_line_nops(d, B)) || falls_to(d, B, s[m].target) ||
+                  jumps_on_to(d, B, s[m].target)))
             retarget(d, &s[m], B);
     }
     return F;
@@ -175,7 +185,8 @@ static int chain_valid(const dc *d, const seg *s, int k) {
         if (s[m].or_pop && (s[0].or_pop || !s[k - 1].or_pop || s[m].target != F ||
                             s[m].jumps_if != s[k - 1].jumps_if))
             return 0;
-        if (same_exit(d, t, F) || t == B || same_exit(d, t, dc_past_line_nops(d, B)) || falls_to(d, B, t))
+        if (same_exit(d, t, F) || t == B || same_exit(d, t, dc_past_line_nops(d, B)) || falls_to(d, B, t) ||
+            jumps_on_to(d, B, t))
             continue;
         int at = seg_starting_at(s, k, t);
         if (at <= m)
@@ -798,6 +809,12 @@ static int cond_backward(dc *d, cond *c) {
     if (exit != F && end - 1 > B && end <= d->n && d->in[end - 1].op == IR_JUMP && d->in[end - 1].target == F &&
         (r = if_up_to(d, c, end - 1, 1)) != 0)
         return r < 0 ? -1 : 0;
+    /* or the region itself flows to where the jump goes (an `elif` at the
+     * end of a loop's body: the jump past the if's end was threaded
+     * through the jump back): `if cond: <the rest of the region>` */
+    if (exit >= 0 && exit != F && end > B && end <= d->n && dc_continues_as(d, exit, F) &&
+        (r = if_up_to(d, c, end, 1)) != 0)
+        return r < 0 ? -1 : 0;
     /* 3.8/3.9: or `if not cond: <... return>` at the end of the loop's
      * body: the dead jump back after the return is where the if's jump
      * went before CPython threaded it (a jump erased after a return
@@ -1060,6 +1077,19 @@ static void cond_branches(dc *d, const cond *c, branches *b) {
         ((d->in[F - 1].target == exit && !(d->loop && (exit == d->loop->head || exit == d->loop->brk))) ||
          (ends_in_loop == 2 && !(d->loop && exit == d->loop->brk))) &&
         !dc_jumps_into(d, B, F, F, end)) {
+        b->J = end;
+        b->J_exit = exit;
+        b->rest = 1;
+    }
+    /* 3.8-3.9: a then-part that raises keeps its dead jump over the else,
+     * threaded on to the loop's head where the if ends the loop's body:
+     * the rest of the body is the else (a `continue` written after the
+     * raise would be dead code of the same bytecode) */
+    if (b->J == F && F < end && d->lay.keeps_dead_blocks && d->loop && exit == d->loop->head && F - 2 >= B &&
+        d->in[F - 1].op == IR_JUMP && d->in[F - 1].target == exit && !d->reach[F - 1] &&
+        (d->in[F - 2].op == IR_RAISE || d->in[F - 2].op == IR_RERAISE) && !dc_jumps_into(d, B, F, F, end)) {
+        b->then_end = F - 1;
+        d->seen[F - 1] = 1;
         b->J = end;
         b->J_exit = exit;
         b->rest = 1;

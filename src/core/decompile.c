@@ -360,8 +360,11 @@ static int try_clauses_return(const dp_node *s) {
 
 static int body_returns(const dp_nodes *l, int depth);
 
-/* `l` ends the body (what follows it is the end). */
-static int tail_returns(dc *d, dp_nodes *l, int depth) {
+/* `l` ends the body (what follows it is the end).  fn: a function's body
+ * (none_returns_are_copies), where only ifs and loops are read so (the
+ * else of a loop or a try, a with, are told apart from the code after them
+ * otherwise). */
+static int tail_returns(dc *d, dp_nodes *l, int depth, int fn) {
     if (depth > DP_MAX_NESTING)
         return dc_fail(d, -1, "statements nested too deeply");
     for (int k = 0; k + 1 < l->n; k++) {
@@ -371,6 +374,8 @@ static int tail_returns(dc *d, dp_nodes *l, int depth) {
                 return -1;
             break;
         }
+        if (fn)
+            continue;
         /* a loop left by a return: what follows ran when it ended, its else */
         if ((s->kind == S_FOR || s->kind == S_WHILE) && s->l2.n == 0 && body_returns(&s->l1, 0) &&
             !breaks_loop(&s->l1)) { /* (a break of it would skip the else) */
@@ -396,24 +401,26 @@ static int tail_returns(dc *d, dp_nodes *l, int depth) {
     if (l->n == 0)
         return 0;
     dp_node *s = l->v[l->n - 1];
+    if (fn && s->kind != S_IF && s->kind != S_FOR && s->kind != S_WHILE)
+        return 0;
     switch (s->kind) {
     case S_IF:
-        return tail_returns(d, &s->l1, depth + 1) < 0 ? -1 : tail_returns(d, &s->l2, depth + 1);
+        return tail_returns(d, &s->l1, depth + 1, fn) < 0 ? -1 : tail_returns(d, &s->l2, depth + 1, fn);
     case S_WITH:
-        return tail_returns(d, &s->l2, depth + 1);
+        return tail_returns(d, &s->l2, depth + 1, fn);
     case S_FOR: case S_WHILE:
         returns_to_breaks(&s->l1);
-        return tail_returns(d, &s->l2, depth + 1);
+        return tail_returns(d, &s->l2, depth + 1, fn);
     case S_TRY:
         if (s->l4.n)
             return 0;
         for (int h = 0; h < s->l2.n; h++)
-            if (tail_returns(d, &s->l2.v[h]->l1, depth + 1) < 0)
+            if (tail_returns(d, &s->l2.v[h]->l1, depth + 1, fn) < 0)
                 return -1;
-        return tail_returns(d, s->l3.n ? &s->l3 : &s->l1, depth + 1);
+        return tail_returns(d, s->l3.n ? &s->l3 : &s->l1, depth + 1, fn);
     case S_MATCH:
         for (int c = 0; c < s->l1.n; c++)
-            if (tail_returns(d, &s->l1.v[c]->l1, depth + 1) < 0)
+            if (tail_returns(d, &s->l1.v[c]->l1, depth + 1, fn) < 0)
                 return -1;
         return 0;
     default:
@@ -440,7 +447,7 @@ static int body_returns(const dp_nodes *l, int depth) {
 }
 
 static int no_returns_outside_functions(dc *d, dp_nodes *body, int is_class) {
-    if (tail_returns(d, body, 0) < 0)
+    if (tail_returns(d, body, 0, 0) < 0)
         return -1;
     if (body->n == 1 && is_return_none(body->v[0])) /* (an empty body) */
         body->n = 0;
@@ -549,6 +556,116 @@ static void drop_implicit_returns(dp_nodes *body, int copies) {
         for (int k = 0; k < last->l2.n; k++)
             drop_implicit_returns_or_dead(&last->l2.v[k]->l1, copies);
     }
+}
+
+/* 3.10+: is the `return None` ending the body written source?  The
+ * implicit one has no line: CPython copies it into each block that reaches
+ * the end, and each copy takes the line of the code before it.  A return
+ * on a line after all other code, reached by all of them, was written. */
+static int written_final_return(const dc *d, const dp_nodes *body) {
+    if (!d->lay.copies_small_exits || body->n == 0)
+        return 0;
+    const dp_node *last = body->v[body->n - 1];
+    if (!is_return_none(last) || last->line < 0)
+        return 0;
+    int at = 0;
+    for (int j = 0; j < d->n; j++) {
+        const dp_instr *x = &d->in[j];
+        if (x->line > last->line)
+            return 0;
+        if (x->line == last->line) {
+            if (x->op == IR_LOAD_CONST && x->cst != NULL && x->cst->kind == DP_CONST_NONE)
+                at++;
+            else if (x->op != IR_RETURN_VALUE && x->op != IR_NOP)
+                return 0;
+        }
+    }
+    return at == 1; /* (one return there, not copies) */
+}
+
+/* After tail_returns: an else left holding only the `pass` of a copied
+ * return is no else (the branch fell off the end there). */
+static void drop_pass_elses(dp_nodes *l, int depth) {
+    if (l->n == 0 || depth > DP_MAX_NESTING)
+        return;
+    dp_node *s = l->v[l->n - 1];
+    if (s->kind != S_IF && s->kind != S_FOR && s->kind != S_WHILE)
+        return;
+    if (s->l2.n == 1 && s->l2.v[0]->kind == S_PASS)
+        s->l2.n = 0;
+    if (s->kind == S_IF)
+        drop_pass_elses(&s->l1, depth + 1);
+    drop_pass_elses(&s->l2, depth + 1);
+}
+
+/* 3.10+: the compiler numbers co_consts in the order it meets them, and
+ * meets the implicit `return None` after all the code: when None is the
+ * last constant, after a docstring or others, no `return None` was written
+ * before code with a constant of its own; CPython copied the implicit
+ * one into the branches and loops that reach the end (the first constant,
+ * the docstring or None, comes before any code and tells nothing). */
+static int none_met_last(const dc *d) {
+    size_t n = d->code->nconsts;
+    if (!d->lay.copies_small_exits || n < 2 || d->code->consts[n - 1]->kind != DP_CONST_NONE)
+        return 0;
+    for (size_t k = 0; k + 1 < n; k++)
+        if (d->code->consts[k]->kind == DP_CONST_NONE)
+            return 0;
+    return 1;
+}
+
+typedef struct const_walk {
+    const dp_code *code;
+    unsigned char *met;  /* per constant: met in the walk */
+    int returned;        /* a `return None` was met */
+    int later;           /* a constant first met after it */
+    int budget;
+} const_walk;
+
+static int is_return_none(const dp_node *s);
+
+/* Walks the tree in the order the compiler meets its code (tests before
+ * branches, statements in order), near enough for constants first used by
+ * whole statements. */
+static void walk_consts(const dp_node *n, const_walk *w, int depth) {
+    if (n == NULL || depth > DP_MAX_NESTING || --w->budget < 0 || w->later)
+        return;
+    if (n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF || n->kind == E_LAMBDA)
+        return; /* (what they hold is another code's: a default value would not be, but tells little) */
+    if (n->kind == E_CONST && n->cst != NULL)
+        for (size_t k = 1; k < w->code->nconsts; k++)
+            if (w->code->consts[k] == n->cst && !w->met[k]) {
+                w->met[k] = 1;
+                if (w->returned && n->cst->kind != DP_CONST_NONE)
+                    w->later = 1;
+            }
+    if (is_return_none(n)) {
+        w->returned = 1;
+        return;
+    }
+    walk_consts(n->a, w, depth + 1);
+    walk_consts(n->b, w, depth + 1);
+    walk_consts(n->c, w, depth + 1);
+    const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
+    for (int q = 0; q < 4; q++)
+        for (int k = 0; k < ls[q]->n; k++)
+            walk_consts(ls[q]->v[k], w, depth + 1);
+}
+
+/* None met last (none_met_last), and the body has a `return None` before
+ * code whose constants the compiler met first: that return cannot be
+ * written source (None would come before them), it is a copy of the
+ * implicit one. */
+static int none_returns_are_copies(dc *d, const dp_nodes *body) {
+    if (!none_met_last(d) || d->code->nconsts > 4000)
+        return 0;
+    const_walk w = {d->code, dp_alloc(d->sh->ar, d->code->nconsts), 0, 0, 100000};
+    if (w.met == NULL)
+        return 0;
+    memset(w.met, 0, d->code->nconsts);
+    for (int k = 0; k < body->n && !w.later; k++)
+        walk_consts(body->v[k], &w, 0);
+    return w.later && w.budget >= 0;
 }
 
 /* Inside a try at the end of a function before 3.10: only a `return None`
@@ -923,10 +1040,23 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
     if ((kind == BODY_MODULE || kind == BODY_CLASS) && dc_annotated_assigns(d, body) < 0)
         goto out;
     if (kind != BODY_LAMBDA && kind != BODY_COMPREHENSION) {
-        if (rebuild_tail_else(d, body, 0) < 0 || (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
+        /* (before 3.10 no implicit return is copied: a branch's `return
+         * None` was written, even on the if's own line) */
+        if ((d->lay.copies_small_exits && rebuild_tail_else(d, body, 0) < 0) ||
+            (!d->used_fallback && else_before_dead_return(d, body) < 0) ||
             (!d->used_fallback && returned_ifexps(d, body, 0) < 0))
             goto out;
-        drop_implicit_returns(body, d->lay.copies_small_exits);
+        /* (None met last: the returns of None are copies of the implicit
+         * one, read back as the statements that reach the end; after
+         * `return a if c else None` is rebuilt) */
+        if (kind == BODY_FUNCTION && !d->used_fallback && none_returns_are_copies(d, body) &&
+            !written_final_return(d, body)) {
+            if (tail_returns(d, body, 0, 1) < 0)
+                goto out;
+            drop_pass_elses(body, 0);
+        }
+        if (!written_final_return(d, body))
+            drop_implicit_returns(body, d->lay.copies_small_exits);
         if (!d->lay.keeps_dead_blocks)
             drop_trailing_continues(body, 0, 0);
     }

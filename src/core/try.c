@@ -474,20 +474,22 @@ static int name_rank(const dc *d, const dp_instr *x) {
     }
 }
 
-/* 3.12+: where was [stop, join), code between a try body and where its
- * clauses join, compiled: after the handlers [H, cend), as the code after
- * the statement (-1), or before them, as its else clause (1)?  The
- * compiler numbers co_names in the order it meets them, and it compiles an
- * else clause before the handlers, the code after the statement after
- * them: the names first used there come after or before the names first
- * used in the handlers.  0 when no name tells (a clause ending in `return
- * None` and an empty clause at the end of the function compile alike
- * otherwise).  Only for functions of a few thousand instructions: it scans
- * the code before. */
-static int compiled_order(dc *d, int stop, int join, int H, int cend, int whole) {
-    size_t nn = d->code->names.n;
-    /* (except* compiles its else clause after the handlers too) */
-    if (d->n > 4000 || nn == 0 || nn > 4000 || dc_is_except_star(d, H))
+/* The position of a LOAD_CONST's constant in co_consts, or -1.  The first
+ * slot, the docstring or None the compiler puts there before any code, and
+ * a constant the flow-graph optimizer made (not at its operand's index)
+ * tell no order. */
+static int const_rank(const dc *d, const dp_instr *x) {
+    if (x->op != IR_LOAD_CONST || x->cst == NULL || x->arg <= 0 || (size_t)x->arg >= d->code->nconsts ||
+        d->code->consts[x->arg] != x->cst)
+        return -1;
+    return x->arg;
+}
+
+/* compiled_order by one numbering (names or constants): where[r] collects
+ * the parts that use entry r. */
+static int order_by(dc *d, int stop, int join, int H, int cend, int whole, size_t nn,
+                    int (*rank)(const dc *, const dp_instr *)) {
+    if (nn == 0 || nn > 4000)
         return 0;
     unsigned char *where = dp_alloc(d->sh->ar, nn);
     if (where == NULL)
@@ -495,9 +497,9 @@ static int compiled_order(dc *d, int stop, int join, int H, int cend, int whole)
     /* (whole: a name used anywhere else too, the code after the region
      * or the cold handlers of other statements, tells nothing) */
     for (int j = 0; j < (whole ? d->n : cend); j++) {
-        int r = name_rank(d, &d->in[j]);
+        int r = rank(d, &d->in[j]);
         int k = j >= stop && j < join ? 1 : j >= H && j < cend ? 2 : j < stop || whole ? 0 : -1;
-        if (r >= 0 && k >= 0)
+        if (r >= 0 && (size_t)r < nn && k >= 0)
             where[r] |= (unsigned char)(1 << k);
     }
     int rest = -1, handlers = -1;
@@ -510,6 +512,27 @@ static int compiled_order(dc *d, int stop, int join, int H, int cend, int whole)
     if (rest < 0 || handlers < 0)
         return 0;
     return handlers < rest ? -1 : 1;
+}
+
+/* 3.12+: where was [stop, join), code between a try body and where its
+ * clauses join, compiled: after the handlers [H, cend), as the code after
+ * the statement (-1), or before them, as its else clause (1)?  The
+ * compiler numbers co_names, and co_consts, in the order it meets them,
+ * and it compiles an else clause before the handlers, the code after the
+ * statement after them: the names (constants) first used there come after
+ * or before those first used in the handlers.  0 when nothing tells, or
+ * the two numberings disagree (a clause ending in `return None` and an
+ * empty clause at the end of the function compile alike otherwise).  Only
+ * for functions of a few thousand instructions: it scans the code before. */
+static int compiled_order(dc *d, int stop, int join, int H, int cend, int whole) {
+    /* (except* compiles its else clause after the handlers too) */
+    if (d->n > 4000 || dc_is_except_star(d, H))
+        return 0;
+    int by_names = order_by(d, stop, join, H, cend, whole, d->code->names.n, name_rank);
+    int by_consts = order_by(d, stop, join, H, cend, whole, d->code->nconsts, const_rank);
+    if (by_names != 0 && by_consts != 0 && by_names != by_consts)
+        return 0;
+    return by_names != 0 ? by_names : by_consts;
 }
 
 /* 3.12+ places handlers after the normal flow ("cold" blocks) and ends an
