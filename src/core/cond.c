@@ -1089,7 +1089,7 @@ static void cond_branches(dc *d, const cond *c, branches *b) {
         d->in[F - 1].op == IR_JUMP && d->in[F - 1].target == exit && !d->reach[F - 1] &&
         (d->in[F - 2].op == IR_RAISE || d->in[F - 2].op == IR_RERAISE) && !dc_jumps_into(d, B, F, F, end)) {
         b->then_end = F - 1;
-        d->seen[F - 1] = 1;
+        dc_mark(d, F - 1);
         b->J = end;
         b->J_exit = exit;
         b->rest = 1;
