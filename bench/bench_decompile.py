@@ -4,10 +4,15 @@ one run.  Each decompiler runs in a subprocess of its own, which loads the
 corpus, decompiles every code object and reports time and peak RSS.
 
     python bench/bench_decompile.py [--repeat N] [--limit SECONDS] [--ours-only] [--no-validation]
+    valgrind --tool=callgrind python bench/bench_decompile.py --once
 
 --no-validation times our decompiler without its translation validation (the
 check that recompiles each function); --ours-only skips the original, e.g. to
 compare two builds of ours (PYTHONPATH naming a dev build's checkout).
+--once decompiles every function once, without validation, in this
+process, with no timing: under callgrind it counts the instructions of the
+extension (`callgrind_annotate --inclusive=yes` on `core_decompile`), a
+figure the machine's load does not change.
 
 A failure of either decompiler counts as an attempt and its time counts.
 The target is ours >= 100x faster.  Not a test: nothing here asserts.
@@ -153,8 +158,21 @@ def main(argv=None):
                     help="seconds one decompile may take (Python-level hangs only)")
     ap.add_argument("--ours-only", action="store_true", help="skip the original depyf")
     ap.add_argument("--no-validation", action="store_true", help="ours without translation validation")
+    ap.add_argument("--once", action="store_true",
+                    help="decompile every function once in this process, ours without validation, untimed")
     ap.add_argument("--measure", metavar="OUT", help=argparse.SUPPRESS)
     args = ap.parse_args(argv)
+    if args.once:
+        from depyf import _core
+        codes = corpus()
+        failed = 0
+        for code in codes:
+            try:
+                _core.decompile(code, validate=False)
+            except Exception:
+                failed += 1
+        print("%d functions decompiled once, %d failed" % (len(codes), failed))
+        return 0
     if args.measure:
         result = measure(args.repeat, args.limit, validation=not args.no_validation)
         with open(args.measure, "w") as f:
