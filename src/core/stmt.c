@@ -19,6 +19,24 @@ struct dc_undo_instr {
     dp_instr old;
 };
 
+/* A log of d's arena with room for one more entry past its n: p itself,
+ * or a copy twice as large (cap updated); NULL on out of memory (reported
+ * at instruction `at`; the log stays as it was). */
+static void *log_room(dc *d, void *p, int n, int *cap, size_t size, int at) {
+    if (n < *cap)
+        return p;
+    int ncap = *cap ? *cap * 2 : 16;
+    void *q = dp_alloc_array(d->sh->ar, (size_t)ncap, size);
+    if (q == NULL) {
+        dc_fail(d, at, "out of memory");
+        return NULL;
+    }
+    if (n)
+        memcpy(q, p, (size_t)n * size);
+    *cap = ncap;
+    return q;
+}
+
 /* A speculation that fails must leave no trace: the error, the try
  * statements it structured, the instructions it consumed (else the check
  * that every instruction was used would count code no statement holds),
@@ -69,18 +87,10 @@ void dc_set(dc *d, int *slot, int value) {
     if (*slot == value)
         return;
     if (d->spec_depth > 0) {
-        if (d->nundo == d->capundo) {
-            int cap = d->capundo ? d->capundo * 2 : 32;
-            struct dc_undo *u = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *u);
-            if (u == NULL) {
-                dc_fail(d, -1, "out of memory");
-                return;
-            }
-            if (d->nundo)
-                memcpy(u, d->undo, (size_t)d->nundo * sizeof *u);
-            d->undo = u;
-            d->capundo = cap;
-        }
+        struct dc_undo *u = log_room(d, d->undo, d->nundo, &d->capundo, sizeof *u, -1);
+        if (u == NULL)
+            return;
+        d->undo = u;
         d->undo[d->nundo].slot = slot;
         d->undo[d->nundo].old = *slot;
         d->nundo++;
@@ -90,18 +100,10 @@ void dc_set(dc *d, int *slot, int value) {
 
 dp_instr *dc_edit(dc *d, int k) {
     if (d->spec_depth > 0) {
-        if (d->nundo_ins == d->capundo_ins) {
-            int cap = d->capundo_ins ? d->capundo_ins * 2 : 16;
-            struct dc_undo_instr *u = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *u);
-            if (u == NULL) {
-                dc_fail(d, k, "out of memory");
-                return &d->f.ins[k];
-            }
-            if (d->nundo_ins)
-                memcpy(u, d->undo_ins, (size_t)d->nundo_ins * sizeof *u);
-            d->undo_ins = u;
-            d->capundo_ins = cap;
-        }
+        struct dc_undo_instr *u = log_room(d, d->undo_ins, d->nundo_ins, &d->capundo_ins, sizeof *u, k);
+        if (u == NULL)
+            return &d->f.ins[k];
+        d->undo_ins = u;
         d->undo_ins[d->nundo_ins].at = k;
         d->undo_ins[d->nundo_ins].old = d->f.ins[k];
         d->nundo_ins++;
@@ -115,34 +117,20 @@ void dc_mark(dc *d, int i) {
     d->seen[i] = 1;
     if (d->spec_depth == 0)
         return;
-    if (d->nseen_log == d->capseen_log) {
-        int cap = d->capseen_log ? d->capseen_log * 2 : 64;
-        int *log = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *log);
-        if (log == NULL) {
-            dc_fail(d, i, "out of memory");
-            return;
-        }
-        if (d->nseen_log)
-            memcpy(log, d->seen_log, (size_t)d->nseen_log * sizeof *log);
-        d->seen_log = log;
-        d->capseen_log = cap;
-    }
+    int *log = log_room(d, d->seen_log, d->nseen_log, &d->capseen_log, sizeof *log, i);
+    if (log == NULL)
+        return;
+    d->seen_log = log;
     d->seen_log[d->nseen_log++] = i;
 }
 
 int dc_open_handler(dc *d, dc_handler *h) {
     if (h->opened)
         return 0;
-    if (d->nopened == d->capopened) {
-        int cap = d->capopened ? d->capopened * 2 : 16;
-        int *log = dp_alloc_array(d->sh->ar, (size_t)cap, sizeof *log);
-        if (log == NULL)
-            return dc_fail(d, h->at, "out of memory");
-        if (d->nopened)
-            memcpy(log, d->opened_log, (size_t)d->nopened * sizeof *log);
-        d->opened_log = log;
-        d->capopened = cap;
-    }
+    int *log = log_room(d, d->opened_log, d->nopened, &d->capopened, sizeof *log, h->at);
+    if (log == NULL)
+        return -1;
+    d->opened_log = log;
     d->opened_log[d->nopened++] = (int)(h - d->handlers);
     h->opened = 1;
     return 0;
