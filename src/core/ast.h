@@ -5,6 +5,7 @@
 
 #include "arena.h"
 #include "code.h"
+#include "error.h"
 #include "ir.h"
 
 typedef struct dp_node dp_node;
@@ -119,6 +120,39 @@ struct dp_node {
     int *ops;          /* E_COMPARE: dp_cmpop for each comparator */
     size_t seq;        /* creation order in its arena: later nodes were built later */
 };
+
+/* The AST's types (ast_check.c): what a node kind is, one DP_CLS_* bit (0
+ * for the structurer's interpreter-only values, which are never printed).
+ * The helper classes are parts only one parent kind holds. */
+enum {
+    DP_CLS_EXPR = 1 << 0,
+    DP_CLS_STMT = 1 << 1,
+    DP_CLS_PATTERN = 1 << 2,
+    DP_CLS_KEYWORD = 1 << 3,       /* E_KEYWORD: of a call or a class's bases */
+    DP_CLS_COMPREHENSION = 1 << 4, /* E_COMPREHENSION: a for clause */
+    DP_CLS_FORMATTED = 1 << 5,     /* E_FORMATTED: in an f-string */
+    DP_CLS_TYPEPARAM = 1 << 6,
+    DP_CLS_ALIAS = 1 << 7,         /* E_ALIAS: of an import */
+    DP_CLS_WITHITEM = 1 << 8,
+    DP_CLS_ARGUMENTS = 1 << 9,     /* E_ARGUMENTS: of a def or lambda */
+    DP_CLS_ARG = 1 << 10,
+    DP_CLS_HANDLER = 1 << 11,      /* S_EXCEPT: of a try */
+    DP_CLS_CASE = 1 << 12,         /* S_CASE: of a match */
+    DP_CLS_KEYWORD_PATTERN = 1 << 13, /* E_KEYWORD of a class pattern: its value is a pattern */
+};
+unsigned dp_node_class(int kind);
+/* A node of a statement list: a statement, an except clause or a case. */
+static inline int dp_in_body(const dp_node *n) {
+    return n != NULL && (dp_node_class(n->kind) & (DP_CLS_STMT | DP_CLS_HANDLER | DP_CLS_CASE)) != 0;
+}
+
+/* Checks that `body` is statements whose every field holds what its kind
+ * allows (ast_check.c): no interpreter-only value, no statement where an
+ * expression goes, no field set that the printer would not print.  The
+ * bodies of defs and classes are checked only with `into_defs` (they are
+ * checked as their own code objects are decompiled).  Returns -1 with a
+ * message in `err`, or past `max_depth` levels. */
+int dp_ast_check(const dp_nodes *body, int into_defs, int max_depth, dp_error *err);
 
 dp_node *dp_node_new(dp_arena *ar, int kind);
 /* Appends; returns -1 on out-of-memory. */

@@ -436,7 +436,7 @@ static int body_returns(const dp_nodes *l, int depth) {
         const dp_node *s = l->v[k];
         if (s->kind == S_RETURN)
             return 1;
-        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+        if (!dp_in_body(s) || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
             continue;
         const dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
         for (int q = 0; q < 4; q++)
@@ -512,7 +512,7 @@ static int returned_ifexps(dc *d, dp_nodes *body, int depth) {
     }
     for (int k = 0; k < body->n; k++) {
         dp_node *s = body->v[k];
-        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+        if (!dp_in_body(s) || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
             continue;
         dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
         for (int l = 0; l < 4; l++) /* (a try's handlers, a match's cases: statements too) */
@@ -695,7 +695,7 @@ static void drop_trailing_continues(dp_nodes *body, int in_loop, int depth) {
         last->l1.n--;
     for (int k = 0; k < body->n; k++) {
         dp_node *s = body->v[k];
-        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+        if (!dp_in_body(s) || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
             continue;
         /* (the handlers of a try and the cases of a match are statements too) */
         drop_trailing_continues(&s->l1, s->kind == S_WHILE || s->kind == S_FOR, depth + 1);
@@ -777,6 +777,7 @@ static void docstring_from_assign(dp_nodes *body, int at) {
         dp_node *s = body->v[at];
         s->kind = S_EXPR;
         s->a = s->b;
+        s->b = NULL;
         s->l1.n = 0;
     }
 }
@@ -839,28 +840,7 @@ static int prepend_decls(dc *d, dp_nodes *body) {
 
 enum { BODY_FUNCTION, BODY_CLASS, BODY_MODULE, BODY_LAMBDA, BODY_COMPREHENSION };
 
-/* A structure still holding interpreter-only values (NULL slots, unfilled
- * unpack targets, with/except internals) cannot be printed as source. */
-static int valid_tree(const dp_node *n, int depth) {
-    if (n == NULL)
-        return 1;
-    if (depth > 2000 || n->kind >= DP_NODE_KIND_COUNT)
-        return 0;
-    if ((n->kind == E_TUPLE || n->kind == E_LIST || n->kind == E_SET) &&
-        (n->l1.n > 0 && n->l1.v == NULL))
-        return 0;
-    const dp_nodes *ls[4] = {&n->l1, &n->l2, &n->l3, &n->l4};
-    for (int l = 0; l < 4; l++)
-        for (int k = 0; k < ls[l]->n; k++) {
-            const dp_node *c = ls[l]->v[k];
-            /* only a dict's keys (`**x`) may be absent */
-            if (c == NULL && !(n->kind == E_DICT && l == 0) && !(n->kind == P_MAPPING))
-                return 0;
-            if (!valid_tree(c, depth + 1))
-                return 0;
-        }
-    return valid_tree(n->a, depth + 1) && valid_tree(n->b, depth + 1) && valid_tree(n->c, depth + 1);
-}
+#define MAX_TREE_DEPTH 2000 /* statements and expressions, one code object's */
 
 /* Functions made and not stored by a def, once the structure is built
  * (in place, as the node may be shared): a lambda still an X_FUNC (3.13
@@ -902,7 +882,7 @@ static int fill_slot(dc *d, dp_node *n) {
 static int finish_tree(dc *d, dp_node *n, int depth) {
     if (n == NULL)
         return 0;
-    if (depth > 2000)
+    if (depth > MAX_TREE_DEPTH)
         return dc_fail(d, -1, "expression nested too deeply");
     if (n->kind == X_FUNC && n->cst && n->cst->code && finish_made_function(d, n) < 0)
         return -1;
@@ -916,13 +896,6 @@ static int finish_tree(dc *d, dp_node *n, int depth) {
     if (finish_tree(d, n->a, depth + 1) < 0 || finish_tree(d, n->b, depth + 1) < 0)
         return -1;
     return finish_tree(d, n->c, depth + 1);
-}
-
-static int check_tree(dc *d, const dp_nodes *body) {
-    for (int k = 0; k < body->n; k++)
-        if (!valid_tree(body->v[k], 0))
-            return dc_fail(d, -1, "the structure kept an interpreter-only value");
-    return 0;
 }
 
 /* Every instruction that can run must have been consumed by the structure;
@@ -969,7 +942,7 @@ static int cell_returns_to_none(dc *d, dp_nodes *l, int depth) {
                 remove_at(l, --k);
             continue;
         }
-        if (s->kind < S_EXPR || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
+        if (!dp_in_body(s) || s->kind == S_FUNCTIONDEF || s->kind == S_CLASSDEF)
             continue;
         dp_nodes *ls[4] = {&s->l1, &s->l2, &s->l3, &s->l4};
         for (int q = 0; q < 4; q++)
@@ -981,7 +954,7 @@ static int cell_returns_to_none(dc *d, dp_nodes *l, int depth) {
 
 /* Decompiles a whole code object into statements; as the state machine
  * when `refused` (the reason) is set. */
-static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kind, int path, dp_nodes *body,
+static int code_body_try(dc_shared *sh, const dp_code *code, dc *outer, int kind, int path, dp_nodes *body,
                           dc *d, const char *refused) {
     if (dc_nest(sh, DP_MAX_NESTING, "code objects and blocks") < 0) {
         dp_error_where(sh->err, code->qualname);
@@ -1001,8 +974,6 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
         r = check_coverage(d);
     for (int k = 0; r >= 0 && !d->sh->err->set && k < body->n; k++)
         r = finish_tree(d, body->v[k], 0);
-    if (r >= 0 && !d->sh->err->set && kind != BODY_COMPREHENSION)
-        r = check_tree(d, body);
     if (refused) {
         snprintf(d->why, sizeof d->why, "%.190s", refused);
         d->refused = 1;
@@ -1082,6 +1053,36 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
 out:
     sh->depth--;
     return rc;
+}
+
+/* code_body_try, and the check that its statements, every rewrite done,
+ * hold what their kinds allow (ast_check.c): a structure that kept
+ * interpreter-only values (NULL slots, unfilled unpack targets, with/except
+ * internals) or put a node where its parent takes another kind cannot be
+ * printed as source, and the state machine replaces it. */
+static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kind, int path, dp_nodes *body,
+                          dc *d, const char *refused) {
+    if (code_body_try(sh, code, outer, kind, path, body, d, refused) < 0)
+        return -1;
+    if (kind == BODY_COMPREHENSION) /* (its body is the comprehension's parts, read by its caller) */
+        return 0;
+    dp_error types;
+    dp_error_init(&types);
+    if (dp_ast_check(body, 0, MAX_TREE_DEPTH, &types) == 0)
+        return 0;
+    if (d->used_fallback) {
+        *sh->err = types;
+        dp_error_where(sh->err, code->qualname);
+        return -1;
+    }
+    char why[200];
+    if (types.offset >= 0)
+        snprintf(why, sizeof why, "at offset %d: %.150s", types.offset, types.msg);
+    else
+        snprintf(why, sizeof why, "%.150s", types.msg);
+    dp_utf8_trim(why);
+    *body = (dp_nodes){0};
+    return code_body_once(sh, code, outer, kind, path, body, d, why);
 }
 
 static dp_node *arguments(dc *d, const dp_code *code, dp_node *fn, dp_node **returns);
@@ -1652,6 +1653,9 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         if (lam != NULL)
             one.v[0] = lam;
     }
+    /* (the def or class around the body: the body was checked) */
+    if (top.v != body.v && dp_ast_check(&top, 0, MAX_TREE_DEPTH, err) < 0)
+        goto out;
     dp_printer p;
     /* (the caller's own limit, if any, stays in force) */
     if (sh.output_limit <= SIZE_MAX - out_start && (out_limit == 0 || out_start + sh.output_limit < out_limit))

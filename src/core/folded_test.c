@@ -15,11 +15,6 @@
 
 #define MAX_DEPTH 2000 /* (deeper trees get no `if True:`) */
 
-static int is_stmt(int kind) {
-    return kind >= S_EXPR && kind <= S_BLOCK && kind != E_ALIAS && kind != E_WITHITEM && kind != E_ARGUMENTS &&
-           kind != E_ARG && !(kind >= P_VALUE && kind <= P_OR);
-}
-
 /* A True of the code's own (not of its nested code objects) in the tree of
  * n, `while True:` among them (whose True the peephole pass leaves unread
  * too): the compiler would add a True of its own.  -1: too deep to tell. */
@@ -61,7 +56,7 @@ static int last_before(dp_node *n, int at, place *best, int depth) {
     for (int l = 0; l < 4; l++)
         for (int k = 0; k < ls[l]->n; k++) {
             dp_node *s = ls[l]->v[k];
-            if (s == NULL || (!is_stmt(s->kind) && s->kind != S_EXCEPT && s->kind != S_CASE))
+            if (!dp_in_body(s))
                 continue;
             if (s->kind == S_EXCEPT || s->kind == S_CASE || s->kind == S_BLOCK) {
                 if (last_before(s, at, best, depth + 1) < 0)

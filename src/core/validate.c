@@ -245,7 +245,7 @@ static int stub_body(dc *d, const dp_node *def, dp_nodes *out) {
  * expressions: a lambda is compared in full) replaced by stubs; n itself
  * when it holds none.  NULL when out of memory or too deep. */
 static dp_node *stubbed(dc *d, dp_node *n, int depth) {
-    if (n == NULL || n->kind < S_EXPR || depth > MAX_STUB_DEPTH)
+    if (!dp_in_body(n) || depth > MAX_STUB_DEPTH)
         return depth > MAX_STUB_DEPTH ? NULL : n;
     if ((n->kind == S_FUNCTIONDEF || n->kind == S_CLASSDEF) && n->l4.n > 0)
         return n; /* (PEP 695: the body's uses of the type parameters make the cells of the
