@@ -26,16 +26,16 @@ STILL_FALLING_BACK = {
     "loop_try_except_as_raise_else_return": (3, 12), # cannot structure PUSH_EXC_INFO here
     "with_loop_try_else_return_none": (3, 12),       # cannot structure PUSH_EXC_INFO here
     "loop_in_if_try_else_return": (3, 12),           # cannot structure PUSH_EXC_INFO here
-    "for_try_return_except_pass": (3, 12),           # the structure kept an interpreter-only value
-    "for_try_return_except_continue": (3, 12),       # the structure kept an interpreter-only value
+    "for_try_return_except_pass": (3, 12),           # an interpreter-only value was kept in the structure
+    "for_try_return_except_continue": (3, 12),       # an interpreter-only value was kept in the structure
     "finally_with_if_else": (3, 12),                 # finally block left without its copy
     "try_except_finally_with_a_with": (3, 12),       # finally block left without its copy
     "finally_with_a_nested_try_finally": (3, 12),    # finally block left without its copy
     "tries_whose_clauses_return_none": (3, 12),      # stack underflow at RERAISE
     "while_true_ending_with_try_except": (3, 12),    # unstructured jump
     "if_try_except_as_return_then_code": (3, 12),    # try statement runs past its enclosing block
-    "with_try_return_except_raise": (3, 12),         # the structure kept an interpreter-only value
-    "with_try_return_except_return": (3, 12),        # the structure kept an interpreter-only value
+    "with_try_return_except_raise": (3, 12),         # an interpreter-only value was kept in the structure
+    "with_try_return_except_return": (3, 12),        # an interpreter-only value was kept in the structure
     "with_while_true_try_break_except": (3, 12),     # cannot structure PUSH_EXC_INFO here
     "finally_ending_with_a_nested_try_except": (3, 12),  # finally block left without its copy
     "finally_with_if_elif_else_and_nested_try": (3, 12),  # finally block left without its copy
