@@ -149,3 +149,35 @@ def else_clause_that_raises_what_the_handler_catches(x, log):
         return log
     else:
         raise KeyError("else")
+
+
+# --- a while loop whose body ends in an if that breaks or continues (3.8/3.9
+# leave the break's dead jump and the back edge after the body, and thread
+# the test's jump to the loop's exit): the break was read as the end of the
+# body, so the loop ran on -------------------------------------------------------
+
+@case(([5, 1, 9, 2, 0, 3], 5), ([1, 2, 3], 2), ([], 0), ([7, 7, 7], 2))
+def while_if_else_break(heap, pos):
+    while pos > 0:
+        parent = heap[pos // 2] if pos // 2 < len(heap) else 0
+        if parent < 5:
+            pos = pos // 2
+        else:
+            break
+    return pos
+
+
+@case(([5, 1, 9, 2, 0, 3], 5, 4), ([1, 2, 3], 2, 0), ([], 0, 1), ([9, 8, 7, 6], 3, 7))
+def while_if_continue_then_break(heap, pos, newitem):
+    # heapq._siftdown's loop
+    while pos > 0 and heap:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if newitem < parent:
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    if heap:
+        heap[pos] = newitem
+    return heap, pos

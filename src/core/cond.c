@@ -601,7 +601,11 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
     if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
         return -1;
     dc_loop lp = {i, then >= 0 ? end : F, 0, NULL, then};
-    if (dc_loop_body(d, &lp, B, stop, st, &w->l1) < 0)
+    /* (3.8/3.9 leave dead jumps between the back edge and the exit, after
+     * a body whose last statement always jumps: the body ends at the back
+     * edge, so a jump from it to the exit is a `break`, not its end) */
+    int body_end = F == stop && stop > last + 1 && dc_nothing_runs(d, last + 1, stop) ? last + 1 : stop;
+    if (dc_loop_body(d, &lp, B, body_end, st, &w->l1) < 0)
         return -1;
     /* code after the back edge that falls into the exit ends with `break` */
     for (int j = last + 1; j < stop; j++)
