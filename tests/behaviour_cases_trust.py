@@ -181,3 +181,95 @@ def while_if_continue_then_break(heap, pos, newitem):
     if heap:
         heap[pos] = newitem
     return heap, pos
+
+
+# --- a return inside a try nested in an `except ... as e` clause (3.11+: the
+# return unwinds past the try's protected range, then runs the clause's
+# `e = None; del e`): that cleanup was printed at the top of the nested try,
+# so its handler no longer saw `e` (sysconfig._subst_vars) ----------------------
+
+@case(("{a}", {"a": 1}, {}), ("{b}", {}, {"b": 2}), ("{c}", {}, {}))
+def return_in_a_try_inside_an_except_as_clause(template, first, second):
+    try:
+        return template.format(**first)
+    except KeyError as missing:
+        try:
+            return template.format(**second)
+        except KeyError:
+            return "missing %s" % missing
+
+
+@case((1, []), ("key", []), ("value", []))
+def return_of_a_local_in_a_try_inside_an_except_as_clause(x, log):
+    try:
+        _step(log, x)
+        return "body"
+    except KeyError as error:
+        try:
+            log.append(len(log))
+            return x
+        except TypeError:
+            return error
+        finally:
+            log.append(str(error))
+
+
+# --- `if not c: continue` ending a try body in a loop (3.11: the continue
+# unwinds the try before its jump, outside the protected range): the if was
+# read as ending at the range, and the continue as a statement after it, run
+# every time (pathlib._WildcardSelector._select_from) ---------------------------
+
+class _Entry:
+    def __init__(self, kind):
+        self.kind = kind
+
+    def is_dir(self):
+        if self.kind == "broken":
+            raise OSError("broken")
+        return self.kind == "dir"
+
+
+@case((["dir", "file", "broken", "dir"],), ([],), (["file"],))
+def continue_ending_a_try_body_in_a_for_loop(kinds):
+    kept = []
+    for entry in [_Entry(k) for k in kinds]:
+        try:
+            if not entry.is_dir():
+                continue
+        except OSError:
+            continue
+        kept.append(entry.kind)
+    return kept
+
+
+@case((["dir", "file", "dir"],), (["dir", "broken", "dir"],), ([],))
+def continue_ending_a_try_body_in_a_while_loop(kinds):
+    kept = []
+    i = 0
+    while i < len(kinds):
+        entry = _Entry(kinds[i])
+        i += 1
+        try:
+            if entry.is_dir():
+                continue
+        except OSError:
+            break
+        kept.append(entry.kind)
+    return kept, i
+
+
+@case(("a%(x)s", {"x": "b"}, 3), ("plain", {}, 3), ("%(x)s", {"x": "%(x)s"}, 2), ("", {}, 1))
+def while_if_try_else_break(value, table, depth):
+    # configparser.LegacyInterpolation.before_get's loop: the then-part
+    # ends in a try, the else breaks
+    while depth:
+        depth -= 1
+        if value and "%(" in value:
+            value = value.replace("a", "A")
+            try:
+                value = value % table
+            except KeyError as e:
+                raise ValueError(e.args[0]) from None
+        else:
+            break
+    return value, depth

@@ -601,10 +601,15 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
     if (w == NULL || (w->a = parse_cond(d, s, 0, k - 1, B, F)) == NULL)
         return -1;
     dc_loop lp = {i, then >= 0 ? end : F, 0, NULL, then};
-    /* (3.8/3.9 leave dead jumps between the back edge and the exit, after
-     * a body whose last statement always jumps: the body ends at the back
-     * edge, so a jump from it to the exit is a `break`, not its end) */
-    int body_end = F == stop && stop > last + 1 && dc_nothing_runs(d, last + 1, stop) ? last + 1 : stop;
+    /* (the body ends before its jump back at `last`, so a jump from it to
+     * the exit is a `break`, not the end of the body; 3.8/3.9 may leave
+     * dead jumps between the two, after a body whose last statement always
+     * jumps) */
+    int body_end = stop;
+    if (F == stop && stop > last && dc_nothing_runs(d, last + 1, stop)) {
+        body_end = last;
+        dc_seen(d, last, last + 1);
+    }
     if (dc_loop_body(d, &lp, B, body_end, st, &w->l1) < 0)
         return -1;
     /* code after the back edge that falls into the exit ends with `break` */
@@ -852,11 +857,16 @@ static int cond_past_end(dc *d, cond *c) {
     seg *s = c->s;
     int k = c->k, B = c->B, F = c->F, i = c->i, exit = c->exit;
     /* the last statement of a try body can end past the protected range
-     * (its RETURN_VALUE cannot raise): `if c: return x` falls to F there;
-     * with a constant x the whole branch is past it (B == end, 3.11: F is
-     * the JUMP_FORWARD over the handler) */
+     * (its RETURN_VALUE cannot raise, a `continue` or `break` unwinds the
+     * try before it jumps): `if c: return x` falls to F there; with a
+     * constant x, or for `if not c: continue`, the whole branch is past it
+     * (B == end, 3.11: F is the JUMP_FORWARD over the handler) */
+    const dp_instr *last = F > 0 && F <= d->n ? &d->in[F - 1] : NULL;
+    /* (3.12+ reads `if not c: continue` from its inverted jump: cond_loops) */
+    int leaves_loop = !d->lay.forward_cond_jumps && last && last->op == IR_JUMP && d->loop &&
+                      (last->target == d->loop->head || last->target == d->loop->brk);
     if (c->finishes && F > c->end && F < d->n && B <= c->end &&
-        (d->in[F - 1].op == IR_RETURN_VALUE || d->in[F - 1].op == IR_RAISE)) {
+        (last->op == IR_RETURN_VALUE || last->op == IR_RAISE || leaves_loop)) {
         int inside = 1;
         for (int j = c->end; j < F && inside; j++)
             inside = d->in[j].op != IR_PUSH_EXC_INFO && !(d->nref[j] > 0 && j > B);
