@@ -273,3 +273,23 @@ def while_if_try_else_break(value, table, depth):
         else:
             break
     return value, depth
+
+
+# --- `if x: return` then `continue` inside an if of a loop body (3.8/3.9
+# thread the if's jump through the continue, leaving it dead after the
+# return): the continue was dropped, so the rest of the body ran
+# (_markupbase.ParserBase._parse_doctype_subset) -----------------------------------
+
+@case(("a<!--b", ), ("<!--", ), ("ab", ), ("", ))
+def continue_after_an_if_that_returns(text):
+    seen = []
+    j = 0
+    while j < len(text):
+        if text[j] == "<":
+            j = text.find("-->", j) if "-->" in text else -len(text) - 1
+            if j < 0:
+                return seen, j
+            continue
+        seen.append(text[j])
+        j += 1
+    return seen, j

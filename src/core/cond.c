@@ -832,8 +832,18 @@ static int cond_backward(dc *d, cond *c) {
     while (d->lay.keeps_dead_blocks && X <= end && X < d->n &&
            !(d->in[X].op == IR_JUMP && d->in[X].target == F && !d->reach[X] && X > B && d->in[X - 1].op == IR_RETURN_VALUE))
         X++;
-    if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX) && (r = if_up_to(d, c, X, 0)) != 0)
-        return r < 0 ? -1 : 0;
+    if (X <= end && X < d->n && !dc_jumps_into(d, B, X, X, INT_MAX) && (r = if_up_to(d, c, X, 0)) != 0) {
+        if (r < 0 || X == end)
+            return r < 0 ? -1 : 0;
+        /* (that jump is the statement after the if: a `continue` where
+         * more of the region follows, not dead code to step over) */
+        int jumped;
+        if (dc_jump_stmt(d, X, F, exit, c->out, &jumped) < 0)
+            return -1;
+        dc_mark(d, X);
+        *c->next = X + 1;
+        return 0;
+    }
     dp_node *ifs = dc_stmt(d, S_IF, c->stmt_start);
     if (ifs == NULL)
         return -1;
