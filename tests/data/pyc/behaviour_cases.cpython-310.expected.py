@@ -9,6 +9,7 @@ arguments are plain data whose repr() says everything (no object addresses);
 module globals a case writes are written before they are read, so a run
 leaves no trace that changes the next one.  `match` cases live in
 behaviour_cases_match.py (Python 3.10+ syntax)."""
+global COUNTER, SETTING
 import asyncio
 import sys
 CASES = []
@@ -476,9 +477,7 @@ def walrus(items):
     it = iter(items)
     while (value := next(it, None)) is not None:
         out.append(value)
-    if items:
-        return out, doubled, y
-    return out, doubled, None
+    return out, doubled, y if items else None
 
 
 @case(((1, 2), {'k': 3}), ((), {}), ((0,), {'z': 1, 'a': 2}))
@@ -500,7 +499,6 @@ def calls_with_dict_displays_as_keywords(key, value):
             out.append(call())
         except TypeError:
             out.append('TypeError')
-            continue
     return out
 
 
@@ -548,16 +546,8 @@ def fstrings(a, b):
 @case(('f', 1), ('g', 2), (None, 0))
 def fstrings_with_a_conditional_before_a_return(a, n):
     if n == 0:
-        __temp_1 = f'{a}'
-        __temp_2 = f'{n}'
-        if n:
-            return f'{__temp_1}{__temp_2}{"s"}'
-        return f'{__temp_1}{__temp_2}{""}'
-    __temp_3 = f'{a!r}'
-    __temp_4 = f'{n}'
-    if n != 1:
-        return f'{__temp_3} takes {__temp_4} argument{"s"}'
-    return f'{__temp_3} takes {__temp_4} argument{""}'
+        return f'{a}{n}{"s" if n else ""}'
+    return f'{a!r} takes {n} argument{"s" if n != 1 else ""}'
 
 
 @case(('x', 3), (1.5, 'y'), ((1, 2), 0))
@@ -677,7 +667,7 @@ def nested_loops(n):
         else:
             pairs.append('inner done')
         if len(pairs) > 8:
-            return pairs
+            break
     return pairs
 
 
@@ -939,7 +929,7 @@ def break_and_continue_inside_try_finally(items):
             if item == 2:
                 continue
             if item == 0:
-                return log
+                break
             log.append(item)
             continue
         finally:
@@ -1188,23 +1178,10 @@ def closure_cells_in_loops(n):
 
 @case(([3, 1, 2],), (['bb', 'a', 'ccc'],))
 def lambdas(items):
-    # depyf: no structured form was found (at offset 8: lambda body is not a single expression);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = sorted
-            __t2 = items
-
-            def __fn3(v):
-                if isinstance(v, int):
-                    return -v
-                return -len(v)
-
-            by_neg = __t1(__t2, key=__fn3)
-            pick = lambda seq, i=0, *rest, **kw: (seq[i], rest, sorted(kw))
-            nested = lambda a: lambda b: (a, b)
-            return by_neg, pick(items), pick(items, 1, 2, z=3), nested(1)(2), (lambda: None)()
+    by_neg = sorted(items, key=lambda v: -v if isinstance(v, int) else -len(v))
+    pick = lambda seq, i=0, *rest, **kw: (seq[i], rest, sorted(kw))
+    nested = lambda a: lambda b: (a, b)
+    return by_neg, pick(items), pick(items, 1, 2, z=3), nested(1)(2), (lambda: None)()
 
 
 @case((2,), (5,))
@@ -1269,13 +1246,13 @@ def class_bodies_with_super(x):
 
         def __init__(self, v):
             super().__init__(v * 2)
-            self._Child__hidden = v
+            self.__hidden = v
 
         def describe(self):
             return 'child(' + super().describe() + ')'
 
         def hidden(self):
-            return self._Child__hidden, __class__.__name__
+            return self.__hidden, __class__.__name__
 
     c = Child(x)
     return c.describe(), c.hidden(), Child.label, Child.doubled, Base(x).describe(), Child.__mro__[1].__name__
@@ -1360,7 +1337,7 @@ def generator_whose_yield_is_unreachable(log, early):
     if early:
         return None
     log.append('late')
-    return
+    return None
     yield
 
 
@@ -1421,6 +1398,54 @@ async def async_with_in_async_for(n):
                 break
             log.append(x)
     return log
+
+
+@case((0,), (3,), (5,))
+async def async_for_inside_if(n):
+    log = []
+    if n:
+        async for i in ticks(n):
+            if i == 4:
+                break
+            log.append(i)
+    return log
+
+
+@case((0,), (3,))
+async def async_for_inside_if_ending_the_function(n):
+    log = [n]
+    if n:
+        async for i in ticks(n):
+            log.append(i)
+
+
+class _Box:
+    pass
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_stored_on_an_object(n):
+    box = _Box()
+    box.c = None
+    if n:
+        box.c = [i * 2 async for i in ticks(n)]
+    return box.c
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_returned(n):
+    if n > 1:
+        return {i: i + 1 async for i in ticks(n) if i}
+    return n
+
+
+@case((0,), (2,), (4,))
+async def async_comprehension_inside_if_then_more_code(n):
+    c = []
+    if n:
+        c = [i async for i in ticks(n)]
+    c.append('end')
+    return c
 
 
 @case((0,), (3,))
@@ -1621,8 +1646,8 @@ def tuple_swaps_and_multiple_targets(a, b):
     a, b, c = b, a, a + b
     x = y = [a]
     x.append(b)
-    __temp_5 = a, b
-    (p, q), r = __temp_5, c
+    __temp_1 = a, b
+    (p, q), r = __temp_1, c
     return a, b, c, y, p, q, r
 
 
@@ -1843,7 +1868,7 @@ def empty_bodies(x):
         pass
 
     def nothing():
-        pass
+        return None
 
     return nothing(), Empty.__name__
 
@@ -1917,12 +1942,23 @@ def while_true_with_break_in_except(n):
                 raise ValueError
         except ValueError:
             log.append('v')
-        else:
-            log.append('ok')
-            if not n < 0:
-                continue
+            return log
+        log.append('ok')
+        if n < 0:
             log.append('neg')
-        return log
+            return log
+
+
+@case(([None, 2, None], [0, 5, 7]), ([], []), ([3], [None]))
+def bool_op_in_an_arm_of_a_conditional_expression(a, b):
+    return [m or 1 if s is None else s for s, m in zip(a, b)]
+
+
+@case((0, 0), (0, 1), (2, 0), (3, 4))
+def bool_ops_in_both_arms_returned(s, t):
+    if t:
+        return s or 1
+    return s and 2
 
 
 @case(([0, 2, 1],), ([0],), ([5, 0, 3],))
@@ -2160,7 +2196,7 @@ def identity_tests_returning_inside_a_loop(values):
     for value in values:
         counts[2] += 1
         if value == 's':
-            return counts
+            break
     return counts
 
 
@@ -2213,3 +2249,7 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 import behaviour_cases_shapes
 import behaviour_cases_legacy
+import behaviour_cases_flow
+import behaviour_cases_exc
+import behaviour_cases_trust
+import behaviour_cases_try_flow

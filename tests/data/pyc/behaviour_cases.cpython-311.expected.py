@@ -9,6 +9,7 @@ arguments are plain data whose repr() says everything (no object addresses);
 module globals a case writes are written before they are read, so a run
 leaves no trace that changes the next one.  `match` cases live in
 behaviour_cases_match.py (Python 3.10+ syntax)."""
+global COUNTER, SETTING
 import asyncio
 import sys
 CASES = []
@@ -376,79 +377,10 @@ def boolean_conditions(a, b, c):
 
 @case((1, 2), (0, 2), (0, 0), ('', 'x'))
 def conditional_expressions(a, b):
-    # depyf: the structured form failed validation (offset 112: BUILD_TUPLE on other values than at offset 112);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            if a:
-                __state = 1
-            else:
-                __state = 2
-        if __state == 1:
-            __stack_0 = a
-            __state = 3
-        if __state == 2:
-            __stack_0 = b
-            __state = 3
-        if __state == 3:
-            first = __stack_0
-            __stack_0 = None
-            if a:
-                __state = 4
-            else:
-                __state = 6
-        if __state == 4:
-            if b:
-                __state = 5
-            else:
-                __state = 6
-        if __state == 5:
-            __stack_0 = 'both'
-            __state = 10
-        if __state == 6:
-            if a:
-                __state = 8
-            else:
-                __state = 7
-        if __state == 7:
-            if b:
-                __state = 8
-            else:
-                __state = 9
-        if __state == 8:
-            __stack_0 = 'one'
-            __state = 10
-        if __state == 9:
-            __stack_0 = 'none'
-            __state = 10
-        if __state == 10:
-            second = __stack_0
-            __stack_0 = None
-            if b:
-                __state = 11
-            else:
-                __state = 15
-        if __state == 11:
-            if a:
-                __state = 12
-            else:
-                __state = 13
-        if __state == 12:
-            __stack_0 = a + 1
-            __state = 14
-        if __state == 13:
-            __stack_0 = -1
-            __state = 14
-        if __state == 14:
-            __stack_0 = __stack_0 * 2
-            __state = 16
-        if __state == 15:
-            __stack_0 = 0
-            __state = 16
-        if __state == 16:
-            third = __stack_0
-            return first, second, third, [x if x else -x for x in (a, b) if x or not a]
+    first = a if a else b
+    second = 'both' if a and b else 'one' if a or b else 'none'
+    third = (a + 1 if a else -1) * 2 if b else 0
+    return first, second, third, [x if x else -x for x in (a, b) if x or not a]
 
 
 @case(([1, 2, 3, 4],), ([],), ([10],))
@@ -521,12 +453,7 @@ def bytes_literals(i):
 
 @case((1,), ('b',), (4,), (None,))
 def container_literals(x):
-    # depyf: the structured form failed validation (offset 54: CONTAINS on other values than at offset 54);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
+    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
 
 
 @case(([1, 2], {'a': 1}), ((), {}))
@@ -992,13 +919,13 @@ def class_bodies_with_super(x):
 
         def __init__(self, v):
             super().__init__(v * 2)
-            self._Child__hidden = v
+            self.__hidden = v
 
         def describe(self):
             return 'child(' + super().describe() + ')'
 
         def hidden(self):
-            return self._Child__hidden, __class__.__name__
+            return self.__hidden, __class__.__name__
 
     c = Child(x)
     return c.describe(), c.hidden(), Child.label, Child.doubled, Base(x).describe(), Child.__mro__[1].__name__
@@ -1083,7 +1010,7 @@ def generator_whose_yield_is_unreachable(log, early):
     if early:
         return None
     log.append('late')
-    return
+    return None
     yield
 
 
@@ -1144,6 +1071,54 @@ async def async_with_in_async_for(n):
                 break
             log.append(x)
     return log
+
+
+@case((0,), (3,), (5,))
+async def async_for_inside_if(n):
+    log = []
+    if n:
+        async for i in ticks(n):
+            if i == 4:
+                break
+            log.append(i)
+    return log
+
+
+@case((0,), (3,))
+async def async_for_inside_if_ending_the_function(n):
+    log = [n]
+    if n:
+        async for i in ticks(n):
+            log.append(i)
+
+
+class _Box:
+    pass
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_stored_on_an_object(n):
+    box = _Box()
+    box.c = None
+    if n:
+        box.c = [i * 2 async for i in ticks(n)]
+    return box.c
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_returned(n):
+    if n > 1:
+        return {i: i + 1 async for i in ticks(n) if i}
+    return n
+
+
+@case((0,), (2,), (4,))
+async def async_comprehension_inside_if_then_more_code(n):
+    c = []
+    if n:
+        c = [i async for i in ticks(n)]
+    c.append('end')
+    return c
 
 
 @case((0,), (3,))
@@ -1238,125 +1213,30 @@ def conditional_import(flag):
 
 @case(('a = 1 + 22 * (3 - x)',), ('',), ('1 ?',))
 def tokenizer(text):
-    # depyf: the structured form failed validation (offset 40: COMPARE on other values than at offset 40);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = []
-            i = 0
-            tokens = __t1
-            __t1 = None
-            __state = 1
-        if __state == 1:
-            if i < len(text):
-                __state = 2
-            else:
-                __state = 23
-        if __state == 2:
-            ch = text[i]
-            if ch.isspace():
-                __state = 3
-            else:
-                __state = 4
-        if __state == 3:
+    tokens, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isspace():
             i += 1
-            __state = 1
-        if __state == 4:
-            if ch.isdigit():
-                __state = 5
-            else:
-                __state = 10
-        if __state == 5:
+            continue
+        if ch.isdigit():
             j = i
-            if j < len(text):
-                __state = 6
-            else:
-                __state = 9
-        if __state == 6:
-            if text[j].isdigit():
-                __state = 7
-            else:
-                __state = 9
-        if __state == 7:
-            j += 1
-            if j < len(text):
-                __state = 8
-            else:
-                __state = 9
-        if __state == 8:
-            if text[j].isdigit():
-                __state = 7
-            else:
-                __state = 9
-        if __state == 9:
+            while j < len(text) and text[j].isdigit():
+                j += 1
             tokens.append(('num', int(text[i:j])))
             i = j
-            __state = 22
-        if __state == 10:
-            if ch.isalpha():
-                __state = 12
-            else:
-                __state = 11
-        if __state == 11:
-            if ch == '_':
-                __state = 12
-            else:
-                __state = 19
-        if __state == 12:
+        elif ch.isalpha() or ch == '_':
             j = i + 1
-            if j < len(text):
-                __state = 13
-            else:
-                __state = 18
-        if __state == 13:
-            if text[j].isalnum():
-                __state = 15
-            else:
-                __state = 14
-        if __state == 14:
-            if text[j] == '_':
-                __state = 15
-            else:
-                __state = 18
-        if __state == 15:
-            j += 1
-            if j < len(text):
-                __state = 16
-            else:
-                __state = 18
-        if __state == 16:
-            if text[j].isalnum():
-                __state = 15
-            else:
-                __state = 17
-        if __state == 17:
-            if text[j] == '_':
-                __state = 15
-            else:
-                __state = 18
-        if __state == 18:
+            while j < len(text) and (text[j].isalnum() or text[j] == '_'):
+                j += 1
             tokens.append(('name', text[i:j]))
             i = j
-            __state = 22
-        if __state == 19:
-            if ch in '+-*/()=':
-                __state = 20
-            else:
-                __state = 21
-        if __state == 20:
+        elif ch in '+-*/()=':
             tokens.append(('op', ch))
             i += 1
-            __state = 22
-        if __state == 21:
+        else:
             raise SyntaxError('bad character %r at %d' % (ch, i))
-        if __state == 22:
-            if i < len(text):
-                __state = 2
-            else:
-                __state = 23
-        if __state == 23:
-            return tokens
+    return tokens
 
 
 @case(([5, 3, 8, 1, 9, 2],), ([],), ([1],), ([2, 1],))
@@ -1584,27 +1464,10 @@ def generator_in_class_method(n):
             self.limit = limit
 
         def __iter__(self):
-            # depyf: the structured form failed validation (offset 24: COMPARE on other values than at offset 24);
-            # this is an equivalent state machine over the bytecode's blocks
-            __state = 0
-            while True:
-                if __state == 0:
-                    i = 0
-                    if i < self.limit:
-                        __state = 1
-                    else:
-                        __state = 3
-                if __state == 1:
-                    yield i
-                    i += 1
-                    if i < self.limit:
-                        __state = 1
-                    else:
-                        __state = 2
-                if __state == 2:
-                    return None
-                if __state == 3:
-                    return None
+            i = 0
+            while i < self.limit:
+                yield i
+                i += 1
 
     return list(Counter(n)), sum(Counter(n))
 
@@ -1683,7 +1546,7 @@ def empty_bodies(x):
         pass
 
     def nothing():
-        pass
+        return None
 
     return nothing(), Empty.__name__
 
@@ -1765,6 +1628,16 @@ def while_true_with_break_in_except(n):
             log.append('neg')
             break
     return log
+
+
+@case(([None, 2, None], [0, 5, 7]), ([], []), ([3], [None]))
+def bool_op_in_an_arm_of_a_conditional_expression(a, b):
+    return [m or 1 if s is None else s for s, m in zip(a, b)]
+
+
+@case((0, 0), (0, 1), (2, 0), (3, 4))
+def bool_ops_in_both_arms_returned(s, t):
+    return s or 1 if t else s and 2
 
 
 @case(([0, 2, 1],), ([0],), ([5, 0, 3],))
@@ -1904,215 +1777,73 @@ def while_loop_as_whole_if_body(xs, out):
 
 @case(([(1, 1), (1, 5), (0, 1)], [1]), ([], []), ([(0, 0), (2, 2)], [2]))
 def if_else_nested_in_loop_then_branch(items, wanted):
-    # depyf: the structured form failed validation (offset 198: COMPARE on other values than at offset 198);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        if __state == 0:
-            out = []
-            __stack_0 = __builtins.iter(items)
-            __state = 1
-        if __state == 1:
-            try:
-                __stack_1 = __builtins.next(__stack_0)
-                __state = 2
-            except __builtins.StopIteration:
-                __stack_0 = None
-                __state = 7
-        if __state == 2:
-            t, v = __stack_1
-            __stack_1 = None
-            if t:
-                __state = 3
-            else:
-                __state = 6
-        if __state == 3:
+    out = []
+    for t, v in items:
+        if t:
             if v in wanted:
-                __state = 4
-            else:
-                __state = 5
-        if __state == 4:
-            out.append(1)
-            __state = 1
-        if __state == 5:
+                out.append(1)
+                continue
             out.append(3)
-            __state = 1
-        if __state == 6:
-            out.append(4)
-            __state = 1
-        if __state == 7:
-            i = 0
-            if i < len(items):
-                __state = 8
-            else:
-                __state = 17
-        if __state == 8:
-            t, v = items[i]
-            i += 1
-            if t:
-                __state = 9
-            else:
-                __state = 15
-        if __state == 9:
-            if v:
-                __state = 10
-            else:
-                __state = 15
-        if __state == 10:
+            continue
+        out.append(4)
+    i = 0
+    while i < len(items):
+        t, v = items[i]
+        i += 1
+        if t and v:
             if v in wanted:
-                __state = 11
+                out.append(5)
+            elif v > 3:
+                out.append(6)
             else:
-                __state = 12
-        if __state == 11:
-            out.append(5)
-            __state = 16
-        if __state == 12:
-            if v > 3:
-                __state = 13
-            else:
-                __state = 14
-        if __state == 13:
-            out.append(6)
-            __state = 16
-        if __state == 14:
-            out.append(7)
-            __state = 16
-        if __state == 15:
+                out.append(7)
+        else:
             out.append(8)
-            __state = 16
-        if __state == 16:
-            if i < len(items):
-                __state = 8
-            else:
-                __state = 17
-        if __state == 17:
-            out.append(9)
-            return out
+    out.append(9)
+    return out
 
 
 @case(([1, 2, 3],), ([],), ([3, 0, 2, 7],))
 def deeply_nested_if_else_in_loops(xs):
-    # depyf: the structured form failed validation (offset 480: COMPARE on other values than at offset 480);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        if __state == 0:
-            out = []
-            __stack_0 = __builtins.iter(xs)
-            __state = 1
-        if __state == 1:
-            try:
-                __stack_1 = __builtins.next(__stack_0)
-                __state = 2
-            except __builtins.StopIteration:
-                __stack_0 = None
-                __state = 9
-        if __state == 2:
-            x = __stack_1
-            __stack_1 = None
-            if x > 0:
-                __state = 3
-            else:
-                __state = 8
-        if __state == 3:
+    out = []
+    for x in xs:
+        if x > 0:
             if x > 1:
-                __state = 4
-            else:
-                __state = 7
-        if __state == 4:
-            if x > 2:
-                __state = 5
-            else:
-                __state = 6
-        if __state == 5:
-            out.append(3)
-            __state = 1
-        if __state == 6:
-            out.append(2)
-            __state = 1
-        if __state == 7:
+                if x > 2:
+                    out.append(3)
+                    continue
+                out.append(2)
+                continue
             out.append(1)
-            __state = 1
-        if __state == 8:
-            out.append(0)
-            __state = 1
-        if __state == 9:
-            __stack_0 = __builtins.iter(xs)
-            __state = 10
-        if __state == 10:
-            try:
-                __stack_1 = __builtins.next(__stack_0)
-                __state = 11
-            except __builtins.StopIteration:
-                __stack_0 = None
-                __state = 19
-        if __state == 11:
-            x = __stack_1
-            __stack_1 = None
-            if x:
-                __state = 12
-            else:
-                __state = 10
-        if __state == 12:
-            if x == 1:
-                __state = 13
-            else:
-                __state = 14
-        if __state == 13:
+            continue
+        out.append(0)
+    for x in xs:
+        if not x:
+            continue
+        if x == 1:
             out.append('a')
-            __state = 10
-        if __state == 14:
-            if x == 2:
-                __state = 15
-            else:
-                __state = 18
-        if __state == 15:
+            continue
+        if x == 2:
             if out:
-                __state = 16
-            else:
-                __state = 17
-        if __state == 16:
-            out.append('b')
-            __state = 10
-        if __state == 17:
+                out.append('b')
+                continue
             out.append('c')
-            __state = 10
-        if __state == 18:
-            out.append('d')
-            __state = 10
-        if __state == 19:
-            i = 0
-            __state = 20
-        if __state == 20:
-            if i >= len(xs):
-                __state = 26
-            else:
-                __state = 21
-        if __state == 21:
-            x = xs[i]
-            i += 1
-            if x:
-                __state = 22
-            else:
-                __state = 25
-        if __state == 22:
+            continue
+        out.append('d')
+    i = 0
+    while True:
+        if i >= len(xs):
+            break
+        x = xs[i]
+        i += 1
+        if x:
             if x > 2:
-                __state = 23
+                out.append(True)
             else:
-                __state = 24
-        if __state == 23:
-            out.append(True)
-            __state = 20
-        if __state == 24:
-            out.append(False)
-            __state = 20
-        if __state == 25:
+                out.append(False)
+        else:
             out.append(None)
-            __state = 20
-        if __state == 26:
-            return out
+    return out
 
 
 @case((0,), (2,), (4,))
@@ -2199,3 +1930,7 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 import behaviour_cases_shapes
 import behaviour_cases_legacy
+import behaviour_cases_flow
+import behaviour_cases_exc
+import behaviour_cases_trust
+import behaviour_cases_try_flow

@@ -9,6 +9,7 @@ arguments are plain data whose repr() says everything (no object addresses);
 module globals a case writes are written before they are read, so a run
 leaves no trace that changes the next one.  `match` cases live in
 behaviour_cases_match.py (Python 3.10+ syntax)."""
+global COUNTER, SETTING
 import asyncio
 import sys
 CASES = []
@@ -338,100 +339,19 @@ def chained_comparisons_in_loops_and_returns(color):
 
 @case((5,), (0,), (-1,), (10,), (99,))
 def chained_comparison_in_conditions(x):
-    # depyf: no structured form was found (at offset 138: conditional jump past its enclosing block);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = x
-            __stack_0 = __t1
-            if 0 < __t1:
-                __t1 = None
-                __state = 1
-            else:
-                __t1 = None
-                __state = 2
-        if __state == 1:
-            if __stack_0 < 10:
-                __stack_0 = None
-                __state = 3
-            else:
-                __stack_0 = None
-                __state = 4
-        if __state == 2:
-            __stack_0 = None
-            __state = 4
-        if __state == 3:
-            kind = 'small'
-            __state = 9
-        if __state == 4:
-            __t2 = x
-            __stack_0 = __t2
-            if 10 <= __t2:
-                __t2 = None
-                __state = 5
-            else:
-                __t2 = None
-                __state = 6
-        if __state == 5:
-            if __stack_0 <= 50:
-                __stack_0 = None
-                __state = 7
-            else:
-                __stack_0 = None
-                __state = 8
-        if __state == 6:
-            __stack_0 = None
-            __state = 8
-        if __state == 7:
-            kind = 'medium'
-            __state = 9
-        if __state == 8:
-            kind = 'other'
-            __state = 9
-        if __state == 9:
-            __t3 = x
-            __stack_0 = __t3
-            if 0 < __t3:
-                __t3 = None
-                __state = 10
-            else:
-                __t3 = None
-                __state = 11
-        if __state == 10:
-            if __stack_0 < 5:
-                __stack_0 = None
-                __state = 12
-            else:
-                __stack_0 = None
-                __state = 16
-        if __state == 11:
-            __stack_0 = None
-            return kind, x
-        if __state == 12:
+    if 0 < x < 10:
+        kind = 'small'
+    elif 10 <= x <= 50:
+        kind = 'medium'
+    else:
+        kind = 'other'
+    if 0 < x < 5:
+        while True:
             x += 2
-            __t4 = x
-            __stack_0 = __t4
-            if 0 < __t4:
-                __t4 = None
-                __state = 13
-            else:
-                __t4 = None
-                __state = 15
-        if __state == 13:
-            if __stack_0 < 5:
-                __stack_0 = None
-                __state = 12
-            else:
-                __stack_0 = None
-                __state = 14
-        if __state == 14:
+            if 0 < x < 5:
+                continue
             return kind, x
-        if __state == 15:
-            __stack_0 = None
-            __state = 16
-        if __state == 16:
-            return kind, x
+    return kind, x
 
 
 @case((0, 0, 0), (1, 0, 2), (0, 'b', None), ('a', '', [1]), ([], [2], 0))
@@ -477,9 +397,7 @@ def walrus(items):
     it = iter(items)
     while (value := next(it, None)) is not None:
         out.append(value)
-    if items:
-        return out, doubled, y
-    return out, doubled, None
+    return out, doubled, y if items else None
 
 
 @case(((1, 2), {'k': 3}), ((), {}), ((0,), {'z': 1, 'a': 2}))
@@ -549,16 +467,8 @@ def fstrings(a, b):
 @case(('f', 1), ('g', 2), (None, 0))
 def fstrings_with_a_conditional_before_a_return(a, n):
     if n == 0:
-        __temp_1 = f'{a}'
-        __temp_2 = f'{n}'
-        if n:
-            return f'{__temp_1}{__temp_2}{"s"}'
-        return f'{__temp_1}{__temp_2}{""}'
-    __temp_3 = f'{a!r}'
-    __temp_4 = f'{n}'
-    if n != 1:
-        return f'{__temp_3} takes {__temp_4} argument{"s"}'
-    return f'{__temp_3} takes {__temp_4} argument{""}'
+        return f'{a}{n}{"s" if n else ""}'
+    return f'{a!r} takes {n} argument{"s" if n != 1 else ""}'
 
 
 @case(('x', 3), (1.5, 'y'), ((1, 2), 0))
@@ -679,7 +589,7 @@ def nested_loops(n):
             pairs.append('inner done')
         if not len(pairs) > 8:
             continue
-        return pairs
+        break
     return pairs
 
 
@@ -747,87 +657,12 @@ def nested_try(stage):
 
 @case(('k',), ('missing',), (3,))
 def except_as_binding(key):
-    # depyf: no structured form was found (at offset 22: cannot structure PUSH_EXC_INFO here);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        try:
-            if __state == 0:
-                table = {'k': 1}
-                __state = 1
-            if __state == 1:
-                __stack_0 = table[key]
-                __state = 2
-            if __state == 2:
-                return __stack_0
-            if __state == 8:
-                error = None
-                del error
-                __state = 13
-            if __state == 12:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-            if __state == 13:
-                return message, 'error' in dir()
-        except __builtins.BaseException as __exc0:
-            if __state == 1:
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 4
-            else:
-                raise
-            if __state == 4:
-                while True:
-                    try:
-                        if __state == 4:
-                            if __builtins.isinstance(__stack_1, KeyError):
-                                __state = 5
-                            else:
-                                __state = 10
-                        if __state == 5:
-                            error = __stack_1
-                            __stack_1 = None
-                            __state = 6
-                        if __state == 6:
-                            message = 'no %s' % error.args[0]
-                            __state = 7
-                        if __state == 7:
-                            __stack_0 = None
-                            __state = 8
-                            break
-                        if __state == 9:
-                            error = None
-                            del error
-                            try:
-                                raise __stack_2
-                            finally:
-                                __stack_2 = None
-                        if __state == 10:
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 11:
-                            __state = 12
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state in (4, 9, 10):
-                            __stack_1 = -1
-                            __stack_2 = None
-                            raise
-                        elif __state == 6:
-                            __stack_1 = -1
-                            __stack_2 = None
-                            error = None
-                            del error
-                            __stack_1 = -1
-                            __stack_2 = None
-                            raise
-                        else:
-                            raise
+    table = {'k': 1}
+    try:
+        return table[key]
+    except KeyError as error:
+        message = 'no %s' % error.args[0]
+    return message, 'error' in dir()
 
 
 @case((1,), (0,), (-1,))
@@ -883,7 +718,7 @@ def return_inside_finally_protected_body(x):
 
 @case(([1, 2, 3],), ([1, 0, 2],), ([],))
 def break_and_continue_inside_try_finally(items):
-    # depyf: no structured form was found (at offset 124: POP_TOP was left out of the structure);
+    # depyf: no structured form was found (at offset 84: LOAD_FAST was left out of the structure);
     # this is an equivalent state machine over the bytecode's blocks
     import builtins as __builtins
     __state = 0
@@ -1073,23 +908,10 @@ def closure_cells_in_loops(n):
 
 @case(([3, 1, 2],), (['bb', 'a', 'ccc'],))
 def lambdas(items):
-    # depyf: no structured form was found (at offset 16: lambda body is not a single expression);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = sorted
-            __t2 = items
-
-            def __fn3(v):
-                if isinstance(v, int):
-                    return -v
-                return -len(v)
-
-            by_neg = __t1(__t2, key=__fn3)
-            pick = lambda seq, i=0, *rest, **kw: (seq[i], rest, sorted(kw))
-            nested = lambda a: lambda b: (a, b)
-            return by_neg, pick(items), pick(items, 1, 2, z=3), nested(1)(2), (lambda: None)()
+    by_neg = sorted(items, key=lambda v: -v if isinstance(v, int) else -len(v))
+    pick = lambda seq, i=0, *rest, **kw: (seq[i], rest, sorted(kw))
+    nested = lambda a: lambda b: (a, b)
+    return by_neg, pick(items), pick(items, 1, 2, z=3), nested(1)(2), (lambda: None)()
 
 
 @case((2,), (5,))
@@ -1154,13 +976,13 @@ def class_bodies_with_super(x):
 
         def __init__(self, v):
             super().__init__(v * 2)
-            self._Child__hidden = v
+            self.__hidden = v
 
         def describe(self):
             return 'child(' + super().describe() + ')'
 
         def hidden(self):
-            return self._Child__hidden, __class__.__name__
+            return self.__hidden, __class__.__name__
 
     c = Child(x)
     return c.describe(), c.hidden(), Child.label, Child.doubled, Base(x).describe(), Child.__mro__[1].__name__
@@ -1245,7 +1067,7 @@ def generator_whose_yield_is_unreachable(log, early):
     if early:
         return None
     log.append('late')
-    return
+    return None
     yield
 
 
@@ -1303,9 +1125,57 @@ async def async_with_in_async_for(n):
             if i == 0:
                 continue
             if i == 3:
-                return log
+                break
             log.append(x)
     return log
+
+
+@case((0,), (3,), (5,))
+async def async_for_inside_if(n):
+    log = []
+    if n:
+        async for i in ticks(n):
+            if i == 4:
+                break
+            log.append(i)
+    return log
+
+
+@case((0,), (3,))
+async def async_for_inside_if_ending_the_function(n):
+    log = [n]
+    if n:
+        async for i in ticks(n):
+            log.append(i)
+
+
+class _Box:
+    pass
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_stored_on_an_object(n):
+    box = _Box()
+    box.c = None
+    if n:
+        box.c = [i * 2 async for i in ticks(n)]
+    return box.c
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_returned(n):
+    if n > 1:
+        return {i: i + 1 async for i in ticks(n) if i}
+    return n
+
+
+@case((0,), (2,), (4,))
+async def async_comprehension_inside_if_then_more_code(n):
+    c = []
+    if n:
+        c = [i async for i in ticks(n)]
+    c.append('end')
+    return c
 
 
 @case((0,), (3,))
@@ -1400,125 +1270,37 @@ def conditional_import(flag):
 
 @case(('a = 1 + 22 * (3 - x)',), ('',), ('1 ?',))
 def tokenizer(text):
-    # depyf: no structured form was found (at offset 552: unstructured jump to offset 476);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = []
-            i = 0
-            tokens = __t1
-            __t1 = None
-            __state = 1
-        if __state == 1:
-            if i < len(text):
-                __state = 2
-            else:
-                __state = 23
-        if __state == 2:
-            ch = text[i]
-            if ch.isspace():
-                __state = 3
-            else:
-                __state = 4
-        if __state == 3:
+    tokens, i = [], 0
+    while i < len(text):
+        ch = text[i]
+        if ch.isspace():
             i += 1
-            __state = 1
-        if __state == 4:
-            if ch.isdigit():
-                __state = 5
-            else:
-                __state = 10
-        if __state == 5:
+            continue
+        if ch.isdigit():
             j = i
-            if j < len(text):
-                __state = 6
-            else:
-                __state = 9
-        if __state == 6:
-            if text[j].isdigit():
-                __state = 7
-            else:
-                __state = 9
-        if __state == 7:
-            j += 1
-            if j < len(text):
-                __state = 8
-            else:
-                __state = 9
-        if __state == 8:
-            if text[j].isdigit():
-                __state = 7
-            else:
-                __state = 9
-        if __state == 9:
+            while j < len(text) and text[j].isdigit():
+                j += 1
             tokens.append(('num', int(text[i:j])))
             i = j
-            __state = 22
-        if __state == 10:
-            if ch.isalpha():
-                __state = 12
-            else:
-                __state = 11
-        if __state == 11:
-            if ch == '_':
-                __state = 12
-            else:
-                __state = 19
-        if __state == 12:
+        elif ch.isalpha() or ch == '_':
             j = i + 1
-            if j < len(text):
-                __state = 13
-            else:
-                __state = 18
-        if __state == 13:
-            if text[j].isalnum():
-                __state = 15
-            else:
-                __state = 14
-        if __state == 14:
-            if text[j] == '_':
-                __state = 15
-            else:
-                __state = 18
-        if __state == 15:
-            j += 1
-            if j < len(text):
-                __state = 16
-            else:
-                __state = 18
-        if __state == 16:
-            if text[j].isalnum():
-                __state = 15
-            else:
-                __state = 17
-        if __state == 17:
-            if text[j] == '_':
-                __state = 15
-            else:
-                __state = 18
-        if __state == 18:
+            if j < len(text) and (text[j].isalnum() or text[j] == '_'):
+                while True:
+                    j += 1
+                    if not j < len(text):
+                        break
+                    if text[j].isalnum():
+                        continue
+                    if not text[j] == '_':
+                        break
             tokens.append(('name', text[i:j]))
             i = j
-            __state = 22
-        if __state == 19:
-            if ch in '+-*/()=':
-                __state = 20
-            else:
-                __state = 21
-        if __state == 20:
+        elif ch in '+-*/()=':
             tokens.append(('op', ch))
             i += 1
-            __state = 22
-        if __state == 21:
+        else:
             raise SyntaxError('bad character %r at %d' % (ch, i))
-        if __state == 22:
-            if i < len(text):
-                __state = 2
-            else:
-                __state = 23
-        if __state == 23:
-            return tokens
+    return tokens
 
 
 @case(([5, 3, 8, 1, 9, 2],), ([],), ([1],), ([2, 1],))
@@ -1601,8 +1383,8 @@ def tuple_swaps_and_multiple_targets(a, b):
     a, b, c = b, a, a + b
     x = y = [a]
     x.append(b)
-    __temp_5 = a, b
-    (p, q), r = __temp_5, c
+    __temp_1 = a, b
+    (p, q), r = __temp_1, c
     return a, b, c, y, p, q, r
 
 
@@ -1710,82 +1492,19 @@ def index_errors_and_lookups(seq, i):
 
 @case((0,), (1,), (2,), (3,))
 def while_else_and_try_in_loop(n):
-    # depyf: no structured form was found (at offset 84: unstructured jump to offset 10);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
+    log = []
+    while n:
+        n -= 1
         try:
-            if __state == 0:
-                log = []
-                if n:
-                    __state = 1
-                else:
-                    __state = 5
-            if __state == 1:
-                n -= 1
-                __state = 2
-            if __state == 2:
-                if n == 1:
-                    __state = 3
-                else:
-                    __state = 4
-            if __state == 3:
+            if n == 1:
                 raise ValueError
-            if __state == 4:
-                log.append('ok')
-                if n:
-                    __state = 1
-                else:
-                    __state = 5
-            if __state == 5:
-                log.append('while else')
-                return log
-            if __state == 10:
-                return log
-            if __state == 13:
-                try:
-                    raise __stack_2
-                finally:
-                    __stack_2 = None
-        except __builtins.BaseException as __exc0:
-            if __state in (2, 3):
-                __stack_0 = None
-                __stack_1 = __exc0
-                __state = 7
-            else:
-                raise
-            if __state == 7:
-                while True:
-                    try:
-                        if __state == 7:
-                            if __builtins.isinstance(__stack_1, ValueError):
-                                __state = 8
-                            else:
-                                __state = 11
-                        if __state == 8:
-                            __stack_1 = None
-                            log.append('v')
-                            __state = 9
-                        if __state == 9:
-                            __stack_0 = None
-                            __state = 10
-                            break
-                        if __state == 11:
-                            try:
-                                raise __stack_1
-                            finally:
-                                __stack_1 = None
-                        if __state == 12:
-                            __state = 13
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state in (7, 8, 11):
-                            __stack_1 = -1
-                            __stack_2 = None
-                            raise
-                        else:
-                            raise
+        except ValueError:
+            log.append('v')
+            return log
+        else:
+            log.append('ok')
+    log.append('while else')
+    return log
 
 
 @case((10, 3), (0, 1), (5, 0))
@@ -1885,7 +1604,7 @@ def empty_bodies(x):
         pass
 
     def nothing():
-        pass
+        return None
 
     return nothing(), Empty.__name__
 
@@ -1933,86 +1652,17 @@ if sys.version_info >= (3, 10):
 
 @case((0,), (1,), (3,), (5,))
 def for_else_with_break_in_except(n):
-    # depyf: no structured form was found (at offset 36: try statement runs past its enclosing block);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
+    log = []
+    for i in range(n):
         try:
-            if __state == 0:
-                log = []
-                __stack_0 = __builtins.iter(range(n))
-                __state = 1
-            if __state == 1:
-                try:
-                    __stack_1 = __builtins.next(__stack_0)
-                    __state = 2
-                except __builtins.StopIteration:
-                    __stack_0 = None
-                    __state = 6
-            if __state == 2:
-                i = __stack_1
-                __stack_1 = None
-                __state = 3
-            if __state == 3:
-                if i == 1:
-                    __state = 4
-                else:
-                    __state = 5
-            if __state == 4:
+            if i == 1:
                 raise ValueError
-            if __state == 5:
-                log.append('ok')
-                __state = 1
-            if __state == 6:
-                log.append('else')
-                return log
-            if __state == 11:
-                __stack_0 = None
-                return log
-            if __state == 14:
-                try:
-                    raise __stack_3
-                finally:
-                    __stack_3 = None
-        except __builtins.BaseException as __exc0:
-            if __state in (3, 4):
-                __stack_1 = None
-                __stack_2 = __exc0
-                __state = 8
-            else:
-                raise
-            if __state == 8:
-                while True:
-                    try:
-                        if __state == 8:
-                            if __builtins.isinstance(__stack_2, ValueError):
-                                __state = 9
-                            else:
-                                __state = 12
-                        if __state == 9:
-                            __stack_2 = None
-                            log.append('v')
-                            __state = 10
-                        if __state == 10:
-                            __stack_1 = None
-                            __state = 11
-                            break
-                        if __state == 12:
-                            try:
-                                raise __stack_2
-                            finally:
-                                __stack_2 = None
-                        if __state == 13:
-                            __state = 14
-                            break
-                    except __builtins.BaseException as __exc1:
-                        if __state in (8, 9, 12):
-                            __stack_2 = -1
-                            __stack_3 = None
-                            raise
-                        else:
-                            raise
+        except ValueError:
+            log.append('v')
+            return log
+        log.append('ok')
+    log.append('else')
+    return log
 
 
 @case((0,), (2,), (3,), (7,))
@@ -2025,12 +1675,22 @@ def while_true_with_break_in_except(n):
                 raise ValueError
         except ValueError:
             log.append('v')
+            return log
         else:
             log.append('ok')
-            if not n < 0:
-                continue
-            log.append('neg')
-        return log
+            if n < 0:
+                log.append('neg')
+                return log
+
+
+@case(([None, 2, None], [0, 5, 7]), ([], []), ([3], [None]))
+def bool_op_in_an_arm_of_a_conditional_expression(a, b):
+    return [m or 1 if s is None else s for s, m in zip(a, b)]
+
+
+@case((0, 0), (0, 1), (2, 0), (3, 4))
+def bool_ops_in_both_arms_returned(s, t):
+    return s or 1 if t else s and 2
 
 
 @case(([0, 2, 1],), ([0],), ([5, 0, 3],))
@@ -2065,13 +1725,12 @@ def while_with_compound_test_and_else(a, b):
         steps.append('done')
     if a or b:
         while True:
-            while True:
-                if a:
-                    a -= 1
-                else:
-                    b -= 1
-                if not a:
-                    break
+            if a:
+                a -= 1
+            else:
+                b -= 1
+            if a:
+                continue
             if not b:
                 break
     return steps, a, b
@@ -2281,7 +1940,7 @@ def identity_tests_returning_inside_a_loop(values):
         counts[2] += 1
         if not value == 's':
             continue
-        return counts
+        break
     return counts
 
 
@@ -2334,3 +1993,7 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 import behaviour_cases_shapes
 import behaviour_cases_legacy
+import behaviour_cases_flow
+import behaviour_cases_exc
+import behaviour_cases_trust
+import behaviour_cases_try_flow

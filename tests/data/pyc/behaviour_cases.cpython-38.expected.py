@@ -9,6 +9,7 @@ arguments are plain data whose repr() says everything (no object addresses);
 module globals a case writes are written before they are read, so a run
 leaves no trace that changes the next one.  `match` cases live in
 behaviour_cases_match.py (Python 3.10+ syntax)."""
+global COUNTER, SETTING
 import asyncio
 import sys
 CASES = []
@@ -415,7 +416,6 @@ def calls_with_dict_displays_as_keywords(key, value):
             out.append(call())
         except TypeError:
             out.append('TypeError')
-            continue
     return out
 
 
@@ -446,7 +446,7 @@ def bytes_literals(i):
 
 @case((1,), ('b',), (4,), (None,))
 def container_literals(x):
-    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'b', 'a'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
+    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
 
 
 @case(([1, 2], {'a': 1}), ((), {}))
@@ -535,38 +535,20 @@ def return_nothing(x):
 
 @case((10,), (0,), (3,), (-2,))
 def while_with_break_continue_else(n):
-    # depyf: no structured form was found (at offset 14: conditional jump past its enclosing block);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
+    out = []
+    i = 0
     while True:
-        if __state == 0:
-            out = []
-            i = 0
-            __state = 1
-        if __state == 1:
-            if i < n:
-                __state = 2
-            else:
-                __state = 5
-        if __state == 2:
+        if i < n:
             i += 1
             if i % 3 == 0:
-                __state = 1
-            else:
-                __state = 3
-        if __state == 3:
+                continue
             if i > 7:
-                __state = 6
-            else:
-                __state = 4
-        if __state == 4:
+                break
             out.append(i)
-            __state = 1
-        if __state == 5:
-            out.append('no break')
-            __state = 6
-        if __state == 6:
-            return out, i
+            continue
+        out.append('no break')
+        break
+    return out, i
 
 
 @case(([1, 2, 3], 2), ([1, 3, 5], 4), ([], 0), ([0, -1, 4], -1))
@@ -614,44 +596,12 @@ def nested_loops(n):
 
 @case(([3, 1, 4, 1, 5], 4), ([1, 2], 9), ([], 1))
 def return_from_loops(items, wanted):
-    # depyf: no structured form was found (at offset 22: unstructured backward jump);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        if __state == 0:
-            __stack_0 = __builtins.iter(enumerate(items))
-            __state = 1
-        if __state == 1:
-            try:
-                __stack_1 = __builtins.next(__stack_0)
-                __state = 2
-            except __builtins.StopIteration:
-                __stack_0 = None
-                __state = 7
-        if __state == 2:
-            i, item = __stack_1
-            __stack_1 = None
-            __state = 3
-        if __state == 3:
-            if item > 0:
-                __state = 4
-            else:
-                __state = 1
-        if __state == 4:
+    for i, item in enumerate(items):
+        while item > 0:
             if item == wanted:
-                __state = 5
-            else:
-                __state = 6
-        if __state == 5:
-            __t1 = 'found at %d' % i
-            __stack_0 = None
-            return __t1
-        if __state == 6:
+                return 'found at %d' % i
             item -= 3
-            __state = 3
-        if __state == 7:
-            return 'missing'
+    return 'missing'
 
 
 @case((10,), (1,), (-4,))
@@ -1020,23 +970,10 @@ def closure_cells_in_loops(n):
 
 @case(([3, 1, 2],), (['bb', 'a', 'ccc'],))
 def lambdas(items):
-    # depyf: no structured form was found (at offset 8: lambda body is not a single expression);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
-    while True:
-        if __state == 0:
-            __t1 = sorted
-            __t2 = items
-
-            def __fn3(v):
-                if isinstance(v, int):
-                    return -v
-                return -len(v)
-
-            by_neg = __t1(__t2, key=__fn3)
-            pick = lambda seq, i=0, *rest, **kw: (seq[i], rest, sorted(kw))
-            nested = lambda a: lambda b: (a, b)
-            return by_neg, pick(items), pick(items, 1, 2, z=3), nested(1)(2), (lambda: None)()
+    by_neg = sorted(items, key=lambda v: -v if isinstance(v, int) else -len(v))
+    pick = lambda seq, i=0, *rest, **kw: (seq[i], rest, sorted(kw))
+    nested = lambda a: lambda b: (a, b)
+    return by_neg, pick(items), pick(items, 1, 2, z=3), nested(1)(2), (lambda: None)()
 
 
 @case((2,), (5,))
@@ -1101,13 +1038,13 @@ def class_bodies_with_super(x):
 
         def __init__(self, v):
             super().__init__(v * 2)
-            self._Child__hidden = v
+            self.__hidden = v
 
         def describe(self):
             return 'child(' + super().describe() + ')'
 
         def hidden(self):
-            return self._Child__hidden, __class__.__name__
+            return self.__hidden, __class__.__name__
 
     c = Child(x)
     return c.describe(), c.hidden(), Child.label, Child.doubled, Base(x).describe(), Child.__mro__[1].__name__
@@ -1253,6 +1190,54 @@ async def async_with_in_async_for(n):
                 break
             log.append(x)
     return log
+
+
+@case((0,), (3,), (5,))
+async def async_for_inside_if(n):
+    log = []
+    if n:
+        async for i in ticks(n):
+            if i == 4:
+                break
+            log.append(i)
+    return log
+
+
+@case((0,), (3,))
+async def async_for_inside_if_ending_the_function(n):
+    log = [n]
+    if n:
+        async for i in ticks(n):
+            log.append(i)
+
+
+class _Box:
+    pass
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_stored_on_an_object(n):
+    box = _Box()
+    box.c = None
+    if n:
+        box.c = [i * 2 async for i in ticks(n)]
+    return box.c
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_returned(n):
+    if n > 1:
+        return {i: i + 1 async for i in ticks(n) if i}
+    return n
+
+
+@case((0,), (2,), (4,))
+async def async_comprehension_inside_if_then_more_code(n):
+    c = []
+    if n:
+        c = [i async for i in ticks(n)]
+    c.append('end')
+    return c
 
 
 @case((0,), (3,))
@@ -1563,70 +1548,21 @@ def index_errors_and_lookups(seq, i):
 
 @case((0,), (1,), (2,), (3,))
 def while_else_and_try_in_loop(n):
-    # depyf: no structured form was found (at offset 6: conditional jump past its enclosing block);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
+    log = []
     while True:
-        try:
-            if __state == 0:
-                log = []
-                __state = 1
-            if __state == 1:
-                if n:
-                    __state = 2
-                else:
-                    __state = 9
-            if __state == 2:
-                n -= 1
-                __state = 3
-            if __state == 3:
+        if n:
+            n -= 1
+            try:
                 if n == 1:
-                    __state = 4
-                else:
-                    __state = 8
-            if __state == 4:
-                raise ValueError
-            if __state == 8:
-                log.append('ok')
-                __state = 1
-            if __state == 9:
-                log.append('while else')
-                __state = 10
-            if __state == 10:
-                return log
-        except __builtins.BaseException as __exc0:
-            if __state in (3, 4):
-                __stack_0 = None
-                __stack_1 = None
-                __stack_2 = None
-                __stack_3 = __exc0.__traceback__
-                __stack_4 = __exc0
-                __stack_5 = __builtins.type(__exc0)
-                __state = 5
-            else:
-                raise
-            if __state == 5:
-                while True:
-                    if __state == 5:
-                        if __builtins.issubclass(__stack_5, ValueError):
-                            __state = 6
-                        else:
-                            __state = 7
-                    if __state == 6:
-                        __stack_5 = None
-                        __stack_4 = None
-                        __stack_3 = None
-                        log.append('v')
-                        __stack_0 = __stack_1 = __stack_2 = None
-                        __state = 10
-                        break
-                    if __state == 7:
-                        __stack_3 = __stack_5 = None
-                        try:
-                            raise __stack_4
-                        finally:
-                            __stack_4 = None
+                    raise ValueError
+            except ValueError:
+                log.append('v')
+                break
+            log.append('ok')
+            continue
+        log.append('while else')
+        break
+    return log
 
 
 @case((10, 3), (0, 1), (5, 0))
@@ -1811,6 +1747,18 @@ def while_true_with_break_in_except(n):
     return log
 
 
+@case(([None, 2, None], [0, 5, 7]), ([], []), ([3], [None]))
+def bool_op_in_an_arm_of_a_conditional_expression(a, b):
+    return [m or 1 if s is None else s for s, m in zip(a, b)]
+
+
+@case((0, 0), (0, 1), (2, 0), (3, 4))
+def bool_ops_in_both_arms_returned(s, t):
+    if t:
+        return s or 1
+    return s and 2
+
+
 @case(([0, 2, 1],), ([0],), ([5, 0, 3],))
 def while_true_with_else_break(items):
     out = []
@@ -1832,59 +1780,23 @@ def while_loops_ending_the_function(a):
 
 @case((0, 0), (3, 1), (5, 9), (8, 2))
 def while_with_compound_test_and_else(a, b):
-    # depyf: no structured form was found (at offset 10: conditional jump past its enclosing block);
-    # this is an equivalent state machine over the bytecode's blocks
-    __state = 0
+    steps = []
     while True:
-        if __state == 0:
-            steps = []
-            __state = 1
-        if __state == 1:
-            if a > 0:
-                __state = 2
-            else:
-                __state = 5
-        if __state == 2:
-            if b < 6:
-                __state = 3
-            else:
-                __state = 5
-        if __state == 3:
+        if a > 0 and b < 6:
             a -= 1
             b += 1
             if b == 4:
-                __state = 6
-            else:
-                __state = 4
-        if __state == 4:
+                break
             steps.append((a, b))
-            __state = 1
-        if __state == 5:
-            steps.append('done')
-            __state = 6
-        if __state == 6:
-            if a:
-                __state = 8
-            else:
-                __state = 7
-        if __state == 7:
-            if b:
-                __state = 8
-            else:
-                __state = 11
-        if __state == 8:
-            if a:
-                __state = 9
-            else:
-                __state = 10
-        if __state == 9:
+            continue
+        steps.append('done')
+        break
+    while a or b:
+        if a:
             a -= 1
-            __state = 6
-        if __state == 10:
-            b -= 1
-            __state = 6
-        if __state == 11:
-            return steps, a, b
+            continue
+        b -= 1
+    return steps, a, b
 
 
 @case(([1, 2, 2, 3], [2]), ([], [1]), ((None, 0, None), [0]))
@@ -1990,10 +1902,11 @@ def if_else_nested_in_loop_then_branch(items, wanted):
         if t:
             if v in wanted:
                 out.append(1)
+            else:
+                out.append(3)
                 continue
-            out.append(3)
-            continue
-        out.append(4)
+        else:
+            out.append(4)
     i = 0
     while i < len(items):
         t, v = items[i]
@@ -2001,139 +1914,61 @@ def if_else_nested_in_loop_then_branch(items, wanted):
         if t and v:
             if v in wanted:
                 out.append(5)
-                continue
-            if v > 3:
+            elif v > 3:
                 out.append(6)
+            else:
+                out.append(7)
                 continue
-            out.append(7)
-            continue
-        out.append(8)
+        else:
+            out.append(8)
     out.append(9)
     return out
 
 
 @case(([1, 2, 3],), ([],), ([3, 0, 2, 7],))
 def deeply_nested_if_else_in_loops(xs):
-    # depyf: no structured form was found (at offset 182: unstructured jump to offset 248);
-    # this is an equivalent state machine over the bytecode's blocks
-    import builtins as __builtins
-    __state = 0
-    while True:
-        if __state == 0:
-            out = []
-            __stack_0 = __builtins.iter(xs)
-            __state = 1
-        if __state == 1:
-            try:
-                __stack_1 = __builtins.next(__stack_0)
-                __state = 2
-            except __builtins.StopIteration:
-                __stack_0 = None
-                __state = 9
-        if __state == 2:
-            x = __stack_1
-            __stack_1 = None
-            if x > 0:
-                __state = 3
-            else:
-                __state = 8
-        if __state == 3:
+    out = []
+    for x in xs:
+        if x > 0:
             if x > 1:
-                __state = 4
+                if x > 2:
+                    out.append(3)
+                else:
+                    out.append(2)
             else:
-                __state = 7
-        if __state == 4:
-            if x > 2:
-                __state = 5
-            else:
-                __state = 6
-        if __state == 5:
-            out.append(3)
-            __state = 1
-        if __state == 6:
-            out.append(2)
-            __state = 1
-        if __state == 7:
-            out.append(1)
-            __state = 1
-        if __state == 8:
+                out.append(1)
+                continue
+        else:
             out.append(0)
-            __state = 1
-        if __state == 9:
-            __stack_0 = __builtins.iter(xs)
-            __state = 10
-        if __state == 10:
-            try:
-                __stack_1 = __builtins.next(__stack_0)
-                __state = 11
-            except __builtins.StopIteration:
-                __stack_0 = None
-                __state = 19
-        if __state == 11:
-            x = __stack_1
-            __stack_1 = None
-            if x:
-                __state = 12
-            else:
-                __state = 10
-        if __state == 12:
-            if x == 1:
-                __state = 13
-            else:
-                __state = 14
-        if __state == 13:
+    for x in xs:
+        if not x:
+            continue
+        if x == 1:
             out.append('a')
-            __state = 10
-        if __state == 14:
-            if x == 2:
-                __state = 15
-            else:
-                __state = 18
-        if __state == 15:
+            continue
+        if x == 2:
             if out:
-                __state = 16
+                out.append('b')
             else:
-                __state = 17
-        if __state == 16:
-            out.append('b')
-            __state = 10
-        if __state == 17:
-            out.append('c')
-            __state = 10
-        if __state == 18:
+                out.append('c')
+                continue
+        else:
             out.append('d')
-            __state = 10
-        if __state == 19:
-            i = 0
-            __state = 20
-        if __state == 20:
-            if i >= len(xs):
-                __state = 26
-            else:
-                __state = 21
-        if __state == 21:
-            x = xs[i]
-            i += 1
-            if x:
-                __state = 22
-            else:
-                __state = 25
-        if __state == 22:
+    i = 0
+    while True:
+        if i >= len(xs):
+            break
+        x = xs[i]
+        i += 1
+        if x:
             if x > 2:
-                __state = 23
+                out.append(True)
             else:
-                __state = 24
-        if __state == 23:
-            out.append(True)
-            __state = 20
-        if __state == 24:
-            out.append(False)
-            __state = 20
-        if __state == 25:
+                out.append(False)
+                continue
+        else:
             out.append(None)
-            __state = 20
-        if __state == 26:
-            return out
+    return out
 
 
 @case((0,), (2,), (4,))
@@ -2144,10 +1979,11 @@ def async_for_with_nested_if_else(n):
             if x:
                 if x > 2:
                     out.append(1)
+                else:
+                    out.append(2)
                     continue
-                out.append(2)
-                continue
-            out.append(3)
+            else:
+                out.append(3)
         return out
 
     return run()
@@ -2220,3 +2056,7 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 import behaviour_cases_shapes
 import behaviour_cases_legacy
+import behaviour_cases_flow
+import behaviour_cases_exc
+import behaviour_cases_trust
+import behaviour_cases_try_flow

@@ -170,3 +170,16 @@ def match_ending_a_for_body(values):
             case 2:
                 return log
     return log
+
+
+@case((1,), ([5],), ((2, 3),), ('x',), ([1, 2, 3],))
+def cases_falling_into_a_shared_return(v):
+    r = -1
+    match v:
+        case 0 | 1:
+            pass
+        case [x]:
+            r = x
+        case [a, b]:
+            r = a + b
+    return r

@@ -1120,6 +1120,58 @@ async def async_with_in_async_for(n):
     return log
 
 
+@case((0,), (3,), (5,))
+async def async_for_inside_if(n):
+    # 3.12+ move END_ASYNC_FOR of a loop inside a block to the function's
+    # end, from where it jumps back to the loop's exit (3.13: a copy of it)
+    log = []
+    if n:
+        async for i in ticks(n):
+            if i == 4:
+                break
+            log.append(i)
+    return log
+
+
+@case((0,), (3,))
+async def async_for_inside_if_ending_the_function(n):
+    log = [n]
+    if n:
+        async for i in ticks(n):
+            log.append(i)
+
+
+class _Box:
+    pass
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_stored_on_an_object(n):
+    # 3.12+ inline the comprehension and place the rest of its statement
+    # after END_ASYNC_FOR at the function's end, jumping back from there
+    box = _Box()
+    box.c = None
+    if n:
+        box.c = [i * 2 async for i in ticks(n)]
+    return box.c
+
+
+@case((0,), (3,))
+async def async_comprehension_inside_if_returned(n):
+    if n > 1:
+        return {i: i + 1 async for i in ticks(n) if i}
+    return n
+
+
+@case((0,), (2,), (4,))
+async def async_comprehension_inside_if_then_more_code(n):
+    c = []
+    if n:
+        c = [i async for i in ticks(n)]
+    c.append("end")
+    return c
+
+
 @case((0,), (3,))
 async def async_with_in_async_generator(n):
     log = []
@@ -1636,6 +1688,19 @@ def while_true_with_break_in_except(n):
     return log
 
 
+@case(([None, 2, None], [0, 5, 7]), ([], []), ([3], [None]))
+def bool_op_in_an_arm_of_a_conditional_expression(a, b):
+    # the peephole sends `m or 1`'s jump straight to the join of the
+    # conditional expression, past the end of its arm
+    return [(m or 1) if s is None else s for s, m in zip(a, b)]
+
+
+@case((0, 0), (0, 1), (2, 0), (3, 4))
+def bool_ops_in_both_arms_returned(s, t):
+    # 3.8/3.9: the then-arm's jump goes to the else-arm's RETURN_VALUE
+    return (s or 1) if t else (s and 2)
+
+
 @case(([0, 2, 1],), ([0],), ([5, 0, 3],))
 def while_true_with_else_break(items):
     out = []
@@ -1950,3 +2015,7 @@ def while_loop_first_in_a_with_or_for_body(c, n):
 
 import behaviour_cases_shapes  # noqa: E402,F401  (registers its cases in CASES)
 import behaviour_cases_legacy  # noqa: E402,F401  (registers its cases in CASES)
+import behaviour_cases_flow  # noqa: E402,F401  (registers its cases in CASES)
+import behaviour_cases_exc  # noqa: E402,F401  (registers its cases in CASES)
+import behaviour_cases_trust  # noqa: E402,F401  (registers its cases in CASES)
+import behaviour_cases_try_flow  # noqa: E402,F401  (registers its cases in CASES)

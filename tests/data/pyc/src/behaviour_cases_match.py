@@ -172,3 +172,20 @@ def match_ending_a_for_body(values):
             case 2:
                 return log
     return log
+
+
+@case((1,), ([5],), ((2, 3),), ("x",), ([1, 2, 3],))
+def cases_falling_into_a_shared_return(v):
+    # 3.13 inlines the return after the match into the cases that jump to
+    # it; a copy at the end of one case is no join for the cases before it
+    r = -1
+    match v:
+        case 0 | 1:
+            pass
+        case [x]:
+            r = x
+        case (a, b):
+            r = a + b
+        case _:
+            pass
+    return r
