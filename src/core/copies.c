@@ -5,12 +5,8 @@
 
 #include "structure.h"
 
-/* `e = None; del e` closes every `except ... as e` body: not source.
- * (Past the region's end, where the walk follows a return's unwinding out
- * of a try nested in the clause, the code's end bounds it.) */
+/* `e = None; del e` closes every `except ... as e` body: not source. */
 int dc_is_except_cleanup(const dc *d, int i, int end) {
-    if (end <= i)
-        end = d->n;
     return d->except_name && i + 2 < end && d->in[i].op == IR_LOAD_CONST && d->in[i].cst &&
            d->in[i].cst->kind == DP_CONST_NONE &&
            (d->in[i + 1].op == IR_STORE_FAST || d->in[i + 1].op == IR_STORE_NAME || d->in[i + 1].op == IR_STORE_DEREF) &&

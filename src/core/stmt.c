@@ -1568,7 +1568,9 @@ static int walk_expression(dc *d, walk *w) {
     int i = w->i, end = w->end, base = w->base, stmt_start = w->stmt_start, next = i + 1;
     const dp_instr *ins = &d->in[i];
     dc_mark(d, i);
-    if (dc_is_except_cleanup(d, i, end)) {
+    /* (a try body's last return may unwind past its end, out of a try
+     * nested in the clause) */
+    if (dc_is_except_cleanup(d, i, w->finish ? d->n : end)) {
         dc_seen(d, i, i + 3);
         w->i = i + 3;
         return W_NEXT;
