@@ -293,3 +293,204 @@ def continue_after_an_if_that_returns(text):
         seen.append(text[j])
         j += 1
     return seen, j
+
+
+# --- a swap whose targets are subscripts with computed keys (`a[i], a[j] =
+# a[j], a[i]`): the second value was read into a temporary before the first,
+# so the reads ran in the wrong order (MutableSequence.reverse) -------------
+
+class _LoggedList(list):
+    """A list that logs each item read and write."""
+
+    def __init__(self, items, log):
+        super().__init__(items)
+        self.log = log
+
+    def __getitem__(self, k):
+        self.log.append(("get", k))
+        return super().__getitem__(k)
+
+    def __setitem__(self, k, v):
+        self.log.append(("set", k))
+        super().__setitem__(k, v)
+
+
+@case(([1, 2, 3, 4, 5], []), ([], []), ([7, 8], []))
+def swap_of_subscripts_with_computed_keys(items, log):
+    seq = _LoggedList(items, log)
+    n = len(seq)
+    for i in range(n // 2):
+        seq[i], seq[n - i - 1] = seq[n - i - 1], seq[i]
+    return list(seq), log
+
+
+@case(([1, 2, 3], True, []), ([1, 2, 3], False, []))
+def swap_into_a_target_chosen_by_a_conditional(items, c, log):
+    seq = _LoggedList(items, log)
+    seq[0], seq[2 if c else 1] = seq[2 if c else 1], seq[0]
+    return list(seq), log
+
+
+# --- a `while c: ... else: break` nested in a `while True:` (3.8/3.9 thread
+# the else's break to the outer loop's exit, past a dead jump): the inner
+# test was printed as a break of the inner loop only, so the outer loop never
+# ended (graphlib.TopologicalSorter._find_cycle) ----------------------------
+
+@case(([[1, 2], [3]],), ([],), ([[]],))
+def while_else_break_inside_while_true(groups):
+    out = []
+    stack = [iter(g) for g in groups]
+    while True:
+        out.append(len(stack))
+        while stack:
+            try:
+                out.append(next(stack[-1]))
+                break
+            except StopIteration:
+                stack.pop()
+        else:
+            break
+    return out
+
+
+# --- a try whose body returns, nested in an except clause that falls out
+# (3.13 leaves the body's `POP_EXCEPT; return` outside every handler): the
+# return was printed after the inner try, so its except clause returned too
+# (codeop._maybe_compile) ---------------------------------------------------
+
+def _compile_like(source, log):
+    log.append(source)
+    if source.startswith("bad"):
+        raise SyntaxError(source)
+    if source.startswith("key"):
+        raise KeyError(source)
+    return source
+
+
+@case(("ok", []), ("bad", []), ("badkey", []))
+def return_in_a_try_nested_in_a_clause_that_falls_out(source, log):
+    with Ctx(log, "w"):
+        try:
+            _compile_like(source, log)
+        except SyntaxError:
+            try:
+                _compile_like(source[3:] or "bad", log)
+                return None
+            except KeyError:
+                return "key"
+            except SyntaxError:
+                pass
+    return _compile_like("again", log)
+
+
+# --- `while True:` whose try's except clause continues, nested in a loop
+# (3.12+ jump back from the clause to the `while True` line, past it from the
+# body): read as two nested loops, so the body's break never left the loop
+# (socket._sendfile_use_send) ----------------------------------------------
+
+@case(([3, 5, 0, 2],), ([],), ([4],))
+def while_true_with_a_try_whose_clause_continues(chunks):
+    sent = []
+    pending = list(chunks)
+    busy = [True]
+    while True:
+        data = pending.pop(0) if pending else None
+        if data is None:
+            break
+        while True:
+            try:
+                if busy.pop() if busy else False:
+                    raise BlockingIOError()
+            except BlockingIOError:
+                continue
+            else:
+                sent.append(data)
+                if data > 3:
+                    data -= 3
+                else:
+                    break
+    return sent
+
+
+@case(([3, 5, 0, 2],), ([],))
+def while_true_with_a_try_whose_clause_continues_in_a_while_loop(chunks):
+    # (3.8/3.9: read wrong too, the inner loop's exit being dead code)
+    sent = []
+    pending = list(chunks)
+    while pending:
+        data = pending.pop(0)
+        tries = 0
+        while True:
+            try:
+                tries += 1
+                if data and tries < 2:
+                    raise BlockingIOError()
+            except BlockingIOError:
+                continue
+            else:
+                sent.append((data, tries))
+                break
+    return sent
+
+
+# --- `raise E(x, a if c else b)`: 3.10+ copies the call and the raise into
+# both arms, and the arms were printed as an if statement with the values
+# below the test in temporaries, reading the global E after them
+# (subprocess.Popen._check_timeout, inspect._too_many) -----------------------
+
+class _FirstError(Exception):
+    pass
+
+
+class _SecondError(Exception):
+    pass
+
+
+_error_class = _FirstError
+
+
+def _switch_error_class():
+    global _error_class
+    _error_class = _SecondError
+    return "switched"
+
+
+@case((True,), (False,))
+def raise_of_a_call_whose_last_argument_is_conditional(c):
+    global _error_class
+    _error_class = _FirstError
+    try:
+        raise _error_class(_switch_error_class(), "x" if c else "y")
+    except Exception as e:
+        return type(e).__name__, e.args
+
+
+# --- %-format and f-strings (3.11+ compiles `'%s' % (x,)` into an f-string):
+# a field with a backslash has no pre-3.12 f-string spelling, and was
+# printed with the names format() and str(), which a local may shadow; an
+# f-string without fields on the left of % is no constant to the optimizer,
+# and printed as a plain string it was compiled into an f-string, formatting
+# each value before the next was computed (webbrowser, _osx_support) --------
+
+@case(("it's", repr, len), ("plain", repr, len))
+def percent_format_with_a_backslash_in_its_value(text, str, format):
+    return "<%s|%r>" % (text.replace("'", "\\'"), text)
+
+
+class _Loud:
+    def __init__(self, log, name):
+        self.log, self.name = log, name
+
+    def __str__(self):
+        self.log.append("str " + self.name)
+        return self.name
+
+
+def _loud_value(log, name):
+    log.append("value " + name)
+    return name
+
+
+@case(([],))
+def percent_format_of_an_fstring_without_fields(log):
+    return f"%s and %s" % (_Loud(log, "a"), _loud_value(log, "b")), log

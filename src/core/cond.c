@@ -677,21 +677,22 @@ static int same_instr(const dp_instr *x, const dp_instr *y) {
            (x->name == y->name || (x->name && y->name && strcmp(x->name, y->name) == 0));
 }
 
-/* 3.10+ copies a short exit (`CALL; RETURN_VALUE`) into both arms of a
- * conditional expression: `return f(a if c else b)` compiles to `f; c; jump
- * to F if not c; a; CALL; RETURN; F: b; CALL; RETURN`.  With values of this
+/* 3.10+ copies a short exit (`CALL; RETURN_VALUE`, `CALL; RAISE`) into both
+ * arms of a conditional expression: `return f(a if c else b)` compiles to
+ * `f; c; jump to F if not c; a; CALL; RETURN; F: b; CALL; RETURN`.  With values of this
  * statement below the test (`f`), `if c: return f(a)` would evaluate them
  * after the test: when both arms are one value followed by the same tail,
  * the value is the conditional expression and the walk goes on with the
  * else arm's copy of the tail.  0 when the arms are not so. */
 static int ifexp_shared_tail(dc *d, dp_node *cond, int B, int F, int end, dc_stack *st, int *next) {
-    if (st->n <= d->base || F - 1 <= B || d->in[F - 1].op != IR_RETURN_VALUE)
+    int last = F - 1 > B ? d->in[F - 1].op : IR_NOP;
+    if (st->n <= d->base || (last != IR_RETURN_VALUE && last != IR_RAISE))
         return 0;
     int F2 = F;
-    while (F2 < end && d->in[F2].op != IR_RETURN_VALUE && !dc_is_jump(d->in[F2].op) &&
+    while (F2 < end && d->in[F2].op != last && !dc_is_terminator(d->in[F2].op) && !dc_is_jump(d->in[F2].op) &&
            (F2 == F || d->nref[F2] == 0))
         F2++;
-    if (F2 >= end || d->in[F2].op != IR_RETURN_VALUE || (F2 > F && d->nref[F2] != 0))
+    if (F2 >= end || !same_instr(&d->in[F2], &d->in[F - 1]) || (F2 > F && d->nref[F2] != 0))
         return 0;
     F2++;
     for (int L = 1; L <= 8 && F - L > B && F2 - L > F; L++) {

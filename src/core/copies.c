@@ -634,7 +634,10 @@ void dc_skip_exit_copy_at(dc *d, int t, int to) {
 int dc_breaks_out(const dc *d, const dc_loop *lp, int target) {
     if (target == lp->head || dc_resolve_jumps(d, target) == dc_resolve_jumps(d, lp->head))
         return 0;
-    return dc_continues_as(d, target, lp->brk) || (lp->then >= 0 && dc_continues_as(d, target, lp->then));
+    /* (an exit nothing reaches prints no code: a break goes on as what
+     * follows the loop's statement, lp->then, not as that dead code) */
+    int live_brk = lp->brk >= d->n || d->reach[lp->brk];
+    return (live_brk && dc_continues_as(d, target, lp->brk)) || (lp->then >= 0 && dc_continues_as(d, target, lp->then));
 }
 
 /* Is `n = None; del n` at i the end of an enclosing `except ... as n`

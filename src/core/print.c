@@ -815,6 +815,53 @@ static int fstring(pr *r, const dp_node *e);
 
 /* A chain a + b - c ... of one precedence level, printed without recursing
  * down its left spine (generated code can hold very long sums). */
+/* Would CPython 3.11+'s AST optimizer turn `text % (v1, ..., vn)` into an
+ * f-string?  It does when every spec is `%[flags][width][.precision]` then
+ * s, r or a (width and precision of at most two digits), as many as the
+ * values. */
+static int percent_format_folds(const char *s, size_t n, int values) {
+    int specs = 0;
+    for (size_t i = 0; i < n;) {
+        if (s[i] != '%') {
+            i++;
+            continue;
+        }
+        if (i + 1 < n && s[i + 1] == '%') {
+            i += 2;
+            continue;
+        }
+        if (specs++ >= values)
+            return 0;
+        for (i++; i < n && (s[i] == '-' || s[i] == '+' || s[i] == ' ' || s[i] == '#' || s[i] == '0'); i++)
+            ;
+        for (int digits = 0; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+            if (++digits > 2)
+                return 0;
+        if (i < n && s[i] == '.')
+            for (int digits = 0; ++i < n && s[i] >= '0' && s[i] <= '9';)
+                if (++digits > 2)
+                    return 0;
+        if (i >= n || (s[i] != 's' && s[i] != 'r' && s[i] != 'a'))
+            return 0;
+        i++;
+    }
+    return specs == values;
+}
+
+/* Is e `'...' % (v, ...)` that 3.11+ would compile into an f-string, while
+ * the bytecode computed the %-format (the source's left operand was an
+ * f-string without fields, which the optimizer leaves alone)? */
+static int keeps_percent_format(const pr *r, const dp_node *e) {
+    const dp_node *left = e->a, *right = e->b;
+    if (r->p->py_minor < 11 || e->op != DP_BIN_MOD || left == NULL || left->kind != E_CONST || left->cst == NULL ||
+        left->cst->kind != DP_CONST_STR || left->cst->text == NULL || right == NULL || right->kind != E_TUPLE)
+        return 0;
+    for (int i = 0; i < right->l1.n; i++)
+        if (right->l1.v[i] == NULL || right->l1.v[i]->kind == E_STARRED)
+            return 0;
+    return percent_format_folds(left->cst->text, left->cst->len, right->l1.n);
+}
+
 static int binop_chain(pr *r, const dp_node *e) {
     int prec = binop_prec(e->op);
     size_t n = 0;
@@ -831,7 +878,17 @@ static int binop_chain(pr *r, const dp_node *e) {
     const dp_node *cur = e;
     for (size_t i = n; i-- > 0; cur = cur->a)
         spine[i] = cur;
-    int rc = expr(r, leftmost, prec);
+    int rc = 0;
+    if (n > 0 && keeps_percent_format(r, spine[0])) {
+        const dp_const *c = leftmost->cst;
+        char q = pick_quote(c->text, c->len, r->fs_forbid);
+        putch(r, 'f');
+        putch(r, q);
+        put_str_body(r->out, c->text, c->len, q, 1);
+        putch(r, q);
+    } else {
+        rc = expr(r, leftmost, prec);
+    }
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *op = binop_text(spine[i]->op);
         if (op == NULL || spine[i]->b == NULL) {
@@ -1286,6 +1343,71 @@ static int fstring_as_format(pr *r, const dp_node *e) {
     return 0;
 }
 
+/* Are the fields of f-string e all `{x!s}`, `{x!r}` or `{x!a}`, with no
+ * spec?  3.11 compiles `'..%s..' % (x,)` (no flags, width or precision)
+ * into such an f-string. */
+static int percent_format_fits(const dp_node *e) {
+    if (e->kind != E_JOINEDSTR)
+        return 0;
+    int fields = 0;
+    for (int i = 0; i < e->l1.n; i++) {
+        const dp_node *part = e->l1.v[i];
+        if (part == NULL)
+            return 0;
+        if (part->kind == E_FORMATTED) {
+            if (part->b != NULL || (part->op != 's' && part->op != 'r' && part->op != 'a'))
+                return 0;
+            fields++;
+        } else if (part->kind != E_CONST || part->cst == NULL || part->cst->kind != DP_CONST_STR) {
+            return 0;
+        }
+    }
+    return fields > 0;
+}
+
+/* The f-string as the %-format 3.11 compiled it from: the same bytecode
+ * there, the same computation (str(), repr(), ascii() of each value)
+ * before. */
+static int fstring_as_percent(pr *r, const dp_node *e) {
+    dp_buf fmt;
+    dp_buf_init(&fmt);
+    if (r->out->limit)
+        fmt.limit = r->out->limit;
+    for (int i = 0; i < e->l1.n; i++) {
+        const dp_node *part = e->l1.v[i];
+        if (part->kind == E_FORMATTED) {
+            char spec[3] = {'%', (char)part->op, 0};
+            dp_buf_puts(&fmt, spec);
+            continue;
+        }
+        const char *t = part->cst->text ? part->cst->text : "";
+        for (size_t k = 0; k < part->cst->len; k++)
+            dp_buf_putn(&fmt, t[k] == '%' ? "%%" : t + k, t[k] == '%' ? 2 : 1);
+    }
+    if (!dp_buf_ok(&fmt)) {
+        if (dp_buf_over(&fmt))
+            r->out->oom = r->out->over = 1;
+        dp_buf_free(&fmt);
+        return oom(r);
+    }
+    putch(r, '(');
+    put_str(r->out, fmt.len ? fmt.data : "", fmt.len, 0);
+    dp_buf_free(&fmt);
+    put(r, " % (");
+    int fields = 0;
+    for (int i = 0; i < e->l1.n; i++) {
+        const dp_node *part = e->l1.v[i];
+        if (part->kind != E_FORMATTED)
+            continue;
+        if (fields++)
+            put(r, ", ");
+        if (need(r, part->a, "formatted value") < 0 || expr(r, part->a, PR_IFEXP) < 0)
+            return -1;
+    }
+    put(r, fields == 1 ? ",))" : "))");
+    return 0;
+}
+
 /* An f-string (a lone E_FORMATTED is a one-field f-string).  Before 3.12 the
  * replacement fields may not reuse the outer quote nor hold backslashes, so
  * the outermost f-string tries each quote until every field fits. */
@@ -1339,15 +1461,16 @@ static int fstring(pr *r, const dp_node *e) {
     }
     /* No spelling is valid before 3.12 (say, a backslash inside a field).
      * For 3.12+ print the fields as they are (PEP 701 takes any
-     * expression); for older targets (3.11 compiles `'%s\n' % x` into
-     * f-string bytecode) spell the same computation with format(). */
+     * expression); for older targets (3.11 compiles `'%s\n' % (x,)` into
+     * f-string bytecode) spell it as that %-format, or else the same
+     * computation with format(). */
     if (r->p->py_minor >= 12) {
         r->fs_lenient = 1;
         int rc = fstring_with(r, e, quotes[0]);
         r->fs_lenient = 0;
         return rc;
     }
-    return fstring_as_format(r, e);
+    return percent_format_fits(e) ? fstring_as_percent(r, e) : fstring_as_format(r, e);
 }
 
 /* ------------------------------------------------------------------ */

@@ -377,6 +377,21 @@ int dc_flush_leftovers(dc *d, dc_stack *st, int operands, const dp_node *value, 
     return spill_pending(d, st, st->n - operands, SIZE_MAX, value, out, at);
 }
 
+/* Before `target = *v`: the leftovers go to temporaries, and so does *v
+ * when it was computed before one of them (a SWAP put it on top): printed
+ * in the statement, it would be evaluated after that leftover. */
+static int flush_before_store(dc *d, dc_stack *st, dp_node **v, dp_nodes *out, int at) {
+    int later = 0;
+    for (int q = d->base; q < st->n && !later && needs_temp(d, *v); q++)
+        later = st->v[q] != *v && needs_temp(d, st->v[q]) && st->v[q]->seq > (*v)->seq;
+    if (!later)
+        return dc_flush_leftovers(d, st, 0, *v, out, at);
+    if (dc_push(d, st, *v) < 0 || spill_pending(d, st, st->n, SIZE_MAX, NULL, out, at) < 0)
+        return -1;
+    *v = st->v[--st->n];
+    return 0;
+}
+
 /* After `COPY 1; STORE a`, does the copied value go to another target
  * (`a = b = v`) rather than on into an expression (`(a := v) + 1`)? */
 static int chained_store_follows(const dc *d, int j) {
@@ -669,7 +684,7 @@ static int store(dc *d, dp_node *target, dp_node *v, dc_stack *st, dp_nodes *out
     /* a pending value must be computed before the stored one, unless that
      * has no side effects and goes to a variable nobody else sees */
     int quiet = is_private_local(d, target, d->in[at_instr].op) && (v->kind == E_NAME || v->kind == E_CONST);
-    if (!walrus && !quiet && dc_flush_leftovers(d, st, 0, v, out, at) < 0)
+    if (!walrus && !quiet && flush_before_store(d, st, &v, out, at) < 0)
         return -1;
     if (target->kind == E_NAME && protect_name(d, st, target->s, v, out, at) < 0)
         return -1;
@@ -760,34 +775,51 @@ static int unpack(dc *d, const dp_instr *ins, dc_stack *st, dp_nodes *out, int a
     return 0;
 }
 
-static int is_simple_load(int op) {
-    return op == IR_LOAD_FAST || op == IR_LOAD_NAME || op == IR_LOAD_GLOBAL || op == IR_LOAD_DEREF ||
-           op == IR_LOAD_CONST || op == IR_LOAD_ATTR;
-}
-
 int dc_is_name_store(int op) {
     return op == IR_STORE_FAST || op == IR_STORE_NAME || op == IR_STORE_GLOBAL || op == IR_STORE_DEREF;
 }
 
-/* The end of the assignment target starting at j: a name, `obj.attr`,
- * `obj[key]` or a nested unpacking of such targets; -1 if there is none. */
+/* Ops a target's own expression (`obj.attr`, `f(x)[n - i - 1]`) may be
+ * computed with: values only, no control flow, no store. */
+static int is_target_operand_op(int op) {
+    switch (op) {
+    case IR_LOAD_FAST: case IR_LOAD_NAME: case IR_LOAD_GLOBAL: case IR_LOAD_DEREF: case IR_LOAD_CLASSDEREF:
+    case IR_LOAD_CONST: case IR_LOAD_ATTR: case IR_LOAD_METHOD: case IR_PUSH_NULL: case IR_BINARY_OP:
+    case IR_UNARY: case IR_COMPARE: case IR_IS: case IR_CONTAINS: case IR_BINARY_SUBSCR: case IR_BINARY_SLICE:
+    case IR_BUILD_SLICE: case IR_BUILD_TUPLE: case IR_CALL:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* The end of the assignment target starting at j, the value to store on
+ * top: a name, `obj.attr`, `obj[key]`, `obj[a:b]` (the object and key any
+ * expression) or a nested unpacking of such targets; -1 if there is none.
+ * The target's operands are counted by their stack effects: its store is
+ * the first op that takes the value. */
 static int target_end(const dc *d, int j, int depth) {
-    int loads = 0;
-    while (j + loads < d->n && loads < 4 && is_simple_load(d->in[j + loads].op))
-        loads++;
-    int op = j + loads < d->n ? d->in[j + loads].op : IR_NOP;
-    if ((loads == 0 && dc_is_name_store(op)) || (loads >= 1 && op == IR_STORE_ATTR) ||
-        (loads >= 2 && op == IR_STORE_SUBSCR))
-        return j + loads + 1;
-    if (loads > 0 || (op != IR_UNPACK_SEQUENCE && op != IR_UNPACK_EX) || depth > 8)
-        return -1;
-    int arg = d->in[j].arg;
-    int count = op == IR_UNPACK_EX ? (arg & 0xff) + (arg >> 8) + 1 : arg;
-    if (count > 64)
-        return -1;
-    for (j++; count > 0 && j >= 0; count--)
-        j = target_end(d, j, depth + 1);
-    return j;
+    int above = 0; /* values the target's expression has pushed above the value */
+    for (int k = j; k < d->n && k < j + 64; k++) {
+        int op = d->in[k].op;
+        if ((above == 0 && dc_is_name_store(op)) || (above == 1 && op == IR_STORE_ATTR) ||
+            (above == 2 && op == IR_STORE_SUBSCR) || (above == 3 && op == IR_STORE_SLICE))
+            return k + 1;
+        if (above == 0 && (op == IR_UNPACK_SEQUENCE || op == IR_UNPACK_EX) && depth <= 8) {
+            int arg = d->in[k].arg;
+            int count = op == IR_UNPACK_EX ? (arg & 0xff) + (arg >> 8) + 1 : arg;
+            if (count > 64)
+                return -1;
+            for (k++; count > 0 && k >= 0; count--)
+                k = target_end(d, k, depth + 1);
+            return k;
+        }
+        dp_effect e;
+        if (!is_target_operand_op(op) || dp_ir_effect(&d->in[k], &d->lay, 0, &e) < 0 || e.in > above)
+            return -1;
+        above += e.out - e.in;
+    }
+    return -1;
 }
 
 /* The run of SWAPs from i: the number of values it reverses (the top k
@@ -815,13 +847,12 @@ static int swap_run_reverses(const dc *d, int i, int *after) {
  * STORE b` instead of building and unpacking a tuple.  Returns 1 when the
  * SWAP at i starts one (the stores then fill the target tuple; *next is
  * the first of them). */
-static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int at, int *next) {
-    int after = i + 1;
-    int k = d->in[i].op == IR_SWAP ? swap_run_reverses(d, i, &after) : 0;
-    if (k == 0 || st->n - base < k || after >= d->n)
+static int swap_assign_fits(const dc *d, int i, int base, const dc_stack *st, int *after) {
+    int k = d->in[i].op == IR_SWAP ? swap_run_reverses(d, i, after) : 0;
+    if (k == 0 || st->n - base < k || *after >= d->n)
         return 0;
     /* exactly k targets must follow */
-    for (int j = after, t = 0; t < k; t++)
+    for (int j = *after, t = 0; t < k; t++)
         if ((j = target_end(d, j, 0)) < 0)
             return 0;
     for (int q = 0; q < k; q++) {
@@ -829,6 +860,14 @@ static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int 
         if (v->kind >= DP_NODE_KIND_COUNT)
             return 0;
     }
+    return k;
+}
+
+static int swap_assign(dc *d, int i, int base, dc_stack *st, dp_nodes *out, int at, int *next) {
+    int after = i + 1;
+    int k = swap_assign_fits(d, i, base, st, &after);
+    if (k == 0)
+        return 0;
     dp_node *value = dc_node(d, E_TUPLE), *target = dc_node(d, E_TUPLE);
     if (value == NULL || target == NULL)
         return -1;
@@ -1507,10 +1546,12 @@ static int walk_compound(dc *d, walk *w) {
             /* (3.10+ `while True:` keeps a NOP for its line: a
              * `continue` jumps to it, the body's end past it; up to
              * 3.10 also where the only jumps to the NOP are continues
-             * out of except clauses, which dc_back_edge leaves out: the
-             * jump back past the NOP still closes the body) */
-            if (ins->op == IR_NOP &&
-                (last >= 0 || (d->lay.block_stack && d->last_back != NULL && d->last_back[i] >= 0))) {
+             * out of except clauses, which dc_back_edge leaves out, and
+             * from 3.12 on where they come from except clauses placed
+             * after the function: the jump back past the NOP still
+             * closes the body) */
+            if (ins->op == IR_NOP && (last >= 0 || (d->lay.block_stack && d->last_back != NULL && d->last_back[i] >= 0) ||
+                                      (d->lay.cold_handlers && dc_cold_back_edge(d, i, end) >= 0))) {
                 int body = dc_past_line_nops(d, i);
                 for (int h = i + 1; h <= body && h < end; h++) {
                     int l2 = dc_back_edge(d, h, end);
@@ -1575,7 +1616,8 @@ static int walk_expression(dc *d, walk *w) {
         w->i = i + 3;
         return W_NEXT;
     }
-    if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n) {
+    int after_swaps;
+    if (swap_needs_temps(d, i) && ins->arg >= 2 && ins->arg <= st->n && !swap_assign_fits(d, i, base, st, &after_swaps)) {
         for (int k = st->n - ins->arg; k < st->n - 1; k++)
             if (needs_temp(d, st->v[k]) && st->v[k]->kind != E_NAME && temps_through(d, st, k, out, stmt_start) < 0)
                 return W_FAIL;

@@ -5,7 +5,7 @@
  * it protects. */
 #include <string.h>
 
-#include "dc.h"
+#include "structure.h"
 
 /* Lookups built once per code object: finding the try that starts at an
  * instruction, the table entries of a handler, the copies of an exit or the
@@ -902,7 +902,16 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
             return star_alone(d, tr, H, t->cend, stop, live ? rest : stop, alone, t->st, t->out, t->next, t->falls);
         handled = 1;
     }
-    if (join <= stop && live && stop < rest && rest_is_else_clause(d, H, t->cend, stop, rest)) {
+    /* (a clause that leaves for where the enclosing region goes on, a jump
+     * back out of an enclosing except clause, skips the code the body
+     * falls into, unless that is a copy of where the region goes on: that
+     * code is the else clause, not the code after the try, which the
+     * clause would run too) */
+    int skips_rest = join >= 0 && join <= stop && exit >= 0 && dc_continues_as(d, join, exit) &&
+                     !dc_nothing_runs(d, stop, rest) && !dc_continues_as(d, stop, exit);
+    int clauses_exit = join;
+    if (join <= stop && live && stop < rest && (skips_rest || rest_is_else_clause(d, H, t->cend, stop, rest))) {
+        clauses_exit = skips_rest ? join : rest;
         join = rest;
         else_exit = exit >= 0 ? exit : end;
         rest_is_else = 1;
@@ -918,7 +927,7 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
         return -1;
     if (rest_is_else)
         *t->falls = d->region_live; /* (the statement falls through as its else does) */
-    if (!handled && except_handlers(d, tr, H, t->clean, join, t->st, NULL) < 0)
+    if (!handled && except_handlers(d, tr, H, t->clean, clauses_exit, t->st, NULL) < 0)
         return -1;
     dc_set(d, &d->skip_to[H], t->cend);
     *t->next = join > stop ? last : stop;
