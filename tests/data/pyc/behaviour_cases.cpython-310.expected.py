@@ -1646,8 +1646,7 @@ def tuple_swaps_and_multiple_targets(a, b):
     a, b, c = b, a, a + b
     x = y = [a]
     x.append(b)
-    __temp_1 = a, b
-    (p, q), r = __temp_1, c
+    (p, q), r = (a, b), c
     return a, b, c, y, p, q, r
 
 
