@@ -52,11 +52,14 @@ def main():
             pyc = os.path.join(OUT, fixture_name(source, minor))
             # Compiled by that interpreter, so the .pyc has its magic number and
             # bytecode; the unchecked-hash form makes the file independent of
-            # the source's mtime.
+            # the source's mtime; a fixed hash seed fixes the order of the
+            # frozensets the compiler makes of `x in {'a', 'b'}`, so that an
+            # unchanged source gives an unchanged fixture.
             subprocess.run([py, "-c", "import py_compile, sys; py_compile.compile(sys.argv[1], "
                             "cfile=sys.argv[2], doraise=True, invalidation_mode="
                             "py_compile.PycInvalidationMode.UNCHECKED_HASH)",
-                            os.path.join(OUT, "src", source), pyc], check=True)
+                            os.path.join(OUT, "src", source), pyc], check=True,
+                           env=dict(os.environ, PYTHONHASHSEED="0"))
             try:
                 text = decompile_pyc(pyc)
             except Exception as e:  # noqa: BLE001 (reported; the test fails on it too)

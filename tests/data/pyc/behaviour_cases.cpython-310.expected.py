@@ -529,7 +529,7 @@ def bytes_literals(i):
 
 @case((1,), ('b',), (4,), (None,))
 def container_literals(x):
-    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'b', 'a'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
+    return None, True, False, ..., (1, (2, (3,)), ()), [1, [2, []]], {1: 'a', 'b': [2]}, {1, 2}, x in {1, 2, 3}, x in ('a', 'b'), x in {'a', 'b'}, x not in {4, 5}, (x,), [x, x], {x: x}, {x}, ((x, 1), (2, x))
 
 
 @case(([1, 2], {'a': 1}), ((), {}))
