@@ -813,8 +813,6 @@ static int comprehension(pr *r, const dp_node *c) {
 
 static int fstring(pr *r, const dp_node *e);
 
-/* A chain a + b - c ... of one precedence level, printed without recursing
- * down its left spine (generated code can hold very long sums). */
 /* Would CPython 3.11+'s AST optimizer turn `text % (v1, ..., vn)` into an
  * f-string?  It does when every spec is `%[flags][width][.precision]` then
  * s, r or a (width and precision of at most two digits), as many as the
@@ -862,6 +860,8 @@ static int keeps_percent_format(const pr *r, const dp_node *e) {
     return percent_format_folds(left->cst->text, left->cst->len, right->l1.n);
 }
 
+/* A chain a + b - c ... of one precedence level, printed without recursing
+ * down its left spine (generated code can hold very long sums). */
 static int binop_chain(pr *r, const dp_node *e) {
     int prec = binop_prec(e->op);
     size_t n = 0;
@@ -1343,19 +1343,54 @@ static int fstring_as_format(pr *r, const dp_node *e) {
     return 0;
 }
 
+/* The %-spec 3.11's optimizer makes field f's spec from (`%-5.2`, before
+ * the conversion), written to buf: `[>]W[.P]` with W and P of one or two
+ * digits, '>' unless the `-` flag justified left.  0 when f has another
+ * spec. */
+static int percent_spec(const dp_node *f, char *buf, size_t cap) {
+    const dp_node *spec = f->b;
+    if (spec != NULL && spec->kind == E_JOINEDSTR && spec->l1.n == 1)
+        spec = spec->l1.v[0];
+    if (spec == NULL) {
+        snprintf(buf, cap, "%%");
+        return 1;
+    }
+    if (spec->kind != E_CONST || spec->cst == NULL || spec->cst->kind != DP_CONST_STR || spec->cst->text == NULL)
+        return 0;
+    const char *t = spec->cst->text;
+    size_t n = spec->cst->len, i = 0, w = 0, p = 0;
+    int right = n > 0 && t[0] == '>';
+    i += (size_t)right;
+    while (i + w < n && w < 3 && t[i + w] >= '0' && t[i + w] <= '9')
+        w++;
+    size_t dot = i + w;
+    if (dot < n && t[dot] == '.')
+        while (dot + 1 + p < n && p < 3 && t[dot + 1 + p] >= '0' && t[dot + 1 + p] <= '9')
+            p++;
+    size_t used = dot + (dot < n && t[dot] == '.' ? 1 + p : 0);
+    /* (no digit strings CPython would not write: a leading zero, '>' with
+     * no width, a dot with no precision) */
+    if (used != n || n == 0 || w > 2 || p > 2 || (w > 0 && t[i] == '0') || (right && w == 0) ||
+        (dot < n && (p == 0 || (p > 1 && t[dot + 1] == '0'))))
+        return 0;
+    snprintf(buf, cap, "%%%s%.*s%.*s", w > 0 && !right ? "-" : "", (int)w, t + i, (int)(n - dot), t + dot);
+    return 1;
+}
+
 /* Are the fields of f-string e all `{x!s}`, `{x!r}` or `{x!a}`, with no
- * spec?  3.11 compiles `'..%s..' % (x,)` (no flags, width or precision)
- * into such an f-string. */
+ * spec but one the %-format spells?  3.11 compiles `'..%s..' % (x,)` into
+ * such an f-string. */
 static int percent_format_fits(const dp_node *e) {
     if (e->kind != E_JOINEDSTR)
         return 0;
     int fields = 0;
+    char spec[16];
     for (int i = 0; i < e->l1.n; i++) {
         const dp_node *part = e->l1.v[i];
         if (part == NULL)
             return 0;
         if (part->kind == E_FORMATTED) {
-            if (part->b != NULL || (part->op != 's' && part->op != 'r' && part->op != 'a'))
+            if ((part->op != 's' && part->op != 'r' && part->op != 'a') || !percent_spec(part, spec, sizeof spec))
                 return 0;
             fields++;
         } else if (part->kind != E_CONST || part->cst == NULL || part->cst->kind != DP_CONST_STR) {
@@ -1376,8 +1411,11 @@ static int fstring_as_percent(pr *r, const dp_node *e) {
     for (int i = 0; i < e->l1.n; i++) {
         const dp_node *part = e->l1.v[i];
         if (part->kind == E_FORMATTED) {
-            char spec[3] = {'%', (char)part->op, 0};
-            dp_buf_puts(&fmt, spec);
+            char spec[16];
+            percent_spec(part, spec, sizeof spec - 1);
+            size_t len = strlen(spec);
+            spec[len] = (char)part->op;
+            dp_buf_putn(&fmt, spec, len + 1);
             continue;
         }
         const char *t = part->cst->text ? part->cst->text : "";
