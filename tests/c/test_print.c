@@ -422,7 +422,11 @@ static void test_fstrings(void) {
     dp_node *join = call(attr(kstr("\n"), "join"), L(A), NONE_);
     dp_node *joined = seq(E_JOINEDSTR, L(kstr("it's"), fmt(join, 0, NULL)));
     CHECK_STR(ex(joined), "(\"it's\" + format('\\n'.join(a)))");
-    CHECK_STR(ex_for(seq(E_JOINEDSTR, L(fmt(join, 'r', seq(E_JOINEDSTR, L(kstr(">4")))))), 11), "(format(repr('\\n'.join(a)), f'>4'))");
+    /* (fields all of a %-format's kind: that %-format) */
+    CHECK_STR(ex_for(seq(E_JOINEDSTR, L(fmt(join, 'r', seq(E_JOINEDSTR, L(kstr(">4")))))), 11), "('%4r' % ('\\n'.join(a),))");
+    CHECK_STR(ex_for(seq(E_JOINEDSTR, L(kstr("5%"), fmt(join, 's', seq(E_JOINEDSTR, L(kstr("3.0")))), fmt(A, 'a', NULL))), 11),
+              "('5%%%-3.0s%a' % ('\\n'.join(a), a))");
+    CHECK_STR(ex_for(seq(E_JOINEDSTR, L(fmt(join, 'r', seq(E_JOINEDSTR, L(kstr("<4")))))), 11), "(format(repr('\\n'.join(a)), f'<4'))");
     CHECK_STR(ex_for(joined, 12), "f\"it's{'\\n'.join(a)}\"");
     CHECK_STR(ex(fmt(A, 'x', NULL)), "ERROR: bad f-string conversion 120");
 }
