@@ -578,15 +578,22 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
         return 0;
     /* (an exit past the region's end is where the region goes on: the
      * loop ends an if's branch, which jumps over the else) */
-    int stop = F < i ? last + 1 : F;
+    int stop = F < i ? last + 1 : F, else_breaks = 0;
     if (F > end) {
-        if (!dc_continues_as(d, F, end))
+        /* (`while c: ... else: break` ending the body of an enclosing
+         * loop: the test jumps to that loop's exit, threaded through the
+         * else's dead `break`; the loop's own breaks go on at its head) */
+        else_breaks = d->loop && exit == d->loop->head && last < end && dc_nothing_runs(d, last + 1, end) &&
+                      dc_continues_as(d, F, d->loop->brk) && !dc_continues_as(d, F, end);
+        if (!else_breaks && !dc_continues_as(d, F, end))
             return 0;
         stop = end;
     }
     /* a loop ending its region whose breaks go where the region goes on:
      * [stop, end) is its else */
     int then = F > i && stop < end && exit >= 0 && dc_jumps_as(d, B, last, exit, stop) ? exit : -1;
+    if (else_breaks)
+        then = exit;
     /* (a jump out past that exit is a `break` of a `while ... else`, or
      * threaded through it: the `while True:` form covers those) */
     for (int j = B; F == last + 1 && j < last; j++)
@@ -606,7 +613,7 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
      * dead jumps between the two, after a body whose last statement always
      * jumps) */
     int body_end = stop;
-    if (F == stop && stop > last && dc_nothing_runs(d, last + 1, stop)) {
+    if ((F == stop || else_breaks) && stop > last && dc_nothing_runs(d, last + 1, stop)) {
         body_end = last;
         dc_seen(d, last, last + 1);
     }
@@ -622,6 +629,8 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
     *next = stop;
     if (lp.then >= 0) {
         if (dc_loop_else(d, stop, end, st, &w->l2) < 0)
+            return -1;
+        if (else_breaks && dc_add(d, &w->l2, dc_stmt(d, S_BREAK, F)) < 0)
             return -1;
         *next = end;
     }
