@@ -630,7 +630,8 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
     if (lp.then >= 0) {
         if (dc_loop_else(d, stop, end, st, &w->l2) < 0)
             return -1;
-        if (else_breaks && dc_add(d, &w->l2, dc_stmt(d, S_BREAK, F)) < 0)
+        /* (at the dead break's own place, which has its line) */
+        if (else_breaks && dc_add(d, &w->l2, dc_stmt(d, S_BREAK, last + 1 < end ? last + 1 : F)) < 0)
             return -1;
         *next = end;
     }
