@@ -591,9 +591,7 @@ int dc_while_without_bottom_test(dc *d, int i, int last, int end, int exit, dc_s
     }
     /* a loop ending its region whose breaks go where the region goes on:
      * [stop, end) is its else */
-    int then = F > i && stop < end && exit >= 0 && dc_jumps_as(d, B, last, exit, stop) ? exit : -1;
-    if (else_breaks)
-        then = exit;
+    int then = else_breaks || (F > i && stop < end && exit >= 0 && dc_jumps_as(d, B, last, exit, stop)) ? exit : -1;
     /* (a jump out past that exit is a `break` of a `while ... else`, or
      * threaded through it: the `while True:` form covers those) */
     for (int j = B; F == last + 1 && j < last; j++)
@@ -695,11 +693,11 @@ static int same_instr(const dp_instr *x, const dp_instr *y) {
  * the value is the conditional expression and the walk goes on with the
  * else arm's copy of the tail.  0 when the arms are not so. */
 static int ifexp_shared_tail(dc *d, dp_node *cond, int B, int F, int end, dc_stack *st, int *next) {
-    int last = F - 1 > B ? d->in[F - 1].op : IR_NOP;
-    if (st->n <= d->base || (last != IR_RETURN_VALUE && last != IR_RAISE))
+    int tail_op = F - 1 > B ? d->in[F - 1].op : IR_NOP;
+    if (st->n <= d->base || (tail_op != IR_RETURN_VALUE && tail_op != IR_RAISE))
         return 0;
     int F2 = F;
-    while (F2 < end && d->in[F2].op != last && !dc_is_terminator(d->in[F2].op) && !dc_is_jump(d->in[F2].op) &&
+    while (F2 < end && !dc_is_terminator(d->in[F2].op) && !dc_is_jump(d->in[F2].op) &&
            (F2 == F || d->nref[F2] == 0))
         F2++;
     if (F2 >= end || !same_instr(&d->in[F2], &d->in[F - 1]) || (F2 > F && d->nref[F2] != 0))

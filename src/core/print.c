@@ -391,12 +391,16 @@ static void put_str_body(dp_buf *o, const char *text, size_t n, char q, int fstr
     }
 }
 
-static void put_str(dp_buf *o, const char *text, size_t n, unsigned forbid) {
+static void put_quoted(dp_buf *o, const char *text, size_t n, unsigned forbid, int fstring) {
     char q = pick_quote(text, n, forbid);
+    if (fstring)
+        dp_buf_putc(o, 'f');
     dp_buf_putc(o, q);
-    put_str_body(o, text, n, q, 0);
+    put_str_body(o, text, n, q, fstring);
     dp_buf_putc(o, q);
 }
+
+static void put_str(dp_buf *o, const char *text, size_t n, unsigned forbid) { put_quoted(o, text, n, forbid, 0); }
 
 static void put_bytes(dp_buf *o, const char *text, size_t n, unsigned forbid) {
     char q = pick_quote(text, n, forbid);
@@ -879,16 +883,10 @@ static int binop_chain(pr *r, const dp_node *e) {
     for (size_t i = n; i-- > 0; cur = cur->a)
         spine[i] = cur;
     int rc = 0;
-    if (n > 0 && keeps_percent_format(r, spine[0])) {
-        const dp_const *c = leftmost->cst;
-        char q = pick_quote(c->text, c->len, r->fs_forbid);
-        putch(r, 'f');
-        putch(r, q);
-        put_str_body(r->out, c->text, c->len, q, 1);
-        putch(r, q);
-    } else {
+    if (n > 0 && keeps_percent_format(r, spine[0]))
+        put_quoted(r->out, leftmost->cst->text, leftmost->cst->len, r->fs_forbid, 1); /* (`f'..%s..'`) */
+    else
         rc = expr(r, leftmost, prec);
-    }
     for (size_t i = 0; i < n && rc == 0; i++) {
         const char *op = binop_text(spine[i]->op);
         if (op == NULL || spine[i]->b == NULL) {

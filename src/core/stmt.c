@@ -382,8 +382,9 @@ int dc_flush_leftovers(dc *d, dc_stack *st, int operands, const dp_node *value, 
  * in the statement, it would be evaluated after that leftover. */
 static int flush_before_store(dc *d, dc_stack *st, dp_node **v, dp_nodes *out, int at) {
     int later = 0;
-    for (int q = d->base; q < st->n && !later && needs_temp(d, *v); q++)
-        later = st->v[q] != *v && needs_temp(d, st->v[q]) && st->v[q]->seq > (*v)->seq;
+    if (needs_temp(d, *v))
+        for (int q = d->base; q < st->n && !later; q++)
+            later = st->v[q] != *v && needs_temp(d, st->v[q]) && st->v[q]->seq > (*v)->seq;
     if (!later)
         return dc_flush_leftovers(d, st, 0, *v, out, at);
     if (dc_push(d, st, *v) < 0 || spill_pending(d, st, st->n, SIZE_MAX, NULL, out, at) < 0)
