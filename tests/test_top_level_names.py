@@ -1,6 +1,6 @@
 """A code object decompiled on its own whose name is no identifier
 (`<lambda>`, `<genexpr>`: issue 12) prints as Python: a lambda whose body is
-one value as a `lambda` expression, anything else as a def under a valid
+one value (a generator's too) as a `lambda` expression, anything else as a def under a valid
 name; `def_name` names the def (the torch layer's transformed code)."""
 import pytest
 
@@ -28,12 +28,31 @@ def test_a_lambda_with_a_conditional_body():
     assert [new(v) for v in (-1, 0, 4)] == [fn(v) for v in (-1, 0, 4)]
 
 
-def test_a_generator_lambda_prints_as_a_def_under_a_valid_name():
+def test_a_generator_lambda_prints_as_a_lambda_and_behaves_as_one():
     fn = lambda n: (yield n + 1)  # noqa: E731
     source = depyf.decompile(fn)
-    assert source.startswith("def _lambda(n):"), source
-    gen, orig = run(source, "_lambda")(1), fn(1)
+    assert source.startswith("lambda n:"), source
+    new = eval(compile(source, "<decompiled>", "eval"))
+    gen, orig = new(1), fn(1)
     assert next(gen) == next(orig) == 2
+    for g in (gen, orig):
+        with pytest.raises(StopIteration) as stop:
+            g.send("sent")
+        assert stop.value.value == "sent"
+
+
+def test_a_stop_iteration_leaves_a_generator_lambda_as_it_does_the_original():
+    # 3.12 and 3.13 wrap a generator def's body in a handler that turns a
+    # StopIteration into a RuntimeError, and a generator lambda's not: as a
+    # def the lambda would raise another exception
+    fn = lambda it: (yield next(it))  # noqa: E731
+    new = eval(compile(depyf.decompile(fn), "<decompiled>", "eval"))
+    raised = []
+    for f in (fn, new):
+        with pytest.raises((StopIteration, RuntimeError)) as info:
+            next(f(iter([])))
+        raised.append(info.type)
+    assert raised[0] is raised[1]
 
 
 def test_a_comprehension_code_object_prints_as_a_def_taking_the_iterator():

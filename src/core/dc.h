@@ -72,6 +72,7 @@ typedef struct dc_shared {
     dp_ptrmap memo;
     int npaths;        /* paths handed out (dc.path) */
     int keep_return_copies; /* dc_join_return_copies is off (a retry without it) */
+    int lambda_alone;  /* the code decompiled is a lambda's: printed, and validated, as `lambda ...: value` */
 } dc_shared;
 
 /* Passes a limit: records `fmt` as the error and makes it fatal (every
@@ -384,9 +385,9 @@ int dc_fail(dc *d, int at, const char *fmt, ...)
 /* ---- translation validation (validate.c) ---- */
 /* Is validation asked for, and possible, for this code object? */
 int dc_wants_validation(const dc_shared *sh, const dp_code *code, int module);
-/* Compiles the function statement `def` (of d->code) through the caller's
- * hook and compares it with d->code: 1 equivalent, 0 not, -1 not checked;
- * `why` says why not. */
+/* Compiles the function statement `def` (of d->code; or the expression
+ * statement of its lambda) through the caller's hook and compares it with
+ * d->code: 1 equivalent, 0 not, -1 not checked; `why` says why not. */
 int dc_validate(dc *d, dp_node *def, char *why, size_t whylen);
 /* The same for a module's body (d->code a module): compiled whole. */
 int dc_validate_module(dc *d, dp_nodes *body, char *why, size_t whylen);

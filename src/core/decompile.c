@@ -1086,6 +1086,23 @@ static int code_body_once(dc_shared *sh, const dp_code *code, dc *outer, int kin
 }
 
 static dp_node *arguments(dc *d, const dp_code *code, dp_node *fn, dp_node **returns);
+static dp_node *lambda_value(dc *d, const dp_nodes *body);
+
+/* `lambda <args>: <value>` for a lambda's code decompiled on its own whose
+ * body is one value, else NULL.  (A generator lambda too: from 3.12 a
+ * generator def's body is wrapped in a handler a lambda's is not.) */
+static dp_node *lambda_statement(dc *d, const dp_node *def) {
+    if ((d->code->flags & (DP_CO_COROUTINE | DP_CO_ASYNC_GENERATOR)) || def->b != NULL)
+        return NULL;
+    dp_node *value = lambda_value(d, &def->l1), *lam = value ? dc_node(d, E_LAMBDA) : NULL;
+    dp_node *st = lam ? dc_node(d, S_EXPR) : NULL;
+    if (st == NULL)
+        return NULL;
+    lam->a = def->c;
+    lam->b = value;
+    st->a = lam;
+    return st;
+}
 static int is_async(const dp_code *code);
 
 /* Decompiles a whole code object into statements.  A function body
@@ -1124,7 +1141,9 @@ static int code_body_validated(dc_shared *sh, const dp_code *code, dc *outer, in
         def->l1 = *body;
         if ((def->c = arguments(d, code, NULL, &def->b)) == NULL)
             return -1;
-        v = dc_validate(d, def, why, sizeof why);
+        /* (a lambda decompiled on its own is validated as the lambda it prints as) */
+        dp_node *lam = sh->lambda_alone && outer == NULL ? lambda_statement(d, def) : NULL;
+        v = dc_validate(d, lam ? lam : def, why, sizeof why);
     }
     dp_validation_stats *stats = sh->opt->stats;
     if (stats)
@@ -1377,6 +1396,22 @@ static dp_node *returned_value(dc *d, const dp_nodes *body, int from, int depth)
     return e->c ? e : NULL;
 }
 
+/* The value a lambda whose body is `body` returns, NULL when the body is
+ * no single expression.  Generator lambdas end with an implicit `return
+ * None` after the yield (the statements are left as they are: another use
+ * may get them). */
+static dp_node *lambda_value(dc *d, const dp_nodes *body) {
+    if (body->n == 2 && body->v[0]->kind == S_EXPR && is_return_none(body->v[1])) {
+        dp_node *ret = dc_node(d, S_RETURN);
+        dp_nodes one = {0};
+        if (ret == NULL || dc_add(d, &one, ret) < 0)
+            return NULL;
+        ret->a = body->v[0]->a;
+        return returned_value(d, &one, 0, 0);
+    }
+    return returned_value(d, body, 0, 0);
+}
+
 dp_node *dc_lambda(dc *d, dp_node *fn, int at) {
     const dp_code *code = fn->cst->code;
     dp_node *lam = dc_node(d, E_LAMBDA);
@@ -1387,17 +1422,7 @@ dp_node *dc_lambda(dc *d, dp_node *fn, int at) {
     dp_nodes body = {0};
     if (code_body(d->sh, code, d, fn->op, BODY_LAMBDA, &body, &sub) < 0)
         return NULL;
-    /* generator lambdas end with an implicit `return None` after the yield
-     * (the statements are left as they are: another use may get them) */
-    if (body.n == 2 && body.v[0]->kind == S_EXPR && is_return_none(body.v[1])) {
-        dp_node *ret = dc_node(d, S_RETURN);
-        dp_nodes one = {0};
-        if (ret == NULL || dc_add(d, &one, ret) < 0)
-            return NULL;
-        ret->a = body.v[0]->a;
-        body = one;
-    }
-    if ((lam->b = returned_value(d, &body, 0, 0)) == NULL) {
+    if ((lam->b = lambda_value(d, &body)) == NULL) {
         dc_fail(d, at, "lambda body is not a single expression");
         return NULL;
     }
@@ -1554,20 +1579,6 @@ static const dp_code *valid_name(dp_arena *ar, const dp_code *code, const char *
     return copy;
 }
 
-/* `lambda <args>: <value>` for a lambda's code decompiled on its own whose
- * body is one returned value, else NULL. */
-static dp_node *lambda_statement(dc *d, const dp_node *def) {
-    if ((d->code->flags & (DP_CO_GENERATOR | DP_CO_COROUTINE | DP_CO_ASYNC_GENERATOR)) || def->b != NULL)
-        return NULL;
-    dp_node *value = returned_value(d, &def->l1, 0, 0), *lam = value ? dc_node(d, E_LAMBDA) : NULL;
-    dp_node *st = lam ? dc_node(d, S_EXPR) : NULL;
-    if (st == NULL)
-        return NULL;
-    lam->a = def->c;
-    lam->b = value;
-    st->a = lam;
-    return st;
-}
 
 /* x * f + floor, saturating. */
 static size_t budget(size_t x, size_t f, size_t floor) {
@@ -1614,6 +1625,7 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
     int is_class = !is_module && !(code->flags & DP_CO_NEWLOCALS) && code->name[0] != '<';
     const char *def_name = opt ? opt->def_name : NULL;
     int is_lambda = strcmp(code->name, "<lambda>") == 0 && def_name == NULL;
+    sh.lambda_alone = is_lambda;
     if (def_name != NULL && !dc_is_identifier(def_name)) {
         dp_fail(err, -1, "the def name %.80s is not an identifier", def_name);
         goto out;
@@ -1648,7 +1660,7 @@ int dp_decompile(const dp_code *code, const dp_options *opt, dp_buf *out, dp_err
         if (d.sh->err->set || (def->c = arguments(&d, code, fn, &def->b)) == NULL)
             goto out;
         top = one;
-        /* (validated as the def: a lambda compiles to the same code) */
+        /* (validated as this lambda, code_body_validated) */
         dp_node *lam = is_lambda && !d.used_fallback ? lambda_statement(&d, def) : NULL;
         if (lam != NULL)
             one.v[0] = lam;

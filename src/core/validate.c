@@ -177,6 +177,12 @@ static int compile_and_compare(dc *d, dp_buf *src, long first_line, dp_nodes *bl
         r = 0; /* printed source that does not compile is wrong too */
     } else if (c == 0 && mod) {
         const dp_code *cand = name ? find_at(mod, name, depth, !d->is_class_body) : mod;
+        dp_code *renamed = cand && name && strcmp(name, code->name) != 0 ? dp_alloc(&ar, sizeof *renamed) : NULL;
+        if (renamed) { /* (a lambda is decompiled under the name it prints with, `_lambda`) */
+            *renamed = *cand;
+            renamed->name = code->name;
+            cand = renamed;
+        }
         if (cand == NULL)
             snprintf(why, whylen, "recompiled function not found");
         else
@@ -207,7 +213,8 @@ int dc_validate(dc *d, dp_node *def, char *why, size_t whylen) {
     import_names(&src, d);
     int level = wrap(&src, d->code, private);
     dp_nodes one = {&def, 1, 1};
-    int r = compile_and_compare(d, &src, 1, &one, level, d->code->name, level + 1, private, why, whylen);
+    const char *name = def->kind == S_FUNCTIONDEF ? d->code->name : "<lambda>";
+    int r = compile_and_compare(d, &src, 1, &one, level, name, level + 1, private, why, whylen);
     sh->use.validation = dp_buf_over(&src) ? sh->validation_limit : sh->use.validation + src.len;
     dp_buf_free(&src);
     return r;
