@@ -44,25 +44,31 @@ def compile_like(code, text, filename, name):
     function of the same layout.
     """
     try:
-        tree = ast.parse(text, filename)
-    except (SyntaxError, ValueError):
-        return None
-    fn = tree.body[0] if tree.body else None
-    if not isinstance(fn, ast.FunctionDef) or fn.name != name:
-        return None
-    if code.co_freevars:
-        outer = ast.parse("def __depyf_closure():\n    %s = None\n" % " = ".join(code.co_freevars)).body[0]
-        outer.body += [fn, ast.Return(ast.Name(name, ast.Load()))]
-        tree.body = [outer]  # (the wrapper's own lines are in its code, not in the function's)
-    ast.fix_missing_locations(tree)
-    try:
-        module = compile(tree, filename, "exec", dont_inherit=True)
+        if code.co_freevars:
+            tree = ast.parse(text, filename)
+            fn = tree.body[0] if tree.body else None
+            if not isinstance(fn, ast.FunctionDef) or fn.name != name:
+                return None
+            outer = ast.parse("def __depyf_closure():\n    %s = None\n" % " = ".join(code.co_freevars)).body[0]
+            outer.body += [fn, ast.Return(ast.Name(name, ast.Load()))]
+            tree.body = [outer]  # (the wrapper's own lines are in its code, not in the function's)
+            module = compile(ast.fix_missing_locations(tree), filename, "exec", dont_inherit=True)
+        else:  # (from the text: no syntax tree in Python objects, no locations to fix)
+            module = compile(text, filename, "exec", dont_inherit=True)
+            if not _defines_first(module, name):
+                return None
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     found = find_code(module, name)
     if found is None or not same_layout(code, found):
         return None
     return found
+
+
+def _defines_first(module, name):
+    """Is function `name` the first the module's code defines?"""
+    first = next((c for c in module.co_consts if hasattr(c, "co_code")), None)
+    return first is not None and first.co_name == name
 
 
 def find_code(code, name, depth=0):

@@ -314,6 +314,8 @@ def record_guard_sources():
 
     original = _require(GuardsSet, "add", "torch._guards.GuardsSet")
     extract = _require(TracingContext, "extract_stack", "torch._guards.TracingContext")
+    if "user_stack" in getattr(getattr(original, "__code__", None), "co_names", ()):
+        return lambda: None  # (this torch's own `add` records it: a wrapper would only cost time)
 
     def record(guard):  # (after torch's add: the line comes from Dynamo's tracing state, not this stack)
         if getattr(guard, "user_stack", False) is None:
@@ -971,7 +973,8 @@ _GRAPH_BREAK_AT = re.compile(r"Graph break in user code at (.*):(\d+)\s*$", re.M
 # payload (graph printouts, generated code) as soon as anyone listens, which
 # costs more than all of depyf's own hooks: only these are let through while
 # depyf is the only listener.
-_TRACE_RECORDS = {"dynamo_start", "compilation_metrics", "dynamo_cpp_guards_str"}
+_GUARDS_RECORD = "dynamo_cpp_guards_str"
+_TRACE_RECORDS = {"dynamo_start", "compilation_metrics", _GUARDS_RECORD}
 _TRACE_ARTIFACTS = {"recompile_reasons", "dynamo_graph_break_reason"}
 
 
@@ -986,7 +989,8 @@ def subscribe_compile_events(callback):
       first, the compiled frame last), each {"file", "line", "name", "code"};
     - "graph_break": "file", "line", "reason", "user_stack" (text);
     - "recompile": "reasons", why the existing cache entries did not match;
-    - "guards": "text", the guard tree built for the new cache entry;
+    - "guards": "text", the guard tree built for the new cache entry (delivered when
+      unsubscribing: printing it costs more than the rest);
     - "end": "name", "file", "line" of the compiled code, "fail" (None or why
       the compile failed).
     Returns the function that unsubscribes (and restores the trace logger).
@@ -1016,9 +1020,31 @@ def subscribe_compile_events(callback):
         metadata = metadata_fn()
         return isinstance(metadata, dict) and metadata.get("name") in _TRACE_ARTIFACTS
 
+    # The guard tree's text is the dearest record to print and the report's fallback
+    # only (it lists each cache entry's guards, read at the end): printed when
+    # unsubscribing, the payload kept until then with its compile id.
+    from torch._guards import CompileContext
+
+    later = []
+    current_compile_id = getattr(CompileContext, "current_compile_id", None)
+
+    def defer_guards(kwargs):
+        compile_id = kwargs.get("compile_id") or current_compile_id()
+        payload_fn = kwargs.get("payload_fn")
+        if compile_id is not None and callable(payload_fn):
+            later.append((str(compile_id), payload_fn))
+
+    def guards_event(compile_id, payload_fn):
+        callback({"kind": "guards", "text": str(payload_fn()).strip("\n"), "compile_id": compile_id})
+
     @outside_dynamo
     def selective(name, metadata_fn=dict, **kwargs):
-        if trace_log.handlers != [handler] or _call_safely("structured trace", wanted, name, metadata_fn):
+        if trace_log.handlers != [handler]:
+            return original(name, metadata_fn, **kwargs)
+        if name == _GUARDS_RECORD and current_compile_id is not None:
+            _call_safely("structured trace", defer_guards, kwargs)
+            return None
+        if _call_safely("structured trace", wanted, name, metadata_fn):
             return original(name, metadata_fn, **kwargs)
         return None
 
@@ -1029,6 +1055,9 @@ def subscribe_compile_events(callback):
         trace_log.removeHandler(handler)
         trace_log.setLevel(old_level)
         trace_log.propagate = old_propagate
+        for compile_id, payload_fn in later:
+            _call_safely("structured trace", guards_event, compile_id, payload_fn)
+        later.clear()
     return unsubscribe
 
 

@@ -27,7 +27,9 @@ from depyf import _torch_internals as _ti
 
 MANIFEST = "depyf_manifest.json"
 FORMAT_VERSION = 1
-SAVE_INTERVAL = 1.0  # seconds: a long run of compilations rewrites the manifest at most this often
+# seconds: after the first compilation's (at once: a live run can be looked at), a long
+# run of compilations rewrites the manifest at most this often, inside the user's calls
+SAVE_INTERVAL = 5.0
 
 _COMPILED_FN = re.compile(r"(__compiled_fn_\d+)(?:_[0-9a-f]{8}(?:_[0-9a-f]{4}){3}_[0-9a-f]{12})?$")
 
