@@ -313,9 +313,9 @@ def record_guard_sources():
     from torch._guards import GuardsSet, TracingContext
 
     original = _require(GuardsSet, "add", "torch._guards.GuardsSet")
-    extract = _require(TracingContext, "extract_stack", "torch._guards.TracingContext")
     if "user_stack" in getattr(getattr(original, "__code__", None), "co_names", ()):
         return lambda: None  # (this torch's own `add` records it: a wrapper would only cost time)
+    extract = _require(TracingContext, "extract_stack", "torch._guards.TracingContext")
 
     def record(guard):  # (after torch's add: the line comes from Dynamo's tracing state, not this stack)
         if getattr(guard, "user_stack", False) is None:
