@@ -81,21 +81,20 @@ def build_toggle(folder):
     return library
 
 
-def read_dumps(folder):
-    """{"call": instructions} from the callgrind dumps in folder."""
-    counts = {}
+def read_call_count(folder):
+    """The instructions of the dump made at the end of the first call, None when there is none."""
     for path in glob.glob(os.path.join(folder, "callgrind.out.*")):
         with open(path) as f:
             text = f.read()
         trigger = re.search(r"^desc: Trigger: Client Request: (\w+)", text, re.M)
         totals = re.search(r"^(?:totals|summary): (\d+)", text, re.M)
         if trigger and totals and trigger.group(1) == "call":
-            counts[trigger.group(1)] = int(totals.group(1))
-    return counts
+            return int(totals.group(1))
+    return None
 
 
 def count(variant, python, backend, model, library, env=None):
-    """{"call": instructions} of one run.  Every run of a bench works in the same folder
+    """The instructions of one run's first call.  Every run of a bench works in the same folder
     (next to the library), emptied first: the paths torch and depyf make are the same
     strings in every variant, and the folder is not on sys.path (PYTHONSAFEPATH)."""
     env = dict(env or depyf020.isolated_env(), PYTHONHASHSEED="0", PYTHONSAFEPATH="1", OMP_NUM_THREADS="1",
@@ -112,10 +111,10 @@ def count(variant, python, backend, model, library, env=None):
          os.path.join(work, "dump"), library],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, universal_newlines=True, env=env, cwd=work,
         timeout=7200)
-    counts = read_dumps(work)
-    if proc.returncode != 0 or "BENCH done" not in proc.stdout or "call" not in counts:
+    instructions = read_call_count(work)
+    if proc.returncode != 0 or "BENCH done" not in proc.stdout or instructions is None:
         raise RuntimeError("%s %s %s failed:\n%s" % (variant, model, backend, proc.stderr[-3000:]))
-    return counts
+    return instructions
 
 
 def pct(ratio):
@@ -129,7 +128,7 @@ def measure_config(config, pythons, check_repeat):
     with tempfile.TemporaryDirectory() as folder:
         library = build_toggle(folder)
         for variant, python in pythons.items():
-            runs = [count(variant, python, backend, model, library)["call"] for _ in range(1 + check_repeat)]
+            runs = [count(variant, python, backend, model, library) for _ in range(1 + check_repeat)]
             counts[variant] = runs[0]
             if check_repeat:
                 lines.append("%-16s %-9s repeat: %d vs %d (%s)" % (
