@@ -31,13 +31,12 @@ import glob
 import os
 import re
 import shutil
-import statistics
 import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_torch_compile import MODEL_SETUP, WORKLOADS, original_python  # noqa: E402
+from bench_torch_compile import MODEL_SETUP, WORKLOADS, original_python, print_medians  # noqa: E402
 import depyf020  # noqa: E402
 
 # valgrind runs no AVX-512: Inductor's kernels are built for AVX2 (-march=x86-64-v3) and
@@ -167,14 +166,7 @@ def main(argv=None):
                 ratios[variant].append(counts[variant] / plain)
             if "original" in counts:
                 ratios["ours/original"].append(counts["ours"] / counts["original"])
-    print("\nmedian over %d configurations (GPT-, BERT-, ResNet-shaped x %s):" % (len(configs), args.backends))
-    for name, values in ratios.items():
-        if values:
-            print("  %-15s %s   (each: %s)" % (name, pct(statistics.median(values)),
-                                             ", ".join(pct(v) for v in values)))
-    ok = statistics.median(ratios["ours"]) - 1 <= args.max_overhead
-    print("ours: %s first-call instructions over plain (limit %s) -> %s" % (
-        pct(statistics.median(ratios["ours"])), pct(1 + args.max_overhead), "OK" if ok else "FAIL"))
+    ok = print_medians(ratios, len(configs), args.backends, args.max_overhead, "first-call instructions", pct)
     return 0 if ok else 1
 
 

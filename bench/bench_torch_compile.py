@@ -149,6 +149,20 @@ def pct(ratio):
     return "%+.1f%%" % (100 * (ratio - 1))
 
 
+def print_medians(ratios, nconfigs, backends, max_overhead, measure, pct=pct):
+    """Prints the median of each ratio over the configurations and the verdict on ours:
+    True when its median overhead over plain is within max_overhead."""
+    print("\nmedian over %d configurations (GPT-, BERT-, ResNet-shaped x %s):" % (nconfigs, backends))
+    for name, values in ratios.items():
+        if values:
+            print("  %-15s %s   (each: %s)" % (name, pct(statistics.median(values)),
+                                             ", ".join(pct(v) for v in values)))
+    ok = statistics.median(ratios["ours"]) - 1 <= max_overhead
+    print("ours: %s %s over plain (limit %s) -> %s" % (
+        pct(statistics.median(ratios["ours"])), measure, pct(1 + max_overhead), "OK" if ok else "FAIL"))
+    return ok
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--repeats", type=int, default=5)
@@ -192,14 +206,7 @@ def main(argv=None):
                 ratios[variant + " block"].append(sum(median[variant].values()) / plain)
             if "original" in median:
                 ratios["ours/original"].append(median["ours"]["compile"] / median["original"]["compile"])
-    print("\nmedian over %d configurations (GPT-, BERT-, ResNet-shaped x %s):" % (len(configs), args.backends))
-    for name, values in ratios.items():
-        if values:
-            print("  %-15s %s   (each: %s)" % (name, pct(statistics.median(values)),
-                                             ", ".join(pct(v) for v in values)))
-    ok = statistics.median(ratios["ours"]) - 1 <= args.max_overhead
-    print("ours: %s compile CPU time over plain (limit %s) -> %s" % (
-        pct(statistics.median(ratios["ours"])), pct(1 + args.max_overhead), "OK" if ok else "FAIL"))
+    ok = print_medians(ratios, len(configs), args.backends, args.max_overhead, "compile CPU time")
     print("(\"block\": entering + first call + leaving prepare_debug, over plain's first call; \"hooks\": CPU time"
           " inside our hooks during the first call, its share of ours' first call: the part of our overhead"
           " the machine's load does not blur; \"full gc\": CPU time of the garbage collector's full"
