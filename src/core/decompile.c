@@ -1579,7 +1579,6 @@ static const dp_code *valid_name(dp_arena *ar, const dp_code *code, const char *
     return copy;
 }
 
-
 /* x * f + floor, saturating. */
 static size_t budget(size_t x, size_t f, size_t floor) {
     return x > (SIZE_MAX - floor) / f ? SIZE_MAX : x * f + floor;

@@ -177,8 +177,10 @@ static int compile_and_compare(dc *d, dp_buf *src, long first_line, dp_nodes *bl
         r = 0; /* printed source that does not compile is wrong too */
     } else if (c == 0 && mod) {
         const dp_code *cand = name ? find_at(mod, name, depth, !d->is_class_body) : mod;
-        dp_code *renamed = cand && name && strcmp(name, code->name) != 0 ? dp_alloc(&ar, sizeof *renamed) : NULL;
-        if (renamed) { /* (a lambda is decompiled under the name it prints with, `_lambda`) */
+        /* (a lambda decompiled on its own has the name its def would print with, `_lambda`) */
+        int lambda = cand && name && strcmp(name, "<lambda>") == 0 && strcmp(cand->name, code->name) != 0;
+        dp_code *renamed = lambda ? dp_alloc(&ar, sizeof *renamed) : NULL;
+        if (renamed) {
             *renamed = *cand;
             renamed->name = code->name;
             cand = renamed;
