@@ -72,49 +72,77 @@ static int regions_from_table(builder *B) {
  * is the innermost SETUP_* block open there.  A SETUP_* opens its region
  * (one per SETUP_*, made where the walk first meets it), POP_BLOCK closes
  * it, the handler runs under the region below.  Where two paths meet with
- * different blocks open (no compiler does that) the first one counts. */
+ * different blocks open (no compiler does that) the first one counts.
+ *
+ * The walk also carries the stack depth, as CPython 3.11's compiler does
+ * for its table: a region's depth is the values its SETUP_* keeps below
+ * the six a handler gets (the op table's jump effect).  When some
+ * instruction is met at two depths (3.8's finally bodies, entered by
+ * BEGIN_FINALLY or CALL_FINALLY with one value and by an exception with
+ * six), no depth is static: every region's depth stays -1. */
+/* A depth after an instruction, kept in range on hostile code (arguments
+ * push billions of values): out of it, no depth is static. */
+static int32_t next_depth(int64_t d, int *fixed) {
+    if (d >= 0 && d <= (1 << 24))
+        return (int32_t)d;
+    *fixed = 0;
+    return 0;
+}
+
 static int regions_from_blocks(builder *B) {
     dp_cfg *g = B->g;
-    int32_t *state, *setup_region, *work;
+    const dp_layout *lay = &g->f->lay;
+    int32_t *state, *setup_region, *work, *depth;
     int32_t top = 0;
+    int fixed = 1; /* every instruction met at one depth so far */
     if (ALLOC(state, B->n) == NULL || ALLOC(setup_region, B->n) == NULL || ALLOC(work, B->n) == NULL ||
-        ALLOC(g->exc, B->n) == NULL)
+        ALLOC(depth, B->n) == NULL || ALLOC(g->exc, B->n) == NULL)
         return oom(B);
     for (int32_t i = 0; i < B->n; i++)
         state[i] = setup_region[i] = -2;
-#define VISIT(j, s)                                         \
+#define VISIT(j, s, dd)                                     \
     do {                                                    \
-        int32_t j_ = (j);                                   \
+        int32_t j_ = (j), d_ = next_depth(dd, &fixed);      \
         if (j_ >= 0 && j_ < B->n && state[j_] == -2) {      \
             state[j_] = (s);                                \
+            depth[j_] = d_;                                 \
             work[top++] = j_;                               \
-        }                                                   \
+        } else if (j_ >= 0 && j_ < B->n && depth[j_] != d_) \
+            fixed = 0;                                      \
     } while (0)
-    VISIT(0, -1);
+    VISIT(0, -1, 0);
     while (top > 0) {
-        int32_t i = work[--top], s = state[i];
+        int32_t i = work[--top], s = state[i], here = depth[i];
         const dp_instr *x = &B->in[i];
         int flags = dp_op_info(x->op)->flags;
+        dp_effect fall, jump;
+        if (dp_ir_effect(x, lay, 0, &fall) < 0)
+            fixed = 0, fall = (dp_effect){0, 0, 0};
+        if ((flags & (DP_IRF_JUMP | DP_IRF_SETUP)) && dp_ir_effect(x, lay, 1, &jump) < 0)
+            fixed = 0, jump = (dp_effect){0, 0, 0};
         g->exc_of[i] = s;
         if (flags & DP_IRF_SETUP) {
             if (setup_region[i] == -2) {
                 setup_region[i] = g->nexc;
-                g->exc[g->nexc++] = (dp_exc_region){x->target, -1, i, s, 0};
+                int32_t below = next_depth((int64_t)here - jump.in + jump.out - 6, &fixed);
+                g->exc[g->nexc++] = (dp_exc_region){x->target, below, i, s, 0};
             }
-            VISIT(x->target, s);
-            VISIT(i + 1, setup_region[i]);
+            VISIT(x->target, s, (int64_t)here - jump.in + jump.out);
+            VISIT(i + 1, setup_region[i], (int64_t)here - fall.in + fall.out);
             continue;
         }
         if (x->op == IR_POP_BLOCK) {
-            VISIT(i + 1, s >= 0 ? g->exc[s].up : -1);
+            VISIT(i + 1, s >= 0 ? g->exc[s].up : -1, here);
             continue;
         }
         if (flags & DP_IRF_JUMP)
-            VISIT(x->target, s);
+            VISIT(x->target, s, (int64_t)here - jump.in + jump.out);
         if (dp_falls_through(x->op)) /* (CALL_FINALLY too: where the finally body returns to) */
-            VISIT(i + 1, s);
+            VISIT(i + 1, s, (int64_t)here - fall.in + fall.out);
     }
 #undef VISIT
+    for (int32_t r = 0; r < g->nexc && !fixed; r++)
+        g->exc[r].depth = -1;
     return 0;
 }
 

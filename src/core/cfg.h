@@ -31,7 +31,8 @@
  * 3.8-3.10 SETUP_* block. */
 typedef struct dp_exc_region {
     int32_t target;      /* IR index of the handler */
-    int32_t depth;       /* 3.11+: stack values kept below what the handler gets; -1 (3.8-3.10) */
+    int32_t depth;       /* stack values kept below what the handler gets (3.8-3.10: below its
+                          * six values; -1 where no depth is static: 3.8's finally bodies) */
     int32_t setup;       /* 3.8-3.10: the SETUP_* instruction that opened the block, else -1 */
     int32_t up;          /* 3.8-3.10: the region of the block below it (the handler's own), -1 */
     uint8_t lasti;

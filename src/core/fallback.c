@@ -1060,6 +1060,7 @@ static int take_blocks(fb *F, const dp_cfg *g) {
         if (e->setup < 0 && entry[r] < 0)
             return -1;
     }
+    F->g = g;
     F->nb = g->nb;
     /* 3.8 copies the blocks of finally bodies: a few times each at most in
      * compiler output, and never more than this */
@@ -1549,6 +1550,7 @@ int dc_fallback(dc *d, dp_nodes *out) {
     F.d = d;
     F.scope_body = (d->code->flags & DP_CO_OPTIMIZED) == 0;
     F.block_stack = d->lay.block_stack;
+    F.walk_setups = d->lay.finally_subroutine;
     F.star = fb_uses_star(d);
     F.egh_max = -1;
     dp_cfg g;

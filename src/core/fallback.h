@@ -57,7 +57,7 @@ typedef struct fb_block {
     int pop_except;     /* ends with POP_EXCEPT: leaves a nested machine */
     int next;           /* the one block it continues to (jump, fall-through), else -1 */
     int escape;         /* ends a tidy-up re-raising into this level's escape clause */
-    fb_setup *setups;   /* <= 3.10: the block stack at entry */
+    fb_setup *setups;   /* <= 3.10: the blocks open at entry (see fb.setups) */
     int nsetups;
     int copy;           /* 3.8: next copy of these instructions for another entry, or -1 */
     dp_nodes body;
@@ -88,9 +88,13 @@ typedef struct fb {
     fb_exc *ex;         /* the handlers blocks refer to (fb_block.exc) */
     int nex, excap;
     int *ex_at;         /* IR index -> the first entry with that target, -1 */
-    int block_stack;    /* <= 3.10: handlers come from SETUP_* blocks */
+    int block_stack;    /* <= 3.10: handlers come from SETUP_* blocks, entered with six values */
+    int walk_setups;    /* 3.8: SETUP_* blocks are walked (setups), their depths not static */
+    const dp_cfg *g;
     int pending_used;   /* __pending / __pctx carry exceptions between levels */
-    fb_setup *setups;   /* the block stack of the block being translated */
+    fb_setup *setups;   /* the block stack of the block being translated: except-handler
+                         * blocks (3.9/3.10; their SETUP_* blocks are the CFG's regions),
+                         * SETUP_* blocks too (3.8) */
     int nsetups, setupcap;
     /* the block being translated */
     fb_block *cur;

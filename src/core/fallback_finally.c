@@ -299,15 +299,21 @@ static int handler_instr(fb *F, int i) {
         return fb_check_eg_match(F);
     case IR_PREP_RERAISE_STAR:
         return fb_prep_reraise_star(F);
-    case IR_SETUP_FINALLY: case IR_SETUP_ASYNC_WITH: /* <= 3.10 (SETUP_ASYNC_WITH keeps the awaited value above) */
+    /* <= 3.10: the CFG's regions say which block is open where; 3.8 walks
+     * them too (SETUP_ASYNC_WITH keeps the awaited value above) */
+    case IR_SETUP_FINALLY: case IR_SETUP_ASYNC_WITH:
         if (!F->block_stack)
             return unsupported(F, i);
-        return fb_push_setup(F, ins->target, F->st.n - (ins->op == IR_SETUP_ASYNC_WITH));
-    case IR_SETUP_WITH: /* <= 3.10: BEFORE_WITH, with the block level below __enter__'s result */
+        return F->walk_setups ? fb_push_setup(F, ins->target, F->st.n - (ins->op == IR_SETUP_ASYNC_WITH)) : 0;
+    case IR_SETUP_WITH: /* BEFORE_WITH, with the block level below __enter__'s result */
         if (!F->block_stack)
             return unsupported(F, i);
-        return fb_before_with(F, 0) < 0 ? -1 : fb_push_setup(F, ins->target, F->st.n - 1);
+        if (fb_before_with(F, 0) < 0)
+            return -1;
+        return F->walk_setups ? fb_push_setup(F, ins->target, F->st.n - 1) : 0;
     case IR_POP_BLOCK:
+        if (F->block_stack && !F->walk_setups)
+            return 0;
         if (!F->block_stack || F->nsetups == 0 || F->setups[F->nsetups - 1].handler < 0)
             return fb_fail(F, i, "POP_BLOCK without a SETUP block");
         F->nsetups--;
@@ -484,6 +490,38 @@ static int lone_call(const fb *F, const fb_block *b) {
     return c;
 }
 
+/* <= 3.10: the SETUP_* block that handles the exceptions of block b: its
+ * handler and level (the stack values below its six).  Returns how many
+ * blocks of F->setups stay open when the handler runs: those below it (the
+ * unwinding pops the rest), -1 when no block is open, -2 on error.  3.8
+ * finds it on the block stack it walks; 3.9/3.10 in the CFG's region of
+ * the block, the except-handler blocks below its level staying open. */
+static int open_setup(fb *F, const fb_block *b, int *handler, int *level) {
+    int setup = F->nsetups - 1;
+    if (F->walk_setups) {
+        while (setup >= 0 && F->setups[setup].handler < 0)
+            setup--;
+        if (setup >= 0) {
+            *handler = F->setups[setup].handler;
+            *level = F->setups[setup].level;
+        }
+        return setup;
+    }
+    int r = F->g->exc_of[b->start];
+    if (r < 0)
+        return -1;
+    if (F->g->exc[r].depth < 0) {
+        fb_fail(F, b->start, "the stack depth differs between paths into a try or with block");
+        return -2;
+    }
+    *handler = F->g->exc[r].target;
+    *level = F->g->exc[r].depth;
+    int keep = 0;
+    while (keep < F->nsetups && F->setups[keep].level < *level)
+        keep++;
+    return keep;
+}
+
 /* The handler of block b is reached with the stack cut to the entry's depth,
  * then lasti (if asked) and the exception. */
 static int reach_handler(fb *F, fb_block *b, int setup) {
@@ -509,7 +547,8 @@ static int reach_handler(fb *F, fb_block *b, int setup) {
     int n = F->nsetups, cap = F->setupcap;
     if (theirs == NULL)
         return fb_oom(F);
-    memcpy(theirs, mine, (size_t)setup * sizeof *theirs);
+    if (setup > 0) /* (3.9/3.10: no block open before, none allocated) */
+        memcpy(theirs, mine, (size_t)setup * sizeof *theirs);
     theirs[setup] = (fb_setup){-1, e->depth};
     F->setups = theirs;
     F->nsetups = F->setupcap = setup + 1;
@@ -535,14 +574,14 @@ int fb_translate(fb *F, int bi) {
     for (int k = 0; k < b->nsetups; k++)
         if (fb_push_setup(F, b->setups[k].handler, b->setups[k].level) < 0)
             return -1;
-    int setup = F->nsetups - 1; /* <= 3.10: the innermost SETUP_* block handles exceptions */
-    while (setup >= 0 && F->setups[setup].handler < 0)
-        setup--;
-    if (F->block_stack && setup >= 0) {
+    int setup = -1, handler = -1, level = 0; /* <= 3.10: the innermost SETUP_* block handles exceptions */
+    if (F->block_stack && (setup = open_setup(F, b, &handler, &level)) == -2)
+        return -1;
+    if (handler >= 0) {
         /* (CPython unwinds from what a lone call left, its NULL result on top) */
-        int level = F->setups[setup].level, c = lone_call(F, b), left = c < 0 ? level : b->depth - fb_npop(&d->in[c]);
+        int c = lone_call(F, b), left = c < 0 ? level : b->depth - fb_npop(&d->in[c]);
         int null = left >= 0 && left < level;
-        if ((b->exc = fb_exc_entry(F, F->setups[setup].handler, null ? left + 1 : level, 0, 1, null, -1)) < 0)
+        if ((b->exc = fb_exc_entry(F, handler, null ? left + 1 : level, 0, 1, null, -1)) < 0)
             return -1;
     }
     F->hdepth = 0;

@@ -246,6 +246,35 @@ static void test_block_stack_becomes_regions(void) {
     dp_arena_free(&p.a);
 }
 
+static void test_block_stack_regions_have_the_depth_of_their_setup(void) {
+    /* 3.9: x; try: y  except: pass, then a with block; a region keeps the
+     * values below its SETUP_* (SETUP_WITH: __exit__ in place of the manager)
+     *  0 LOAD_FAST; 1 SETUP_FINALLY 6; 2 LOAD_FAST; 3 POP_TOP; 4 POP_BLOCK; 5 JUMP 10;
+     *  6-8 POP_TOP x3; 9 POP_EXCEPT; 10 LOAD_FAST; 11 SETUP_WITH 15; 12 POP_TOP;
+     *  13 POP_BLOCK; 14 RETURN_VALUE (the exit's call left out); 15 RERAISE */
+    dp_instr ins[] = {OP(LOAD_FAST), JMP(SETUP_FINALLY, 6), OP(LOAD_FAST), OP(POP_TOP), OP(POP_BLOCK), JMP(JUMP, 10),
+                      OP(POP_TOP), OP(POP_TOP), OP(POP_TOP), OP(POP_EXCEPT), OP(LOAD_FAST), JMP(SETUP_WITH, 15),
+                      OP(POP_TOP), OP(POP_BLOCK), OP(RETURN_VALUE), OP(RERAISE)};
+    prog p;
+    build(&p, 9, ins, 16, NULL, 0);
+    CHECK(p.rc == 0);
+    CHECK(p.g.nexc == 2);
+    CHECK(p.g.exc[p.g.exc_of[2]].setup == 1 && p.g.exc[p.g.exc_of[2]].depth == 1);
+    CHECK(p.g.exc[p.g.exc_of[12]].setup == 11 && p.g.exc[p.g.exc_of[12]].depth == 2);
+    check_graph(&p);
+    dp_arena_free(&p.a);
+    /* 3.8: a finally body entered by BEGIN_FINALLY (one value) and by an
+     * exception (six): no depth is static
+     *  0 SETUP_FINALLY 3; 1 POP_BLOCK; 2 BEGIN_FINALLY; 3 END_FINALLY;
+     *  4 LOAD_CONST; 5 RETURN_VALUE */
+    dp_instr fin[] = {JMP(SETUP_FINALLY, 3), OP(POP_BLOCK), OP(BEGIN_FINALLY), OP(END_FINALLY), OP(LOAD_CONST),
+                      OP(RETURN_VALUE)};
+    build(&p, 8, fin, 6, NULL, 0);
+    CHECK(p.rc == 0);
+    CHECK(p.g.nexc == 1 && p.g.exc[0].depth == -1 && dp_cfg_handler(&p.g, 1) == 3);
+    dp_arena_free(&p.a);
+}
+
 static void test_empty_code(void) {
     prog p;
     build(&p, 11, NULL, 0, NULL, 0);
@@ -315,6 +344,7 @@ int main(void) {
     RUN(test_if_else_and_a_loop);
     RUN(test_first_table_entry_wins);
     RUN(test_block_stack_becomes_regions);
+    RUN(test_block_stack_regions_have_the_depth_of_their_setup);
     RUN(test_empty_code);
     RUN(test_bad_targets_fail_with_a_message);
     RUN(test_random_graphs_match_the_definitions);
