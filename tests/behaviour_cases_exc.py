@@ -325,6 +325,45 @@ async def code_after_an_async_with_reached_only_by_suppressing(xs):
     return "suppressed", log
 
 
+# --- an if whose then-part ends with a with returning what can raise: an
+# exception __exit__ suppresses goes on after the if, not into its else
+# (3.12+: the way on is a copy in the cold handler; the else was dropped, as
+# if the then-part never completed) --------------------------------------------
+
+@case((1, True), (1, False), (0, True), ("value", True), ("value", False))
+def if_else_whose_then_part_is_a_with_returning(x, suppress):
+    # importlib's FileLoader.get_data
+    log = []
+    if x:
+        with Ctx(log, "a", suppress):
+            return _step(log, x), log
+    else:
+        with Ctx(log, "b", suppress):
+            return _step(log, "other"), log
+
+
+@case((1, True), (0, True), (0, False), ("value", True), ("value", False))
+def if_elif_else_whose_then_part_is_a_with_returning(x, suppress):
+    log = []
+    if x:
+        with Ctx(log, "a", suppress):
+            return _step(log, x), log
+    elif suppress:
+        return "elif", log
+    else:
+        return "else", log
+
+
+@case((1, True), (0, True), ("value", True), ("value", False))
+def with_returning_in_a_then_part_then_code(x, suppress):
+    log = []
+    if x:
+        with Ctx(log, "a", suppress):
+            return _step(log, x), log
+    log.append("after")
+    return "end", log
+
+
 # --- while True whose only jump back is a `continue` in an except clause
 # (3.12+: cold code after the function; the try body's `break` falls into
 # the code after the loop) ----------------------------------------------------
