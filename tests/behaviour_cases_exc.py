@@ -364,6 +364,70 @@ def with_returning_in_a_then_part_then_code(x, suppress):
     return "end", log
 
 
+# --- the same then-part followed by an else and more code: the cold handler
+# jumps back past the else, to the code after the if (3.12+: the if was
+# read without its else, or the try "ran past its enclosing block") ---------
+
+@case((1, True), (1, False), (0, True), ("value", True), ("value", False))
+def if_else_then_code_whose_then_part_is_a_with_returning(x, suppress):
+    log = []
+    if x:
+        with Ctx(log, "a", suppress):
+            return _step(log, x), log
+    else:
+        log.append("else")
+    log.append("after")
+    return "end", log
+
+
+@case((1,), (0,), ("value",), ("key",))
+def if_else_then_code_whose_then_part_is_a_try_returning(x):
+    log = []
+    if x:
+        try:
+            return _step(log, x), log
+        except ValueError:
+            log.append("caught")
+    else:
+        log.append("else")
+    log.append("after")
+    return "end", log
+
+
+# --- the then-part returns inside an enclosing with, whose handler jumps
+# back to the code after the with, not to the code after the if (functools'
+# lru_cache wrapper: once read as the else) ----------------------------------
+
+@case((1, True), (0, True), (0, False), ("value", True), ("value", False))
+def return_in_an_if_inside_a_with_then_more_code(x, suppress):
+    log = []
+    with Ctx(log, "a", suppress):
+        if x:
+            return _step(log, x), log
+        log.append("not x")
+    log.append("after")
+    return "end", log
+
+
+# --- a try in an except clause whose own clause completes, then a bare
+# `raise` of the outer exception (3.12+ copies that raise after the inner
+# clause's POP_EXCEPT; importlib's _write_atomic) -----------------------------
+
+@case(([],), (["value"],), (["value", "value"],), (["value", "key"],), (["key"],))
+def bare_raise_after_a_try_in_an_except_clause(plan):
+    log = []
+    first, second = (plan + [None, None])[:2]
+    try:
+        _step(log, first)
+    except ValueError:
+        try:
+            _step(log, second)
+        except ValueError:
+            log.append("inner")
+        raise
+    return "done", log
+
+
 # --- while True whose only jump back is a `continue` in an except clause
 # (3.12+: cold code after the function; the try body's `break` falls into
 # the code after the loop) ----------------------------------------------------

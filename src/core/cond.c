@@ -1044,6 +1044,56 @@ static void else_past_a_leaving_then(dc *d, const cond *c, branches *b) {
     }
 }
 
+/* 3.12+: a then-part that never falls through by itself may go on from
+ * the handlers of its code, placed after all other code: a with whose
+ * __exit__ suppresses the exception, an except clause that completes, jump
+ * back to the code after the if.  The one place in (F, end] they jump to
+ * (walking the handlers' blocks in the CFG, at most COLD_WALK of them), or
+ * -1: none, more than one, or a jump back elsewhere. */
+enum { COLD_WALK = 128 };
+static int cold_way_on(dc *d, int B, int F, int end) {
+    const dp_cfg *g = &d->cfg;
+    if (!d->lay.cold_handlers)
+        return -1;
+    /* (only handlers of statements inside the then-part: one that also
+     * covers the test is an enclosing statement's) */
+    int queue[COLD_WALK], nq = 0, found = -1, cold = d->n, outer = B > 0 ? dc_handler_at(d, B - 1) : -1;
+    for (int j = B; j < F; j++) {
+        int h = dc_handler_at(d, j), hb = h > F && h < d->n && h != outer ? g->block_of[h] : -1;
+        int known = 0;
+        for (int k = 0; k < nq && !known; k++)
+            known = queue[k] == hb;
+        if (hb < 0 || known)
+            continue;
+        if (nq == COLD_WALK)
+            return -1;
+        queue[nq++] = hb;
+        cold = h < cold ? h : cold; /* (the handlers and what only they reach lie past it) */
+    }
+    for (int k = 0; k < nq; k++) {
+        const dp_block *blk = &g->b[queue[k]];
+        for (int e = 0; e < blk->nsucc; e++) {
+            int to = blk->succ[e].to, at = g->b[to].start, known = 0;
+            if (blk->succ[e].kind == DP_EDGE_EXC) /* (re-raised: on to enclosing handlers) */
+                continue;
+            if (at < cold) { /* back in the code before the handlers */
+                if ((found >= 0 && found != at) || at <= F || at > end)
+                    return -1;
+                found = at;
+                continue;
+            }
+            for (int q = 0; q < nq && !known; q++)
+                known = queue[q] == to;
+            if (known)
+                continue;
+            if (nq == COLD_WALK)
+                return -1;
+            queue[nq++] = to;
+        }
+    }
+    return found;
+}
+
 /* 3.8-3.9: the peephole optimizer erases the dead jump after a then-part
  * that returns (not one that raises) but keeps the code it jumped to, the end
  * of an else, as a block of its own: unreachable code just after a
@@ -1095,6 +1145,11 @@ static void cond_branches(dc *d, const cond *c, branches *b) {
         else_past_a_leaving_then(d, c, b);
     if (b->J == F && F - 1 >= B && d->in[F - 1].op == IR_RETURN_VALUE)
         b->J = legacy_dead_else_end(d, B, F, end);
+    if (b->J == F && F - 1 >= B && !dp_falls_through(d->in[F - 1].op) && d->in[F - 1].op != IR_JUMP) {
+        int t = cold_way_on(d, B, F, end);
+        if (t > F && !dc_jumps_into(d, B, F, F, t))
+            b->J = t;
+    }
     /* the then-part jumps to where the region goes on, from outside it (3.12+:
      * an except clause's exit, `POP_EXCEPT; JUMP` back to the code after the
      * try, copied into each branch), or it ends with a loop whose breaks go

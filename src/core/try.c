@@ -19,8 +19,8 @@ struct dc_try_index {
     int *handler_at;  /* per instruction: the index in d->handlers of its handler, -1 */
     int *start_first; /* per instruction: a handler whose protected range starts there, -1 */
     int *start_next;  /* per handler: the next one whose range starts at the same place, -1 */
-    int *returns;     /* where the RETURN_VALUEs are, ascending (built on first use) */
-    int nreturns;
+    int *exits;       /* where the RETURN_VALUEs and RAISEs are, ascending (built on first use) */
+    int nexits;
     int *jumps;       /* where the JUMPs are, by ascending target (built on first use) */
     int njumps;
 };
@@ -180,34 +180,36 @@ static int is_exc_target(const dc *d, int at) {
     return d->handlers != NULL && at >= 0 && at < d->n && d->try_index->entry_first[at] >= 0;
 }
 
-/* Where the RETURN_VALUEs are, ascending (*count of them): where copies of
- * a function's exits end (a table built on first use, NULL with an error
- * when out of memory). */
-static const int *returns_of(dc *d, int *count) {
+/* Where the RETURN_VALUEs and RAISEs are, ascending (*count of them):
+ * where copies of a function's exit blocks end (a table built on first
+ * use, NULL with an error when out of memory). */
+static int is_exit_end(int op) { return op == IR_RETURN_VALUE || op == IR_RAISE; }
+
+static const int *exits_of(dc *d, int *count) {
     struct dc_try_index *ix = try_index(d);
     *count = 0;
     if (ix == NULL)
         return NULL;
-    if (ix->returns == NULL) {
+    if (ix->exits == NULL) {
         int m = 0;
         for (int i = 0; i < d->n; i++)
-            m += d->in[i].op == IR_RETURN_VALUE;
-        if ((ix->returns = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->returns)) == NULL) {
+            m += is_exit_end(d->in[i].op);
+        if ((ix->exits = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->exits)) == NULL) {
             dc_fail(d, -1, "out of memory");
             return NULL;
         }
         for (int i = 0; i < d->n; i++)
-            if (d->in[i].op == IR_RETURN_VALUE)
-                ix->returns[ix->nreturns++] = i;
+            if (is_exit_end(d->in[i].op))
+                ix->exits[ix->nexits++] = i;
     }
-    *count = ix->nreturns;
-    return ix->returns;
+    *count = ix->nexits;
+    return ix->exits;
 }
 
-/* How many RETURN_VALUEs come before instruction k. */
-static int returns_before(dc *d, int k) {
+/* How many of those come before instruction k. */
+static int exits_before(dc *d, int k) {
     int lo = 0, hi;
-    const int *ret = returns_of(d, &hi);
+    const int *ret = exits_of(d, &hi);
     while (ret != NULL && lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (ret[mid] < k)
@@ -547,7 +549,9 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
             return x->target;
     }
     /* copies: each clause ends `POP_EXCEPT [e = None; del e] <copy>`, the copy
-     * being the code after the try up to its return */
+     * being the code after the try up to its return or raise (a bare
+     * `raise` there re-raises what an enclosing clause handles, as the
+     * code after the try does) */
     int join = -1;
     for (int p = H; p < cend; p++) {
         if (d->in[p].op != IR_POP_EXCEPT)
@@ -560,13 +564,13 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
         while (e < cend && d->in[e].op != IR_RETURN_VALUE && !dc_is_jump(d->in[e].op) && d->in[e].op != IR_FOR_ITER &&
                d->in[e].op != IR_RERAISE && d->in[e].op != IR_RAISE)
             e++;
-        if (e >= cend || d->in[e].op != IR_RETURN_VALUE || e == t)
+        if (e >= cend || !is_exit_end(d->in[e].op) || (e == t && d->in[e].op == IR_RETURN_VALUE))
             continue;
         int len = e + 1 - t;
-        /* (a copy ends with a RETURN_VALUE, as the clause's does) */
+        /* (a copy ends with the RETURN_VALUE or RAISE the clause's does) */
         int nret, scan = stop, far = -1;
-        const int *ret = returns_of(d, &nret);
-        for (int x = returns_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
+        const int *ret = exits_of(d, &nret);
+        for (int x = exits_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
             int J = ret[x] + 1 - len, same = 1;
             /* (a return of the same value past the enclosing region is
              * some other statement's: the clause's copy is its own) */

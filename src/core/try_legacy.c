@@ -320,8 +320,17 @@ static int clause_exit(dc *d, int r, int tail, int head, int end, dc_stack *st, 
         return region_with(d, r, e + 1, -1, st, body, NULL, 0, NULL) < 0 ? -3 : -1; /* (a stack copy: see below) */
     }
     int e = tail_end(d, r);
-    if (e <= r)
-        return -1;
+    if (e <= r) {
+        /* 3.10: or a copy of the code after the statement ending in a raise
+         * (a bare `raise` there re-raises what an enclosing clause handles,
+         * in the copy as in the code) */
+        int re = e < 0 && tail >= 0 && d->lay.copies_small_exits ? straight_end(d, r) : -1;
+        if (re < 0 || d->in[re].op != IR_RAISE || tail == r || !is_copy(d, r, tail, re + 1 - r))
+            return -1;
+        dc_seen(d, r, re + 1);
+        *cend = re + 1;
+        return tail;
+    }
     int len = e + 1 - r;
     *cend = e + 1;
     /* 3.10: `break` out of a for loop pops the iterator, then copies the
@@ -427,6 +436,18 @@ typedef struct legacy_try {
 } legacy_try;
 
 /* The try body, up to its normal exit. */
+/* 3.10: is the lone bare `raise` at t, after the body's POP_BLOCK, the code
+ * after the statement?  It is when an except clause ends with a copy of
+ * it (`POP_EXCEPT; RAISE_VARARGS 0`): no clause reaches an else. */
+static int clause_raises_alike(const dc *d, const legacy_try *L, int t) {
+    if (d->in[t].op != IR_RAISE || d->in[t].arg != 0)
+        return 0;
+    for (int k = L->H; k + 1 < L->end && k + 1 < d->n && k < L->H + 512; k++)
+        if (d->in[k].op == IR_POP_EXCEPT && d->in[k + 1].op == IR_RAISE && d->in[k + 1].arg == 0)
+            return 1;
+    return 0;
+}
+
 static int except_body(dc *d, legacy_try *L) {
     if (L->tr == NULL || L->prev == NULL)
         return -1;
@@ -462,7 +483,8 @@ static int except_body(dc *d, legacy_try *L) {
          * with's __exit__ or a loop's iterator, and POP_BLOCKs leaving
          * enclosing blocks other than try/except ones precede their exit
          * code (__exit__, a finally copy): the return is the body's own) */
-        if (t > L->s + 1 && t < L->H - 1 && d->in[t - 1].op == IR_POP_BLOCK && d->in[t].op != IR_SWAP &&
+        if (t > L->s + 1 && (t < L->H - 1 || clause_raises_alike(d, L, t)) && d->in[t - 1].op == IR_POP_BLOCK &&
+            d->in[t].op != IR_SWAP &&
             d->in[t].op != IR_POP_TOP && pops_except_blocks(d, t - 1, L->s) &&
             straight_end(d, t) == L->H - 1 && (raises || tail_end(d, t) == L->H - 1)) {
             L->T = t;
