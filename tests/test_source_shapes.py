@@ -10,6 +10,7 @@ import pytest
 
 import behaviour_cases
 import depyf
+from known_fallback import check_structured
 
 SHAPE_CASES = [(fn, inputs) for fn, inputs in behaviour_cases.CASES if fn.__module__ == "behaviour_cases_shapes"]
 
@@ -18,20 +19,9 @@ def test_there_are_shape_cases():
     assert len(SHAPE_CASES) >= 8
 
 
-# still decompiled to the (correct) state machine on these versions
-STILL_FALLING_BACK = {
-    "return_in_for_else_in_with": (3, 9),      # "stack underflow at CALL" and kin
-    "async_with_inside_an_async_generator": (3, 12),  # cannot structure END_ASYNC_FOR / PUSH_EXC_INFO
-}
-
-
 @pytest.mark.parametrize("fn", [fn for fn, _ in SHAPE_CASES], ids=[fn.__name__ for fn, _ in SHAPE_CASES])
 def test_no_state_machine(fn):
-    since = STILL_FALLING_BACK.get(fn.__name__)
-    if since and sys.version_info >= since:
-        pytest.xfail("known: still the state machine on Python %d.%d+" % since)
-    source = depyf.decompile(fn)
-    assert "__state" not in source, source
+    check_structured(fn, False)
 
 
 def _code_objects(code):

@@ -10,6 +10,7 @@ import pytest
 
 import behaviour_cases
 import depyf
+from known_fallback import check_structured
 
 TRY_FLOW_CASES = [fn for fn, _ in behaviour_cases.CASES if fn.__module__ == "behaviour_cases_try_flow"]
 
@@ -32,10 +33,7 @@ def test_there_are_try_flow_cases():
 
 @pytest.mark.parametrize("fn", TRY_FLOW_CASES, ids=[fn.__name__ for fn in TRY_FLOW_CASES])
 def test_structured(fn):
-    if sys.version_info[1] in KNOWN_FALLBACK.get(fn.__name__, ()):
-        pytest.xfail("known: still the state machine on this version")
-    source = depyf.decompile(fn)
-    assert "__state" not in source and "depyf:" not in source, source
+    check_structured(fn, sys.version_info[1] in KNOWN_FALLBACK.get(fn.__name__, ()))
 
 
 # CPython's asyncio/__main__.py on 3.12/3.13 (its whole module printed as the
