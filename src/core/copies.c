@@ -1,6 +1,7 @@
 /* The copies CPython makes of finally bodies and small exits (a `return`,
  * `POP_EXCEPT; JUMP`), recognized so that each is printed once, and the
  * ways out of a try body that only unwind it. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "structure.h"
@@ -837,6 +838,30 @@ static int return_copy_start(const dc *d, const int32_t *handler, const int *dep
     return -1;
 }
 
+struct line_return {
+    int line, at;
+};
+
+static int by_line_then_place(const void *a, const void *b) {
+    const struct line_return *x = a, *y = b;
+    if (x->line != y->line)
+        return x->line < y->line ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
+/* The index of instruction `at` in the ascending ret[0..n). */
+static int return_index(const int *ret, int n, int at) {
+    int lo = 0, hi = n;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ret[mid] < at)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 /* CPython (3.12+) inlines a small block that ends the code, `return x`,
  * into every unconditional jump to it: `if c: A / else: B` then `return x`
  * compiles to `A; <copy of return x>` and `B; return x`.  The bytecode is
@@ -866,13 +891,27 @@ void dc_join_return_copies(dc *d) {
     for (int i = 0; i < n; i++)
         if (d->in[i].op == IR_RETURN_VALUE && d->in[i].line >= 0)
             ret[nret++] = i;
+    /* the returns by line, then place: a return's candidates are the later
+     * ones on its line (run_end: where its line's run ends) */
+    struct line_return *by_line = dp_alloc_array(d->sh->ar, (size_t)nret + 1, sizeof *by_line);
+    int *place = dp_alloc_array(d->sh->ar, (size_t)nret + 1, sizeof(int));
+    int *run_end = dp_alloc_array(d->sh->ar, (size_t)nret + 1, sizeof(int));
+    if (by_line == NULL || place == NULL || run_end == NULL)
+        return;
+    for (int x = 0; x < nret; x++)
+        by_line[x] = (struct line_return){d->in[ret[x]].line, ret[x]};
+    qsort(by_line, (size_t)nret, sizeof *by_line, by_line_then_place);
+    for (int q = nret - 1; q >= 0; q--)
+        run_end[q] = q + 1 < nret && by_line[q + 1].line == by_line[q].line ? run_end[q + 1] : q + 1;
+    for (int q = 0; q < nret; q++)
+        place[return_index(ret, nret, by_line[q].at)] = q;
     /* (from the last: a copy turned into a jump is no return any more, so
      * no jump goes to another copy; a bounded number of candidates each) */
     for (int x = nret - 2; x >= 0; x--) {
-        int r = ret[x];
-        for (int y = nret - 1, tries = 0; y > x && tries < 16; y--) {
-            int r2 = ret[y];
-            if (d->in[r2].op != IR_RETURN_VALUE || d->in[r2].line != d->in[r].line)
+        int r = ret[x], p = place[x];
+        for (int q = run_end[p] - 1, tries = 0; q > p && tries < 16; q--) {
+            int r2 = by_line[q].at;
+            if (d->in[r2].op != IR_RETURN_VALUE)
                 continue;
             tries++;
             int k = return_copy_start(d, handler, depth, r, r2);

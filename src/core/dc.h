@@ -457,6 +457,8 @@ void dc_unthread_copy(dc *d, int i, int len);
 int dc_take_copy(dc *d, int i, int end, const dp_instr *ops, int len);
 /* The same operation: opcode, argument, constant and name (stmt.c). */
 int dc_same_instr(const dp_instr *a, const dp_instr *b);
+/* A hash of an instruction: equal for instructions dc_same_instr finds the same. */
+uint32_t dc_instr_hash(const dp_instr *x);
 /* SETUP_FINALLY, SETUP_WITH or SETUP_ASYNC_WITH: opens a 3.8-3.10 block (stmt.c). */
 int dc_is_block_setup(int op);
 /* 3.12+: the furthest place past `after` that a JUMP in the cold handler of

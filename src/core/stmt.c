@@ -153,6 +153,13 @@ int dc_same_instr(const dp_instr *a, const dp_instr *b) {
            (a->name == b->name || (a->name != NULL && b->name != NULL && strcmp(a->name, b->name) == 0));
 }
 
+uint32_t dc_instr_hash(const dp_instr *x) {
+    uint32_t h = (uint32_t)x->op * 2654435761u ^ (uint32_t)x->arg * 40503u ^ (uint32_t)(uintptr_t)x->cst;
+    for (const char *c = x->name; c != NULL && *c; c++)
+        h = (h ^ (unsigned char)*c) * 16777619u;
+    return h;
+}
+
 int dc_is_block_setup(int op) {
     return op == IR_SETUP_FINALLY || op == IR_SETUP_WITH || op == IR_SETUP_ASYNC_WITH;
 }

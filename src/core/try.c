@@ -3,6 +3,7 @@
  * each instruction maps to its innermost handler; we rebuild the nesting:
  * a handler's protected range grows to include every try whose handler code
  * it protects. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "structure.h"
@@ -21,8 +22,18 @@ struct dc_try_index {
     int *start_next;  /* per handler: the next one whose range starts at the same place, -1 */
     int *exits;       /* where the RETURN_VALUEs and RAISEs are, ascending (built on first use) */
     int nexits;
+    struct keyed_exit *by_key; /* the same past the first instruction, by the hash of their last
+                                * two instructions, then ascending (built with them) */
+    int nkeyed;
+    int *handler_starts; /* where the PUSH_EXC_INFOs are, ascending (built on first use) */
+    int nhandler_starts;
     int *jumps;       /* where the JUMPs are, by ascending target (built on first use) */
     int njumps;
+};
+
+struct keyed_exit {
+    uint32_t key;
+    int at;
 };
 
 static struct dc_try_index *try_index(dc *d) {
@@ -185,6 +196,17 @@ static int is_exc_target(const dc *d, int at) {
  * use, NULL with an error when out of memory). */
 static int is_exit_end(int op) { return op == IR_RETURN_VALUE || op == IR_RAISE; }
 
+static uint32_t exit_key(const dc *d, int at) {
+    return dc_instr_hash(&d->in[at - 1]) * 31u + dc_instr_hash(&d->in[at]);
+}
+
+static int by_key_then_place(const void *a, const void *b) {
+    const struct keyed_exit *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->at > y->at) - (x->at < y->at);
+}
+
 static const int *exits_of(dc *d, int *count) {
     struct dc_try_index *ix = try_index(d);
     *count = 0;
@@ -194,16 +216,38 @@ static const int *exits_of(dc *d, int *count) {
         int m = 0;
         for (int i = 0; i < d->n; i++)
             m += is_exit_end(d->in[i].op);
-        if ((ix->exits = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->exits)) == NULL) {
+        if ((ix->exits = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->exits)) == NULL ||
+            (ix->by_key = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->by_key)) == NULL) {
+            ix->exits = NULL;
             dc_fail(d, -1, "out of memory");
             return NULL;
         }
         for (int i = 0; i < d->n; i++)
-            if (is_exit_end(d->in[i].op))
+            if (is_exit_end(d->in[i].op)) {
                 ix->exits[ix->nexits++] = i;
+                if (i > 0)
+                    ix->by_key[ix->nkeyed++] = (struct keyed_exit){exit_key(d, i), i};
+            }
+        if (ix->nkeyed > 1)
+            qsort(ix->by_key, (size_t)ix->nkeyed, sizeof *ix->by_key, by_key_then_place);
     }
     *count = ix->nexits;
     return ix->exits;
+}
+
+/* Where the exits by key (exits_of) with that key, at or after instruction
+ * from, start; they go on while the key is the same. */
+static int keyed_from(const struct dc_try_index *ix, uint32_t key, int from) {
+    int lo = 0, hi = ix->nkeyed;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        const struct keyed_exit *m = &ix->by_key[mid];
+        if (m->key < key || (m->key == key && m->at < from))
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
 }
 
 /* How many of those come before instruction k. */
@@ -570,23 +614,40 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
         /* (a copy ends with the RETURN_VALUE or RAISE the clause's does) */
         int nret, scan = stop, far = -1;
         const int *ret = exits_of(d, &nret);
-        for (int x = exits_before(d, stop + len - 1); x < nret && ret[x] < H; x++) {
-            int J = ret[x] + 1 - len, same = 1;
-            /* (a return of the same value past the enclosing region is
-             * some other statement's: the clause's copy is its own) */
-            if (ret[x] >= end && J != exit)
+        if (ret == NULL)
+            return -1;
+        /* the exits that end as the copy does: those of its last two
+         * instructions (by their hash), else every one (a lone raise) */
+        const struct dc_try_index *ix = d->try_index;
+        uint32_t key = len >= 2 ? exit_key(d, e) : 0;
+        int x = len >= 2 ? keyed_from(ix, key, stop + len - 1) : exits_before(d, stop + len - 1);
+        int first_past_end = exits_before(d, end);
+        for (;; x++) {
+            if (len >= 2 ? x >= ix->nkeyed || ix->by_key[x].key != key : x >= nret)
                 break;
+            int r = len >= 2 ? ix->by_key[x].at : ret[x];
+            if (r >= H)
+                break;
+            int J = r + 1 - len, same = 1;
+            /* (a return of the same value past the enclosing region is
+             * some other statement's: the clause's copy is its own; only
+             * the first exit past it may be the copy, when it is `exit`) */
+            if (r >= end && (J != exit || first_past_end >= nret || r != ret[first_past_end]))
+                break;
+            for (int k = 0; k < len && same; k++)
+                same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
+            if (!same)
+                continue;
             /* (nor is a return that the code after the body reaches only
-             * inside a branch: `if c: return None` after the try) */
+             * inside a branch: `if c: return None` after the try; the scan
+             * goes on from where the last same exit left it) */
             if (J > stop)
                 furthest_jump(d, &scan, J, &far);
             if (J > stop && far > J)
                 continue;
-            for (int k = 0; k < len && same; k++)
-                same = dc_same_instr(&d->in[t + k], &d->in[J + k]);
-            if (same && join < 0 && compiled_order(d, stop, J, H, cend, 0) < 0)
+            if (join < 0 && compiled_order(d, stop, J, H, cend, 0) < 0)
                 break; /* (the clause's return is its own) */
-            if (same && (join < 0 || join == J)) {
+            if (join < 0 || join == J) {
                 join = J;
                 dc_set(d, &d->vjump[t], J);
                 dc_seen(d, t, e + 1);
@@ -882,6 +943,35 @@ static int rest_is_else_clause(dc *d, int H, int cend, int stop, int rest) {
     return !into_rest && compiled_order(d, stop, rest, H, cend, 1) > 0;
 }
 
+/* The first PUSH_EXC_INFO in [from, to), else to (by a table built on
+ * first use: a scan of the code after each try was quadratic). */
+static int first_handler_start(dc *d, int from, int to) {
+    struct dc_try_index *ix = try_index(d);
+    if (ix == NULL)
+        return to;
+    if (ix->handler_starts == NULL) {
+        int m = 0;
+        for (int i = 0; i < d->n; i++)
+            m += is_handler_start(d, i);
+        if ((ix->handler_starts = dp_alloc_array(d->sh->ar, (size_t)m + 1, sizeof(int))) == NULL) {
+            dc_fail(d, -1, "out of memory");
+            return to;
+        }
+        for (int i = 0; i < d->n; i++)
+            if (is_handler_start(d, i))
+                ix->handler_starts[ix->nhandler_starts++] = i;
+    }
+    int lo = 0, hi = ix->nhandler_starts;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (ix->handler_starts[mid] < from)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < ix->nhandler_starts && ix->handler_starts[lo] < to ? ix->handler_starts[lo] : to;
+}
+
 /* 3.12+ try/except: handlers are cold blocks; see cold_join. */
 static int try_except_312(dc *d, try_parts *t, int body_end) {
     int H = t->H, end = t->end, exit = t->exit;
@@ -894,10 +984,7 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
     int join = cold_join(d, stop, H, t->cend, end, exit), else_exit = join;
     /* (the rest of the region that may be an else clause ends at the
      * first cold handler, which is the code of another statement) */
-    int rest = end < H ? end : H, rest_is_else = 0;
-    for (int j = stop; j < rest; j++)
-        if (d->in[j].op == IR_PUSH_EXC_INFO)
-            rest = j;
+    int rest = first_handler_start(d, stop, end < H ? end : H), rest_is_else = 0;
     if (join < 0 && dc_is_except_star(d, H)) {
         int alone[2];
         if (except_handlers(d, tr, H, t->clean, join, t->st, alone) < 0)

@@ -194,13 +194,6 @@ typedef struct dc_tail_index {
     uint32_t mask;
 } dc_tail_index;
 
-static uint32_t instr_hash(const dp_instr *x) {
-    uint32_t h = (uint32_t)x->op * 2654435761u ^ (uint32_t)x->arg * 40503u ^ (uint32_t)(uintptr_t)x->cst;
-    for (const char *c = x->name; c != NULL && *c; c++)
-        h = (h ^ (unsigned char)*c) * 16777619u;
-    return h;
-}
-
 static dc_tail_index *tail_index(dc *d) {
     if (d->tail_index != NULL)
         return d->tail_index;
@@ -217,7 +210,7 @@ static dc_tail_index *tail_index(dc *d) {
     t->mask = size - 1;
     t->hash[d->n] = 0;
     for (int i = d->n - 1; i >= 0; i--)
-        t->hash[i] = instr_hash(&d->in[i]) + (d->in[i].op == IR_RETURN_VALUE ? 0 : 31u * t->hash[i + 1]);
+        t->hash[i] = dc_instr_hash(&d->in[i]) + (d->in[i].op == IR_RETURN_VALUE ? 0 : 31u * t->hash[i + 1]);
     for (uint32_t b = 0; b < size; b++)
         t->bucket[b] = -1;
     for (int i = 0; i < d->n; i++) {
