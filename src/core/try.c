@@ -20,9 +20,9 @@ struct dc_try_index {
     int *handler_at;  /* per instruction: the index in d->handlers of its handler, -1 */
     int *start_first; /* per instruction: a handler whose protected range starts there, -1 */
     int *start_next;  /* per handler: the next one whose range starts at the same place, -1 */
-    int *exits;       /* where the RETURN_VALUEs and RAISEs are, ascending (built on first use) */
-    int nexits;
-    struct keyed_exit *by_key; /* the same past the first instruction, by the hash of their last
+    int *ends[2];     /* where the RETURN_VALUEs [0] and RAISEs [1] are, ascending (built on first use) */
+    int nends[2];
+    struct keyed_exit *by_key; /* both past the first instruction, by the hash of their last
                                 * two instructions, then ascending (built with them) */
     int nkeyed;
     int *handler_starts; /* where the PUSH_EXC_INFOs are, ascending (built on first use) */
@@ -191,10 +191,10 @@ static int is_exc_target(const dc *d, int at) {
     return d->handlers != NULL && at >= 0 && at < d->n && d->try_index->entry_first[at] >= 0;
 }
 
-/* Where the RETURN_VALUEs and RAISEs are, ascending (*count of them):
- * where copies of a function's exit blocks end (a table built on first
- * use, NULL with an error when out of memory). */
-static int is_exit_end(int op) { return op == IR_RETURN_VALUE || op == IR_RAISE; }
+/* Where the RETURN_VALUEs (kind 0) or RAISEs (kind 1) are, ascending
+ * (*count of them): where copies of a function's exit blocks end (tables
+ * built on first use, NULL with an error when out of memory). */
+static int exit_kind(int op) { return op == IR_RETURN_VALUE ? 0 : op == IR_RAISE ? 1 : -1; }
 
 static uint32_t exit_key(const dc *d, int at) {
     return dc_instr_hash(&d->in[at - 1]) * 31u + dc_instr_hash(&d->in[at]);
@@ -207,32 +207,35 @@ static int by_key_then_place(const void *a, const void *b) {
     return (x->at > y->at) - (x->at < y->at);
 }
 
-static const int *exits_of(dc *d, int *count) {
+static const int *exits_of(dc *d, int kind, int *count) {
     struct dc_try_index *ix = try_index(d);
     *count = 0;
     if (ix == NULL)
         return NULL;
-    if (ix->exits == NULL) {
-        int m = 0;
+    if (ix->by_key == NULL) {
+        int m[2] = {0, 0};
         for (int i = 0; i < d->n; i++)
-            m += is_exit_end(d->in[i].op);
-        if ((ix->exits = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->exits)) == NULL ||
-            (ix->by_key = dp_alloc_array(d->sh->ar, (size_t)m, sizeof *ix->by_key)) == NULL) {
-            ix->exits = NULL;
+            if (exit_kind(d->in[i].op) >= 0)
+                m[exit_kind(d->in[i].op)]++;
+        if ((ix->ends[0] = dp_alloc_array(d->sh->ar, (size_t)m[0] + 1, sizeof(int))) == NULL ||
+            (ix->ends[1] = dp_alloc_array(d->sh->ar, (size_t)m[1] + 1, sizeof(int))) == NULL ||
+            (ix->by_key = dp_alloc_array(d->sh->ar, (size_t)(m[0] + m[1]) + 1, sizeof *ix->by_key)) == NULL) {
             dc_fail(d, -1, "out of memory");
             return NULL;
         }
-        for (int i = 0; i < d->n; i++)
-            if (is_exit_end(d->in[i].op)) {
-                ix->exits[ix->nexits++] = i;
-                if (i > 0)
-                    ix->by_key[ix->nkeyed++] = (struct keyed_exit){exit_key(d, i), i};
-            }
+        for (int i = 0; i < d->n; i++) {
+            int k = exit_kind(d->in[i].op);
+            if (k < 0)
+                continue;
+            ix->ends[k][ix->nends[k]++] = i;
+            if (i > 0)
+                ix->by_key[ix->nkeyed++] = (struct keyed_exit){exit_key(d, i), i};
+        }
         if (ix->nkeyed > 1)
             qsort(ix->by_key, (size_t)ix->nkeyed, sizeof *ix->by_key, by_key_then_place);
     }
-    *count = ix->nexits;
-    return ix->exits;
+    *count = ix->nends[kind];
+    return ix->ends[kind];
 }
 
 /* Where the exits by key (exits_of) with that key, at or after instruction
@@ -250,10 +253,10 @@ static int keyed_from(const struct dc_try_index *ix, uint32_t key, int from) {
     return lo;
 }
 
-/* How many of those come before instruction k. */
-static int exits_before(dc *d, int k) {
+/* How many of those of a kind come before instruction k. */
+static int exits_before(dc *d, int kind, int k) {
     int lo = 0, hi;
-    const int *ret = exits_of(d, &hi);
+    const int *ret = exits_of(d, kind, &hi);
     while (ret != NULL && lo < hi) {
         int mid = lo + (hi - lo) / 2;
         if (ret[mid] < k)
@@ -608,30 +611,35 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
         while (e < cend && d->in[e].op != IR_RETURN_VALUE && !dc_is_jump(d->in[e].op) && d->in[e].op != IR_FOR_ITER &&
                d->in[e].op != IR_RERAISE && d->in[e].op != IR_RAISE)
             e++;
-        if (e >= cend || !is_exit_end(d->in[e].op) || (e == t && d->in[e].op == IR_RETURN_VALUE))
+        int kind = e < cend ? exit_kind(d->in[e].op) : -1;
+        if (kind < 0 || (e == t && kind == 0))
             continue;
         int len = e + 1 - t;
         /* (a copy ends with the RETURN_VALUE or RAISE the clause's does) */
         int nret, scan = stop, far = -1;
-        const int *ret = exits_of(d, &nret);
+        const int *ret = exits_of(d, kind, &nret);
         if (ret == NULL)
             return -1;
         /* the exits that end as the copy does: those of its last two
-         * instructions (by their hash), else every one (a lone raise) */
+         * instructions (by their hash), else every one of its kind (a lone
+         * raise) */
         const struct dc_try_index *ix = d->try_index;
         uint32_t key = len >= 2 ? exit_key(d, e) : 0;
-        int x = len >= 2 ? keyed_from(ix, key, stop + len - 1) : exits_before(d, stop + len - 1);
-        int first_past_end = exits_before(d, end);
+        int x = len >= 2 ? keyed_from(ix, key, stop + len - 1) : exits_before(d, kind, stop + len - 1);
+        int first_past_end = exits_before(d, kind, end);
         for (;; x++) {
             if (len >= 2 ? x >= ix->nkeyed || ix->by_key[x].key != key : x >= nret)
                 break;
             int r = len >= 2 ? ix->by_key[x].at : ret[x];
             if (r >= H)
                 break;
+            if (exit_kind(d->in[r].op) != kind)
+                continue; /* (the hash of another kind's last two) */
             int J = r + 1 - len, same = 1;
             /* (a return of the same value past the enclosing region is
              * some other statement's: the clause's copy is its own; only
-             * the first exit past it may be the copy, when it is `exit`) */
+             * the first exit of its kind past it may be the copy, when it
+             * is `exit`) */
             if (r >= end && (J != exit || first_past_end >= nret || r != ret[first_past_end]))
                 break;
             for (int k = 0; k < len && same; k++)

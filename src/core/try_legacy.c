@@ -428,7 +428,6 @@ typedef struct legacy_try {
     int left, left_limit, nleft; /* code after a clause's POP_EXCEPT that is none of its own */
 } legacy_try;
 
-/* The try body, up to its normal exit. */
 /* 3.10: is the lone bare `raise` at t, after the body's POP_BLOCK, the code
  * after the statement?  It is when an except clause ends with a copy of
  * it (`POP_EXCEPT; RAISE_VARARGS 0`): no clause reaches an else. */
@@ -441,6 +440,7 @@ static int clause_raises_alike(const dc *d, const legacy_try *L, int t) {
     return 0;
 }
 
+/* The try body, up to its normal exit. */
 static int except_body(dc *d, legacy_try *L) {
     if (L->tr == NULL || L->prev == NULL)
         return -1;
