@@ -849,19 +849,6 @@ static int by_line_then_place(const void *a, const void *b) {
     return (x->at > y->at) - (x->at < y->at);
 }
 
-/* The index of instruction `at` in the ascending ret[0..n). */
-static int return_index(const int *ret, int n, int at) {
-    int lo = 0, hi = n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (ret[mid] < at)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
 /* CPython (3.12+) inlines a small block that ends the code, `return x`,
  * into every unconditional jump to it: `if c: A / else: B` then `return x`
  * compiles to `A; <copy of return x>` and `B; return x`.  The bytecode is
@@ -904,7 +891,7 @@ void dc_join_return_copies(dc *d) {
     for (int q = nret - 1; q >= 0; q--)
         run_end[q] = q + 1 < nret && by_line[q + 1].line == by_line[q].line ? run_end[q + 1] : q + 1;
     for (int q = 0; q < nret; q++)
-        place[return_index(ret, nret, by_line[q].at)] = q;
+        place[dc_lower_bound(ret, nret, by_line[q].at)] = q;
     /* (from the last: a copy turned into a jump is no return any more, so
      * no jump goes to another copy; a bounded number of candidates each) */
     for (int x = nret - 2; x >= 0; x--) {

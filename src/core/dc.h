@@ -457,6 +457,8 @@ void dc_unthread_copy(dc *d, int i, int len);
 int dc_take_copy(dc *d, int i, int end, const dp_instr *ops, int len);
 /* The same operation: opcode, argument, constant and name (stmt.c). */
 int dc_same_instr(const dp_instr *a, const dp_instr *b);
+/* The first index of the ascending a[0..n) whose value is v or more (n if none). */
+int dc_lower_bound(const int *a, int n, int v);
 /* A hash of an instruction: equal for instructions dc_same_instr finds the same. */
 uint32_t dc_instr_hash(const dp_instr *x);
 /* SETUP_FINALLY, SETUP_WITH or SETUP_ASYNC_WITH: opens a 3.8-3.10 block (stmt.c). */

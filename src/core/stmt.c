@@ -153,6 +153,18 @@ int dc_same_instr(const dp_instr *a, const dp_instr *b) {
            (a->name == b->name || (a->name != NULL && b->name != NULL && strcmp(a->name, b->name) == 0));
 }
 
+int dc_lower_bound(const int *a, int n, int v) {
+    int lo = 0, hi = n;
+    while (a != NULL && lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (a[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
 uint32_t dc_instr_hash(const dp_instr *x) {
     uint32_t h = (uint32_t)x->op * 2654435761u ^ (uint32_t)x->arg * 40503u ^ (uint32_t)(uintptr_t)x->cst;
     for (const char *c = x->name; c != NULL && *c; c++)

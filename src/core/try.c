@@ -255,16 +255,9 @@ static int keyed_from(const struct dc_try_index *ix, uint32_t key, int from) {
 
 /* How many of those of a kind come before instruction k. */
 static int exits_before(dc *d, int kind, int k) {
-    int lo = 0, hi;
-    const int *ret = exits_of(d, kind, &hi);
-    while (ret != NULL && lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (ret[mid] < k)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
+    int n;
+    const int *ret = exits_of(d, kind, &n);
+    return dc_lower_bound(ret, ret != NULL ? n : 0, k);
 }
 
 /* Where the try body protected by handler h ends: its table entries, those
@@ -969,14 +962,7 @@ static int first_handler_start(dc *d, int from, int to) {
             if (is_handler_start(d, i))
                 ix->handler_starts[ix->nhandler_starts++] = i;
     }
-    int lo = 0, hi = ix->nhandler_starts;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (ix->handler_starts[mid] < from)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    int lo = dc_lower_bound(ix->handler_starts, ix->nhandler_starts, from);
     return lo < ix->nhandler_starts && ix->handler_starts[lo] < to ? ix->handler_starts[lo] : to;
 }
 
