@@ -409,25 +409,6 @@ def return_in_an_if_inside_a_with_then_more_code(x, suppress):
     return "end", log
 
 
-# --- a try in an except clause whose own clause completes, then a bare
-# `raise` of the outer exception (3.12+ copies that raise after the inner
-# clause's POP_EXCEPT; importlib's _write_atomic) -----------------------------
-
-@case(([],), (["value"],), (["value", "value"],), (["value", "key"],), (["key"],))
-def bare_raise_after_a_try_in_an_except_clause(plan):
-    log = []
-    first, second = (plan + [None, None])[:2]
-    try:
-        _step(log, first)
-    except ValueError:
-        try:
-            _step(log, second)
-        except ValueError:
-            log.append("inner")
-        raise
-    return "done", log
-
-
 # --- while True whose only jump back is a `continue` in an except clause
 # (3.12+: cold code after the function; the try body's `break` falls into
 # the code after the loop) ----------------------------------------------------
