@@ -1051,6 +1051,18 @@ static void else_past_a_leaving_then(dc *d, const cond *c, branches *b) {
  * (walking the handlers' blocks in the CFG, at most COLD_WALK of them), or
  * -1: none, more than one, or a jump back elsewhere. */
 enum { COLD_WALK = 128 };
+
+/* Adds block b to the walk's queue unless it is there: -1 when full. */
+static int queue_block(int *queue, int *nq, int b) {
+    for (int k = 0; k < *nq; k++)
+        if (queue[k] == b)
+            return 0;
+    if (*nq == COLD_WALK)
+        return -1;
+    queue[(*nq)++] = b;
+    return 0;
+}
+
 static int cold_way_on(dc *d, int B, int F, int end) {
     const dp_cfg *g = &d->cfg;
     if (!d->lay.cold_handlers)
@@ -1060,20 +1072,16 @@ static int cold_way_on(dc *d, int B, int F, int end) {
     int queue[COLD_WALK], nq = 0, found = -1, cold = d->n, outer = B > 0 ? dc_handler_at(d, B - 1) : -1;
     for (int j = B; j < F; j++) {
         int h = dc_handler_at(d, j), hb = h > F && h < d->n && h != outer ? g->block_of[h] : -1;
-        int known = 0;
-        for (int k = 0; k < nq && !known; k++)
-            known = queue[k] == hb;
-        if (hb < 0 || known)
+        if (hb < 0)
             continue;
-        if (nq == COLD_WALK)
+        if (queue_block(queue, &nq, hb) < 0)
             return -1;
-        queue[nq++] = hb;
         cold = h < cold ? h : cold; /* (the handlers and what only they reach lie past it) */
     }
     for (int k = 0; k < nq; k++) {
         const dp_block *blk = &g->b[queue[k]];
         for (int e = 0; e < blk->nsucc; e++) {
-            int to = blk->succ[e].to, at = g->b[to].start, known = 0;
+            int to = blk->succ[e].to, at = g->b[to].start;
             if (blk->succ[e].kind == DP_EDGE_EXC) /* (re-raised: on to enclosing handlers) */
                 continue;
             if (at < cold) { /* back in the code before the handlers */
@@ -1082,13 +1090,8 @@ static int cold_way_on(dc *d, int B, int F, int end) {
                 found = at;
                 continue;
             }
-            for (int q = 0; q < nq && !known; q++)
-                known = queue[q] == to;
-            if (known)
-                continue;
-            if (nq == COLD_WALK)
+            if (queue_block(queue, &nq, to) < 0)
                 return -1;
-            queue[nq++] = to;
         }
     }
     return found;
