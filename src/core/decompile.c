@@ -200,6 +200,32 @@ const char *dc_private_class(const dc *d) {
     return NULL;
 }
 
+/* Adds `bytes` to the work done, or fails when that passes the budget. */
+static int pay_work(dc_shared *sh, size_t bytes, const char *why) {
+    if (bytes > sh->work_limit - sh->use.work)
+        return dc_limit(sh,
+                        "the work limit: decompiling needs more than %zu bytes of bytecode (%d times the "
+                        "input's %zu, + %zu KiB): %s",
+                        sh->work_limit, DP_WORK_FACTOR, sh->use.input.bytecode, DP_WORK_FLOOR >> 10, why);
+    sh->use.work += bytes;
+    return 0;
+}
+
+/* What the values that instructions unpack cost beyond their own bytes.
+ * One UNPACK_EX of four bytes can push 16 million values, each a node on
+ * every symbolic stack that holds it; a compiler's code consumes each
+ * value with an instruction of its own, so 2 bytes per value is what such
+ * code pays anyway, and memory stays in proportion to the work. */
+static size_t unpacked_values_cost(const dp_irfunc *f) {
+    size_t cost = 0;
+    for (int i = 0; i < f->n; i++) {
+        dp_effect e;
+        if (dp_ir_effect(&f->ins[i], &f->lay, 0, &e) == 0 && e.out - e.keep > 2)
+            cost += 2 * (size_t)(e.out - e.keep - 2);
+    }
+    return cost;
+}
+
 int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     memset(d, 0, sizeof *d);
     d->sh = sh;
@@ -208,17 +234,15 @@ int dc_setup(dc *d, dc_shared *sh, const dp_code *code, dc *outer) {
     d->open_try = -1;
     /* (paid before the work: a code object used twice at every level of
      * a DAG must fail early, not after exponential work) */
-    if (code->codelen > sh->work_limit - sh->use.work)
-        return dc_limit(sh,
-                        "the work limit: decompiling needs more than %zu bytes of bytecode (%d times the "
-                        "input's %zu, + %zu KiB): code objects used more than once (a DAG of marshal "
-                        "references) are decompiled once per use",
-                        sh->work_limit, DP_WORK_FACTOR, sh->use.input.bytecode, DP_WORK_FLOOR >> 10);
-    sh->use.work += code->codelen;
+    if (pay_work(sh, code->codelen,
+                 "code objects used more than once (a DAG of marshal references) are decompiled once per use") < 0)
+        return -1;
     if (dp_lift(sh->ar, code, &d->f, sh->err) < 0) {
         dp_error_where(sh->err, code->qualname);
         return -1;
     }
+    if (pay_work(sh, unpacked_values_cost(&d->f), "each value an instruction unpacks counts as 2 bytes") < 0)
+        return -1;
     d->in = d->f.ins;
     d->lay = d->f.lay;
     d->n = d->f.n;

@@ -454,6 +454,47 @@ static void test_shared_code_objects_decompile_up_to_the_work_limit(void) {
     dp_arena_free(&a);
 }
 
+/* def f(x): g, g, ... (n times) = x, or with `stores` 0 only the unpack. */
+static dp_code *unpacks(dp_arena *a, unsigned n, unsigned stores) {
+    emitter e = {0};
+    dp_const **consts = dp_alloc_array(a, 1, sizeof *consts);
+    if (consts == NULL || (consts[0] = none_const(a)) == NULL)
+        return NULL;
+    emit(&e, DPO_RESUME, 0);
+    emit(&e, DPO_LOAD_FAST, 0);
+    emit(&e, DPO_UNPACK_SEQUENCE, n);
+    for (unsigned k = 0; k < stores; k++)
+        emit(&e, DPO_STORE_FAST, 1);
+    emit(&e, DPO_LOAD_CONST, 0);
+    emit(&e, DPO_RETURN_VALUE, 0);
+    return function(a, "f", &e, consts, 1);
+}
+
+/* Values an instruction unpacks are work: an assignment to 20,000 targets
+ * decompiles, one short instruction that pushes 60,000 values and nothing
+ * to consume them passes the work limit, and memory stays in proportion. */
+static void test_unpacked_values_count_as_work(void) {
+    dp_arena a;
+    dp_arena_init(&a);
+    dp_code *targets = unpacks(&a, 20000, 20000), *hostile = unpacks(&a, 60000, 0);
+    CHECK(targets != NULL && hostile != NULL);
+    if (targets != NULL && hostile != NULL) {
+        dp_options opt = {0};
+        dp_usage use;
+        dp_buf out;
+        dp_error err;
+        CHECK(decompile_with(targets, &opt, &use, &out, &err) == 0);
+        CHECK(out.data != NULL && count(out.data, "g, ") == 19999);
+        CHECK(use.memory <= 16 * use.work + ((size_t)16 << 20));
+        dp_buf_free(&out);
+        CHECK(decompile_with(hostile, &opt, &use, &out, &err) < 0);
+        CHECK(strstr(err.msg, "the work limit") != NULL && strstr(err.msg, "unpacks") != NULL);
+        CHECK(use.work <= DP_WORK_FACTOR * use.input.bytecode + DP_WORK_FLOOR);
+        dp_buf_free(&out);
+    }
+    dp_arena_free(&a);
+}
+
 /* A text constant printed once per use: up to the output limit the source
  * holds it each time, past it the error names the limit and nothing more
  * than the limit was printed. */
@@ -585,6 +626,7 @@ int main(void) {
     RUN(test_a_large_constant_is_printed_whole);
     RUN(test_many_code_objects_decompile);
     RUN(test_shared_code_objects_decompile_up_to_the_work_limit);
+    RUN(test_unpacked_values_count_as_work);
     RUN(test_text_used_many_times_prints_up_to_the_output_limit);
     RUN(test_a_shared_tuple_prints_up_to_the_output_limit);
     RUN(test_validation_stops_at_its_limit);
