@@ -364,6 +364,23 @@ def with_returning_in_a_then_part_then_code(x, suppress):
     return "end", log
 
 
+@case((1, True), (0, True), (0, False), ("value", True), ("value", False))
+def if_elif_else_joining_whose_then_part_is_a_with_returning_a_constant(x, suppress):
+    # (the constant is returned after __exit__: the body falls into the
+    # exit call, and the way on from a suppressed exception, `return r` in
+    # the cold handler, was read as code after the if)
+    r = "none"
+    if x:
+        with Ctx([], "a", suppress):
+            _step([], x)
+            return "with"
+    elif suppress:
+        r = "elif"
+    else:
+        r = "else"
+    return r
+
+
 # --- the same then-part followed by an else and more code: the cold handler
 # jumps back past the else, to the code after the if (3.12+: the if was
 # read without its else, or the try "ran past its enclosing block") ---------

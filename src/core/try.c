@@ -1311,11 +1311,10 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
              * otherwise, as the then-part of an if goes on into its
              * else, the copy is this with's own way on: it follows the
              * with, which never falls through) */
-            int e = stop >= end ? dc_return_tail_end(d, L + 4) : -1;
+            int e = *next >= end ? dc_return_tail_end(d, L + 4) : -1;
             if (e >= 0 && !dc_continues_as(d, L + 4, end)) {
                 if (dc_add(d, out, w) < 0 || dc_region(d, L + 4, e + 1, -1, st, out) < 0)
                     return -1;
-                *next = stop;
                 return 1;
             }
             *next = L + 4;
