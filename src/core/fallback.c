@@ -1042,9 +1042,11 @@ int fb_branch(fb *F, dp_node *cond, int yes, int drop_yes, int no, int drop_no) 
 /* ------------------------------------------------------------------ blocks */
 
 /* The blocks are the graph's (cfg.h), with room after them for the copies
- * 3.8's finally bodies need; from 3.11 each takes the handler of its
- * exception-table entry (3.8-3.10 blocks follow the block stack as the
- * machine walks them: see translate). */
+ * 3.8's finally bodies need.  Each takes the handler of its region: an
+ * exception-table entry, or (3.9/3.10) the SETUP_* block whose handler gets
+ * six values above the region's depth.  3.8's blocks follow the block stack
+ * as the machine walks them, and a region whose depth differs between
+ * paths gets none here (see fb_translate). */
 static int take_blocks(fb *F, const dp_cfg *g) {
     dc *d = F->d;
     dp_arena *ar = d->sh->ar;
@@ -1056,8 +1058,10 @@ static int take_blocks(fb *F, const dp_cfg *g) {
         F->ex_at[i] = -1;
     for (int r = 0; r < g->nexc; r++) {
         const dp_exc_region *e = &g->exc[r];
-        entry[r] = e->setup >= 0 ? -1 : fb_exc_entry(F, e->target, e->depth, e->lasti, 0, 0, -1);
-        if (e->setup < 0 && entry[r] < 0)
+        int six = e->setup >= 0;
+        if (six && (F->walk_setups || e->depth < 0))
+            entry[r] = -1;
+        else if ((entry[r] = fb_exc_entry(F, e->target, e->depth, e->lasti, six, 0, -1)) < 0)
             return -1;
     }
     F->g = g;

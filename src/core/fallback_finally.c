@@ -578,10 +578,11 @@ int fb_translate(fb *F, int bi) {
     if (F->block_stack && (setup = open_setup(F, b, &handler, &level)) == -2)
         return -1;
     if (handler >= 0) {
-        /* (CPython unwinds from what a lone call left, its NULL result on top) */
+        /* (CPython unwinds from what a lone call left, its NULL result on
+         * top; 3.9/3.10 blocks have their region's entry otherwise) */
         int c = lone_call(F, b), left = c < 0 ? level : b->depth - fb_npop(&d->in[c]);
         int null = left >= 0 && left < level;
-        if ((b->exc = fb_exc_entry(F, handler, null ? left + 1 : level, 0, 1, null, -1)) < 0)
+        if ((null || F->walk_setups) && (b->exc = fb_exc_entry(F, handler, null ? left + 1 : level, 0, 1, null, -1)) < 0)
             return -1;
     }
     F->hdepth = 0;
