@@ -381,6 +381,28 @@ def if_elif_else_joining_whose_then_part_is_a_with_returning_a_constant(x, suppr
     return r
 
 
+# --- nested withs whose body returns a constant: the constant is loaded
+# after both __exit__ calls, and a suppressed exception goes on in a copy of
+# the enclosing with's exit and the code after it (3.11+: "stack underflow",
+# or "with block left for another place than after it") --------------------
+
+@case((1, False, False), ("value", False, True), ("value", True, False), ("value", False, False))
+def nested_withs_returning_a_constant(x, s_outer, s_inner):
+    with Ctx([], "a", s_outer):
+        with Ctx([], "b", s_inner):
+            _step([], x)
+            return 1
+    return 2
+
+
+@case((1, False, False), ("value", False, True), ("value", True, False), ("value", False, False))
+def nested_withs_returning_none_at_the_end(x, s_outer, s_inner):
+    with Ctx([], "a", s_outer):
+        with Ctx([], "b", s_inner):
+            _step([], x)
+            return None
+
+
 # --- the same then-part followed by an else and more code: the cold handler
 # jumps back past the else, to the code after the if (3.12+: the if was
 # read without its else, or the try "ran past its enclosing block") ---------

@@ -1198,6 +1198,30 @@ static int exit_end(const dc *d, int p, int h) {
     return -1;
 }
 
+/* Where a suppressed exception goes on after __exit__ (`on`, or where its
+ * JUMP goes: 3.12+): when that is a copy, reached from nowhere else, of the
+ * code the body's exit goes on with at `stop` (nested withs returning a
+ * constant: the enclosing with's __exit__ and the return, copied as exits
+ * are), the copy is stepped over: that code is read once, at stop. */
+static void skip_exit_copy(dc *d, int stop, int on) {
+    int via_jump = d->in[on].op == IR_JUMP, start = via_jump ? d->in[on].target : on;
+    if (start < 0 || start >= d->n || d->nref[start] != via_jump || same_flow(d, stop, on) != 1)
+        return;
+    int a = stop; /* (not the code the exit itself goes on with) */
+    for (int steps = 0; steps < 64 && a >= 0 && a < d->n && a != start; steps++)
+        if (d->in[a].op == IR_NOP)
+            a++;
+        else if (d->in[a].op == IR_JUMP)
+            a = d->in[a].target;
+        else
+            break;
+    int ce = a == start ? -1 : exit_end(d, start, d->n);
+    if (ce > start) {
+        dc_seen(d, start, ce);
+        dc_set(d, &d->skip_to[start], ce);
+    }
+}
+
 /* with mgr as target: BEFORE_WITH at i, the handler protecting i + 1, in
  * the region [?, end).  1 when the statement never falls through (a
  * `continue` follows it), 0 when it may, -1 on error. */
@@ -1265,7 +1289,10 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         if (e < 0)
             return dc_fail(d, stop, "with block left for another place than after it");
         dp_nodes rest = {0};
-        if (dc_region(d, stop, e, after, st, &rest) < 0)
+        /* (on a copy of the stack: the unwinding of a return pops the
+         * __exit__ of enclosing withs, which a suppressed exception's way
+         * on still has) */
+        if (region_with(d, stop, e, after, st, &rest, NULL, NULL) < 0)
             return -1;
         if (d->region_live)
             return dc_fail(d, stop, "with block left for another place than after it");
@@ -1284,10 +1311,15 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         while (d->loop != NULL && k < d->loop->brk && d->in[k].op == IR_POP_TOP && d->nref[k] == 0)
             k++;
         int loop_end = d->loop != NULL && dc_is_loop_head(d, back) && k == d->loop->brk;
-        if (d->lay.cold_handlers && back >= 0 && back != e && !loop_end)
+        /* (or the code right after this with's cold handler, which the
+         * walk steps over from e: the rest of an enclosing with's body) */
+        int cl = dc_handler_at(d, H), past_handler = e == H && cl > L && back == cleanup_end(d, cl);
+        if (d->lay.cold_handlers && back >= 0 && back != e && !loop_end && !past_handler)
             return dc_fail(d, L + 4, "with block left for another place than after it");
         *next = e;
         body_live = 0;
+    } else if (body_live && stop < H) {
+        skip_exit_copy(d, stop, L + 4);
     }
     int cl = dc_handler_at(d, H), clend = cleanup_end(d, cl);
     if (cl > L && clend > 0 && !body_live && d->in[L + 4].op == IR_JUMP && dc_is_loop_head(d, d->in[L + 4].target)) {
