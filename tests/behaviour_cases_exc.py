@@ -381,6 +381,30 @@ def if_elif_else_joining_whose_then_part_is_a_with_returning_a_constant(x, suppr
     return r
 
 
+# --- a then-part whose with returns a local: the value is loaded before
+# __exit__, and a suppressed exception goes on in the cold handler's copy of
+# the code after the if (3.12+: read as the with's own way on, past the if)
+
+@case((1, True), (1, False), (0, True), ("value", True), ("value", False))
+def then_part_with_returning_a_local_then_code(x, suppress):
+    log = []
+    if x:
+        with Ctx(log, "a", suppress):
+            return log
+    got = x
+    return got
+
+
+@case((1, True), (0, False), ("value", True), ("value", False))
+def then_part_with_returning_none_then_return(x, suppress):
+    log = []
+    if x:
+        with Ctx(log, "a", suppress):
+            _step(log, x)
+            return None
+    return log
+
+
 # --- nested withs whose body returns a constant: the constant is loaded
 # after both __exit__ calls, and a suppressed exception goes on in a copy of
 # the enclosing with's exit and the code after it (3.11+: "stack underflow",

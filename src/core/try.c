@@ -1349,6 +1349,11 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
                     return -1;
                 return 1;
             }
+            if (e >= 0) { /* (a copy of the code the region goes on with: the with goes on there) */
+                dc_seen(d, L + 4, e + 1);
+                dc_set(d, &d->skip_to[L + 4], e + 1);
+                return dc_add(d, out, w);
+            }
             *next = L + 4;
             return dc_add(d, out, w);
         }
