@@ -405,6 +405,26 @@ def then_part_with_returning_none_then_return(x, suppress):
     return log
 
 
+# --- a try whose body breaks out of a for loop, then code after the try in
+# the loop (3.12+: the except clauses go on in cold code, the rest of the
+# loop body, which jumps back to the loop's head: "try statement runs past
+# its enclosing block"); the retry loop users write ---------------------------
+
+@case((["value", 1],), (["value", "value"],), ([1],), (["key"],), ([],))
+def for_loop_retrying_until_a_try_body_breaks(xs):
+    log = []
+    for x in xs:
+        try:
+            got = _step(log, x)
+            break
+        except ValueError:
+            log.append("retry")
+        log.append("next")
+    else:
+        got = None
+    return got, log
+
+
 # --- nested withs whose body returns a constant: the constant is loaded
 # after both __exit__ calls, and a suppressed exception goes on in a copy of
 # the enclosing with's exit and the code after it (3.11+: "stack underflow",

@@ -154,6 +154,8 @@ typedef struct dc {
                           read as a jump there, -1 */
     int region_stop;   /* where the last dc_region stopped */
     int region_live;   /* whether its end is reachable (falls through) */
+    int region_jumps_on; /* its end is a cold tail's jump to where it goes on (3.12+: a
+                            loop body's jump back), not a fall off its end */
     int cond_finishes; /* the region calling dc_cond may complete its last statement past its end */
     const dp_instr *fin_ops; /* body of the innermost finally (to skip copies) */
     int fin_len;

@@ -121,7 +121,8 @@ int dc_for_loop(dc *d, int i, int end, int exit, dc_stack *st, dp_nodes *out, in
         return -1;
     /* without a jump back, falling off the body leaves the loop: the
      * compiler dropped the jump of a final `break` */
-    if (d->region_live && body_end == done_at && dc_add(d, &s->l1, dc_stmt(d, S_BREAK, body_end - 1)) < 0)
+    if (d->region_live && !d->region_jumps_on && body_end == done_at &&
+        dc_add(d, &s->l1, dc_stmt(d, S_BREAK, body_end - 1)) < 0)
         return -1;
     if ((s->a = holder->l1.v[0]) == NULL)
         return dc_fail(d, i, "for loop without a target");

@@ -1210,11 +1210,14 @@ static int warm_back_edge(dc *d, int i, int body, int end) {
 
 /* 3.12+ places cold code at the function's end: after an async
  * comprehension's END_ASYNC_FOR, the rest of its statement, which then
- * jumps back to the end of the block the comprehension is in.  A cold tail
- * is straight-line code that nothing else enters, followed through forward
- * jumps to code only they reach (and through the steps the walker was told
- * to skip), up to a jump to `end` (or to a copy of the code there), or a
- * return or raise.  Its pieces, in walking order, go to `t`. */
+ * jumps back to the end of the block the comprehension is in; after the
+ * except clauses of a try whose body never completes, the rest of the
+ * block, which jumps back to a loop's head.  A cold tail is straight-line
+ * code that nothing else enters, followed through forward jumps to code
+ * only they reach (and through the steps the walker was told to skip), up
+ * to a jump to `end` (or to a copy of the code there), or a return or
+ * raise; or, with `exit` (>= 0), up to a jump to exit, the loop's head.
+ * Its pieces, in walking order, go to `t`. */
 #define MAX_TAIL_PIECES 8
 typedef struct cold_tail {
     int n;
@@ -1222,7 +1225,7 @@ typedef struct cold_tail {
     int stop; /* where the walk stops: the jump back, or past the return */
 } cold_tail;
 
-static int find_cold_tail(const dc *d, int from, int end, cold_tail *t) {
+static int find_cold_tail(const dc *d, int from, int end, int exit, cold_tail *t) {
     t->n = 1;
     t->start[0] = from;
     for (int j = from, steps = 0; j < d->n && steps < 4096; j++, steps++) {
@@ -1242,13 +1245,13 @@ static int find_cold_tail(const dc *d, int from, int end, cold_tail *t) {
         if (j > t->start[t->n - 1] && d->nref[j] > 0)
             return 0;
         if (x->op == IR_JUMP) {
-            if (!dc_continues_as(d, end, x->target))
+            if (exit >= 0 ? x->target != exit : !dc_continues_as(d, end, x->target))
                 return 0;
             t->last[t->n - 1] = j;
             t->stop = j;
             return 1;
         }
-        if (x->op == IR_RETURN_VALUE || x->op == IR_RAISE) {
+        if ((x->op == IR_RETURN_VALUE || x->op == IR_RAISE) && exit < 0) {
             t->last[t->n - 1] = j;
             t->stop = j + 1;
             return 1;
@@ -1257,6 +1260,13 @@ static int find_cold_tail(const dc *d, int from, int end, cold_tail *t) {
             return 0;
     }
     return 0;
+}
+
+/* Does a cold tail from `from` (the region ends at `end`) end in a jump to
+ * target, a loop's head (3.12+: the rest of a loop body after a try)? */
+int dc_cold_tail_jumps_to(const dc *d, int from, int end, int target) {
+    cold_tail t;
+    return target >= 0 && find_cold_tail(d, from, end, target, &t);
 }
 
 /* Is instruction i in the body of the try whose handler is at h (3.12+)?
@@ -1285,9 +1295,10 @@ typedef struct walk {
      * copy at the bottom was read into the body.) */
     int base;
     int i, stmt_start;
-    /* region_end: the end before a cold tail; comp_resume: where the last
-     * inlined comprehension went on (only there can a cold tail start) */
-    int region_end, comp_resume;
+    /* region_end: the end before a cold tail; cold_resume: where the last
+     * inlined comprehension or try went on (only there can a cold tail
+     * start); after a try, a loop body's tail must jump back to its head */
+    int region_end, cold_resume, cold_back;
     int left_clause;      /* the region's own except clause was left (POP_EXCEPT) */
     cold_tail tail;
     /* A try body ends where the exception table stops covering it, which
@@ -1337,7 +1348,8 @@ static int walk_begin(dc *d, walk *w, int start, int end, int exit, dc_stack *st
     w->end = end;
     w->exit = exit;
     w->base = st->n - (st->n > 0 && st->v[st->n - 1]->kind == X_SLOT);
-    w->region_end = w->comp_resume = -1;
+    w->region_end = w->cold_resume = -1;
+    w->cold_back = 0;
     w->finish = d->finish_stmt;
     w->finish_h = d->finish_handler;
     w->live = 1;
@@ -1361,7 +1373,8 @@ static int walk_begin(dc *d, walk *w, int start, int end, int exit, dc_stack *st
 /* The statement goes on in a cold tail: the rest of this region, walked
  * through its pieces (the skips lead there). */
 static void walk_cold_tail(dc *d, walk *w) {
-    if (w->i != w->comp_resume || w->i <= w->end || w->region_end >= 0 || !find_cold_tail(d, w->i, w->end, &w->tail))
+    if (w->i != w->cold_resume || w->i <= w->end || w->region_end >= 0 ||
+        !find_cold_tail(d, w->i, w->end, w->cold_back ? w->exit : -1, &w->tail))
         return;
     cold_tail *t = &w->tail;
     w->region_end = w->end;
@@ -1513,12 +1526,36 @@ static int walk_copies(dc *d, walk *w) {
     return W_ON;
 }
 
+/* The try at i goes on at next, past the region's end.  Code in between
+ * that is seen already and none of the try's own cold handlers is no code
+ * of the try: a join found there (3.12+ copies the code after a loop into
+ * an except clause that breaks) structured it, and it will be again (an
+ * enclosing if's jump over its else is seen already).  Returns -1 then,
+ * or when the try's cold handlers lie there and its clauses do not join in
+ * a cold tail that jumps back to the enclosing loop's head; 1 when they
+ * do (the rest of the loop body, walked from next); else 0. */
+static int past_region(dc *d, const walk *w, int i, int next) {
+    int end = w->end, handlers = 0;
+    if (!d->lay.copies_join_blocks || w->finish)
+        return 0;
+    for (int j = end; j < next && j < d->n; j++) {
+        if (!d->seen[j] || d->in[j].op == IR_JUMP || d->in[j].op == IR_NOP)
+            continue;
+        if (!dc_in_cold_handler(d, j, i, end))
+            return -1;
+        handlers = 1;
+    }
+    if (next > end && d->loop != NULL && w->exit == d->loop->head && dc_cold_tail_jumps_to(d, next, end, w->exit))
+        return 1;
+    return handlers ? -1 : 0;
+}
+
 /* try, with and loop statements that start at i (3.11+ also a try
  * entered with values on the stack). */
 static int walk_compound(dc *d, walk *w) {
     dc_stack *st = w->st;
     dp_nodes *out = w->out;
-    int i = w->i, end = w->end, exit = w->exit, base = w->base, start = w->start, finish = w->finish, next = i + 1;
+    int i = w->i, end = w->end, exit = w->exit, base = w->base, start = w->start, next = i + 1;
     const dp_instr *ins = &d->in[i];
     /* 3.11+: a try entered with values on the stack (dc_try) */
     if (st->n > base && !d->lay.block_stack && ins->op != IR_FOR_ITER) {
@@ -1538,17 +1575,15 @@ static int walk_compound(dc *d, walk *w) {
         if (r < 0)
             return W_FAIL;
         if (r > 0) {
-            /* code after the region is not the try's own: a join found
-             * there (3.12+ copies the code after a loop into an except
-             * clause that breaks) structured it, and it will be again
-             * (an enclosing if's jump over its else is seen already) */
-            for (int j = end; d->lay.copies_join_blocks && !finish && j < next && j < d->n; j++)
-                if (d->seen[j] && d->in[j].op != IR_JUMP && d->in[j].op != IR_NOP) {
-                    dc_fail(d, i, "try statement runs past its enclosing block");
-                    return W_FAIL;
-                }
+            int past = past_region(d, w, i, next);
+            if (past < 0)
+                return dc_fail(d, i, "try statement runs past its enclosing block"), W_FAIL;
             w->live = d->region_live; /* (the code after it can be reached only by a jump) */
             w->i = next;
+            if (past > 0) {
+                w->cold_resume = next;
+                w->cold_back = 1;
+            }
             return W_NEXT;
         }
         if ((ins->op == IR_GET_ANEXT && st->n > 0 && dc_handler_at(d, i) >= 0 &&
@@ -1643,8 +1678,10 @@ static int walk_expression(dc *d, walk *w) {
                 return W_FAIL;
     }
     int r = d->lay.inline_comprehensions ? dc_inline_comprehension(d, i, st, out, &next) : 0;
-    if (r > 0)
-        w->comp_resume = next;
+    if (r > 0) {
+        w->cold_resume = next;
+        w->cold_back = 0;
+    }
     if (r == 0 && (r = dc_match(d, i, base, st, out, &next)) > 0) {
         dc_seen(d, i, next); /* match.c consumes the whole statement */
         w->live = d->region_live;
@@ -2082,6 +2119,8 @@ static int walk_region(dc *d, walk *w) {
         if (r == W_STOP)
             break;
     }
+    d->region_jumps_on = w->region_end >= 0 && w->tail.stop < d->n && d->in[w->tail.stop].op == IR_JUMP &&
+                         d->in[w->tail.stop].target == w->exit;
     if (w->region_end >= 0) {
         /* walked: the walks of enclosing blocks step over its pieces */
         for (int k = 0; k < w->tail.n; k++)

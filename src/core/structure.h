@@ -12,6 +12,7 @@ enum { REST_OF_REGION = 2 };
 
 /* ---- stmt.c: the walk of a region, stores and temporaries ---- */
 int dc_back_edge(dc *d, int head, int end);
+int dc_cold_tail_jumps_to(const dc *d, int from, int end, int target);
 int dc_far_jump_stmt(dc *d, int i, int target, int end, int exit, dp_nodes *out);
 int dc_flush_leftovers(dc *d, dc_stack *st, int operands, const dp_node *value, dp_nodes *out, int at);
 int dc_is_cond_jump(int op);

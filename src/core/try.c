@@ -1008,6 +1008,13 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
     /* (the else clause ends at the handler at the latest: the join can
      * be cold code placed after it, a loop's jump back) */
     int else_end = last > H ? H : last;
+    /* (and short of the enclosing loop's exit, past the end of the region,
+     * when other code enters it there (its FOR_ITER) and the clauses join
+     * in cold code that jumps back to the loop's head) */
+    int brk = d->loop != NULL ? d->loop->brk : -1;
+    if (else_end > end && end >= stop && brk >= end && brk < else_end && d->nref[brk] > 0 &&
+        dc_cold_tail_jumps_to(d, last, end, d->loop->head))
+        else_end = end;
     if (join > stop && region_with(d, stop, else_end, else_exit, t->st, &tr->l3, NULL, NULL) < 0)
         return -1;
     if (rest_is_else)
