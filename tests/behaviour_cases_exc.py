@@ -425,6 +425,18 @@ def for_loop_retrying_until_a_try_body_breaks(xs):
     return got, log
 
 
+# --- a with in a for loop returning a constant: the iterator is popped after
+# __exit__, before the constant is loaded (3.10: "code after __exit__ that is
+# not the code after the with") ---------------------------------------------
+
+@case(([1, 2], False), (["value", 1], True), (["value"], False), ([], False))
+def for_loop_whose_with_returns_a_constant(xs, suppress):
+    for x in xs:
+        with Ctx([], "a", suppress):
+            _step([], x)
+            return 1
+
+
 # --- nested withs whose body returns a constant: the constant is loaded
 # after both __exit__ calls, and a suppressed exception goes on in a copy of
 # the enclosing with's exit and the code after it (3.11+: "stack underflow",

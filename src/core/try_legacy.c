@@ -1061,7 +1061,12 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
             unwind += 2;
         if (e > k && unwind == e)
             return 0;
-        int const_return = e == k + 1 && d->in[k].op == IR_LOAD_CONST;
+        /* (`return <constant>`: after the iterators of the for loops it
+         * leaves are popped) */
+        int c = k;
+        while (d->loop && d->loop->is_for && c < e && d->in[c].op == IR_POP_TOP)
+            c++;
+        int const_return = e == c + 1 && d->in[c].op == IR_LOAD_CONST;
         if (const_return && ((d->loop && d->loop->head > s) || e + 1 < H))
             return 0;
         int HE = with_handler_end(d, H, d->in[s].op == IR_SETUP_ASYNC_WITH);
