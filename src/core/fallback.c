@@ -1272,6 +1272,12 @@ static int route_to(fb *F, int level, int entry, const char *exc_var, dp_nodes *
     return fb_emit_to(F, out, fb_goto_stmt(F, h));
 }
 
+/* Was block b's exception re-raised by the escape clause of this level
+ * (3.9/3.10, nested machines: it left a handler's machine, see
+ * inject_pending), with its __context__ kept in __pctx?  In a flat machine
+ * every block raises where it runs. */
+static int raised_late(const fb *F, const fb_block *b, int level) { return !F->flat && b->level > level; }
+
 /* The if/elif chain of an except clause: blocks[0..n) (with handlers) are
  * the states whose exception it routes; anything else propagates. */
 static int route(fb *F, int level, const int *blocks, int n, const char *exc_var, int in_escape, dp_nodes *out) {
@@ -1283,7 +1289,7 @@ static int route(fb *F, int level, const int *blocks, int n, const char *exc_var
     if (count == NULL || ids == NULL || first == NULL)
         return fb_oom(F);
     for (int k = 0; k < n; k++)
-        count[2 * F->b[blocks[k]].exc + (F->b[blocks[k]].level > level)]++;
+        count[2 * F->b[blocks[k]].exc + raised_late(F, &F->b[blocks[k]], level)]++;
     for (int e = 0, at = 0; e < ngroups; e++) {
         first[e] = at;
         at += count[e];
@@ -1291,7 +1297,7 @@ static int route(fb *F, int level, const int *blocks, int n, const char *exc_var
     }
     for (int k = 0; k < n; k++) {
         const fb_block *b = &F->b[blocks[k]];
-        int g = 2 * b->exc + (b->level > level);
+        int g = 2 * b->exc + raised_late(F, b, level);
         ids[first[g] + count[g]++] = b->id;
     }
     dp_nodes chain = {0}; /* else-branch of the if built so far */

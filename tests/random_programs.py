@@ -1,0 +1,203 @@
+"""Random functions of nested statements (if/elif/else, with, try/except/
+else/finally, for and while loops with break and continue, return and raise),
+for the differential test (test_random_programs.py) and as a measurement:
+
+    python -m tests.random_programs [FIRST LAST]
+
+prints how many of the functions of seeds FIRST..LAST (0..3000) decompile
+to a state machine, and by which reason.  The shapes come from no one's
+hand: nesting that a person rarely writes finds what the stdlib and
+third-party round trips do not.
+
+Every loop body starts by logging, and the log raises Budget past
+LOG_LIMIT entries, so that each call ends; the finally blocks neither
+return, raise nor leave a loop (which Python 3.14 warns about)."""
+import random
+
+LOG_LIMIT = 200
+ARGS = "c0, c1, c2, s0, s1, xs, x"
+# inputs of each function: the conditions, the context managers' suppress
+# flags, the loop's items and what step() gets
+INPUTS = [
+    (True, False, True, False, True, [1, 2], 1),
+    (False, True, False, True, False, ["value", 1], "value"),
+    (True, True, True, True, True, [], "key"),
+    (False, False, False, False, False, ["key", "value", 3], 0),
+]
+
+
+class Budget(Exception):
+    pass
+
+
+TRACE = []  # every entry of every log, in order, during one call (outcome)
+
+
+class Log(list):
+    def append(self, item):
+        if len(self) >= LOG_LIMIT:
+            raise Budget()
+        TRACE.append(item)
+        super().append(item)
+
+
+def step(log, x):
+    """Logs x; raises the exception it names."""
+    log.append(x)
+    if x == "value":
+        raise ValueError(x)
+    if x == "key":
+        raise KeyError(x)
+    return x
+
+
+class Ctx:
+    """Logs enter and exit; suppresses exceptions when told to."""
+
+    def __init__(self, log, suppress):
+        self.log, self.suppress = log, suppress
+
+    def __enter__(self):
+        self.log.append("enter")
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.log.append("exit %s" % (kind.__name__ if kind else None))
+        return self.suppress
+
+
+def _simple(r, ind, ctx):
+    p = "    " * ind
+    k = r.randint(0, 9)
+    if ctx.get("fin") and k in (6, 7, 8):
+        k = 0
+    if k < 4:
+        return [p + "log.append(%d)" % r.randint(0, 99)]
+    if k < 6:
+        return [p + "x = step(log, x)"]
+    if k == 6:
+        return [p + "return %s" % r.choice(["1", "x", "log", "(x, log)", "None"])]
+    if k == 7 and ctx.get("loop"):
+        return [p + r.choice(["break", "continue"])]
+    if k == 8:
+        return [p + "raise ValueError(x)"]
+    return [p + "y = x"]
+
+
+def _block(r, depth, ind, ctx):
+    out = []
+    for _ in range(r.randint(1, 2 if depth > 1 else 3)):
+        out += _statement(r, depth, ind, ctx)
+        if out[-1].split()[0] in ("return", "raise", "break", "continue"):
+            break
+    return out
+
+
+def _loop_body(r, depth, ind, ctx):
+    return ["    " * ind + "log.append('loop')"] + _block(r, depth, ind, dict(ctx, loop=True))
+
+
+def _statement(r, depth, ind, ctx):
+    p = "    " * ind
+    if depth <= 0 or r.random() < 0.35:
+        return _simple(r, ind, ctx)
+    k = r.randint(0, 6)
+    if k == 0:
+        out = [p + "if c%d:" % r.randint(0, 2)] + _block(r, depth - 1, ind + 1, ctx)
+        while r.random() < 0.4:
+            out += [p + "elif c%d:" % r.randint(0, 2)] + _block(r, depth - 1, ind + 1, ctx)
+        if r.random() < 0.5:
+            out += [p + "else:"] + _block(r, depth - 1, ind + 1, ctx)
+        return out
+    if k == 1:
+        return [p + "with Ctx(log, %s):" % r.choice(["s0", "s1"])] + _block(r, depth - 1, ind + 1, ctx)
+    if k == 2:
+        out = [p + "try:"] + _block(r, depth - 1, ind + 1, ctx)
+        clauses = r.randint(0, 2)
+        for _ in range(clauses):
+            head = r.choice(["except ValueError:", "except (KeyError, TypeError) as e:", "except Exception:"])
+            out += [p + head] + _block(r, depth - 1, ind + 1, ctx)
+        if clauses and r.random() < 0.3:
+            out += [p + "except:"] + _block(r, depth - 1, ind + 1, ctx)
+        if clauses and r.random() < 0.3:
+            out += [p + "else:"] + _block(r, depth - 1, ind + 1, ctx)
+        if not clauses or r.random() < 0.3:
+            out += [p + "finally:"] + _block(r, depth - 1, ind + 1, dict(ctx, fin=True))
+        return out
+    if k == 3:
+        out = [p + "for i in xs:"] + _loop_body(r, depth - 1, ind + 1, ctx)
+        if r.random() < 0.3:
+            out += [p + "else:"] + _block(r, depth - 1, ind + 1, ctx)
+        return out
+    if k == 4:
+        out = [p + r.choice(["while c0:", "while True:", "while x:"])] + _loop_body(r, depth - 1, ind + 1, ctx)
+        if r.random() < 0.2:
+            out += [p + "else:"] + _block(r, depth - 1, ind + 1, ctx)
+        return out
+    if k == 5:
+        return [p + "if c%d:" % r.randint(0, 2)] + _block(r, depth - 1, ind + 1, ctx) + _simple(r, ind, ctx)
+    return _block(r, depth - 1, ind, ctx)
+
+
+def program(seed):
+    """The source of function f for seed."""
+    r = random.Random(seed)
+    body = _block(r, 4, 1, {})
+    return "def f(%s):\n    log = Log()\n%s\n    return log\n" % (ARGS, "\n".join(body))
+
+
+def namespace():
+    return {"Log": Log, "step": step, "Ctx": Ctx, "Budget": Budget}
+
+
+def function(source):
+    """f defined by source, or None when it does not compile (a `continue`
+    in a finally block before 3.8)."""
+    ns = namespace()
+    try:
+        exec(compile(source, "<random>", "exec", dont_inherit=True), ns)
+    except SyntaxError:
+        return None
+    return ns["f"]
+
+
+def outcome(fn, args):
+    """What fn(*args) does, as comparable data: its result, or the type and
+    arguments of what it raised, with everything it logged."""
+    TRACE.clear()
+    try:
+        result = ("returned", repr(fn(*args)))
+    except Exception as e:  # Budget included
+        result = ("raised", type(e).__name__, e.args)
+    return result + (list(TRACE),)
+
+
+def main(argv):
+    import collections
+    import re
+    import sys
+
+    import depyf
+
+    first, last = (int(argv[0]), int(argv[1])) if len(argv) == 2 else (0, 3000)
+    reasons = collections.Counter()
+    total = 0
+    for seed in range(first, last):
+        fn = function(program(seed))
+        if fn is None:
+            continue
+        total += 1
+        source = depyf.decompile(fn)
+        if "# depyf:" in source:
+            line = next(l for l in source.splitlines() if "# depyf:" in l)
+            reasons[re.sub(r"\d+", "N", line.split("(", 1)[-1].split(";")[0])] += 1
+    print("Python %s: %d of %d functions are state machines (%.1f%%)" % (
+        sys.version.split()[0], sum(reasons.values()), total, 100.0 * sum(reasons.values()) / max(total, 1)))
+    for reason, n in reasons.most_common(12):
+        print("%6d  %s" % (n, reason))
+
+
+if __name__ == "__main__":
+    import sys
+
+    main(sys.argv[1:])
