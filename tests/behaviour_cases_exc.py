@@ -437,6 +437,21 @@ def for_loop_whose_with_returns_a_constant(xs, suppress):
             return 1
 
 
+# --- a comprehension in a finally block (3.12+ inlines it, with a handler
+# block of its own that restores the iteration variable: in the handler's
+# copy of the finally body it sits inline, behind a jump; its RERAISE is no
+# end of the finally body.  Was "finally block left without its copy") -------
+
+@case(([1, 2], 1), ([0, 3], "value"), ([], "key"))
+def finally_building_a_list_by_comprehension(xs, x):
+    log = []
+    try:
+        _step(log, x)
+    finally:
+        log.append([v * 2 for v in xs if v])
+    return log
+
+
 # --- nested withs whose body returns a constant: the constant is loaded
 # after both __exit__ calls, and a suppressed exception goes on in a copy of
 # the enclosing with's exit and the code after it (3.11+: "stack underflow",

@@ -1,5 +1,6 @@
 """Random functions of nested statements (if/elif/else, with, try/except/
-else/finally, for and while loops with break and continue, return and raise),
+else/finally, for and while loops with break and continue, return, raise and
+yield) over a few kinds of expressions (and/or, conditionals, comprehensions),
 for the differential test (test_random_programs.py) and as a measurement:
 
     python -m tests.random_programs [FIRST LAST]
@@ -12,6 +13,7 @@ third-party round trips do not.
 Every loop body starts by logging, and the log raises Budget past
 LOG_LIMIT entries, so that each call ends; the finally blocks neither
 return, raise nor leave a loop (which Python 3.14 warns about)."""
+import inspect
 import random
 
 LOG_LIMIT = 200
@@ -66,17 +68,33 @@ class Ctx:
         return self.suppress
 
 
+CONDITIONS = ["c0", "c1", "c2", "x", "c0 and c1", "c0 or not c2", "not c1", "x == 1",
+              "c1 and (c2 or x)"]
+EXPRESSIONS = ["[v for v in xs if v]", "x if c0 else c1", "c0 and x", "(x, c1 or c2)", "{v: 1 for v in xs if v}",
+               "-x if x == 1 else x", "len(log) > 3"]
+
+
+def _condition(r):
+    return r.choice(CONDITIONS)
+
+
 def _simple(r, ind, ctx):
     p = "    " * ind
-    k = r.randint(0, 9)
+    k = r.randint(0, 11)
     if ctx.get("fin") and k in (6, 7, 8):
         k = 0
-    if k < 4:
+    if k < 3:
         return [p + "log.append(%d)" % r.randint(0, 99)]
+    if k == 3:
+        return [p + "log.append(%s)" % r.choice(EXPRESSIONS)]
     if k < 6:
         return [p + "x = step(log, x)"]
+    if k == 10:
+        return [p + "y = %s" % r.choice(EXPRESSIONS)]
+    if k == 11 and ctx.get("gen"):
+        return [p + "yield %s" % r.choice(["x", "len(log)"])]
     if k == 6:
-        return [p + "return %s" % r.choice(["1", "x", "log", "(x, log)", "None"])]
+        return [p + "return %s" % r.choice(["1", "x", "log", "(x, log)", "None", "x and c0"])]
     if k == 7 and ctx.get("loop"):
         return [p + r.choice(["break", "continue"])]
     if k == 8:
@@ -103,9 +121,9 @@ def _statement(r, depth, ind, ctx):
         return _simple(r, ind, ctx)
     k = r.randint(0, 6)
     if k == 0:
-        out = [p + "if c%d:" % r.randint(0, 2)] + _block(r, depth - 1, ind + 1, ctx)
+        out = [p + "if %s:" % _condition(r)] + _block(r, depth - 1, ind + 1, ctx)
         while r.random() < 0.4:
-            out += [p + "elif c%d:" % r.randint(0, 2)] + _block(r, depth - 1, ind + 1, ctx)
+            out += [p + "elif %s:" % _condition(r)] + _block(r, depth - 1, ind + 1, ctx)
         if r.random() < 0.5:
             out += [p + "else:"] + _block(r, depth - 1, ind + 1, ctx)
         return out
@@ -130,19 +148,19 @@ def _statement(r, depth, ind, ctx):
             out += [p + "else:"] + _block(r, depth - 1, ind + 1, ctx)
         return out
     if k == 4:
-        out = [p + r.choice(["while c0:", "while True:", "while x:"])] + _loop_body(r, depth - 1, ind + 1, ctx)
+        out = [p + "while %s:" % r.choice(["c0", "True", "x", "c1 and x"])] + _loop_body(r, depth - 1, ind + 1, ctx)
         if r.random() < 0.2:
             out += [p + "else:"] + _block(r, depth - 1, ind + 1, ctx)
         return out
     if k == 5:
-        return [p + "if c%d:" % r.randint(0, 2)] + _block(r, depth - 1, ind + 1, ctx) + _simple(r, ind, ctx)
+        return [p + "if %s:" % _condition(r)] + _block(r, depth - 1, ind + 1, ctx) + _simple(r, ind, ctx)
     return _block(r, depth - 1, ind, ctx)
 
 
 def program(seed):
     """The source of function f for seed."""
     r = random.Random(seed)
-    body = _block(r, 4, 1, {})
+    body = _block(r, 4, 1, {"gen": r.random() < 0.2})
     return "def f(%s):\n    log = Log()\n%s\n    return log\n" % (ARGS, "\n".join(body))
 
 
@@ -166,7 +184,8 @@ def outcome(fn, args):
     arguments of what it raised, with everything it logged."""
     TRACE.clear()
     try:
-        result = ("returned", repr(fn(*args)))
+        result = fn(*args)
+        result = ("returned", repr(list(result) if inspect.isgenerator(result) else result))
     except Exception as e:  # Budget included
         result = ("raised", type(e).__name__, e.args)
     return result + (list(TRACE),)

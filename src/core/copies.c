@@ -75,11 +75,26 @@ static int copy_exit(const dc *d, int base, int len, const dp_instr *ops, int k,
     return fin_exit(d, base, len, k) && !(ops[k].op == IR_RERAISE && dc_same_instr(&d->in[p], &ops[k]));
 }
 
+/* 3.12+: the handler block of a comprehension inlined in a finally body,
+ * at p (`SWAP 2; POP_TOP; SWAP n; STORE_FAST...; RERAISE`: the iteration
+ * variables restored, the exception raised again), to its end, or -1. */
+int dc_comprehension_cleanup_end(const dc *d, int p) {
+    if (p + 4 >= d->n || d->in[p].op != IR_SWAP || d->in[p].arg != 2 || d->in[p + 1].op != IR_POP_TOP ||
+        d->in[p + 2].op != IR_SWAP)
+        return -1;
+    int q = p + 3;
+    while (q < d->n && d->in[q].op == IR_STORE_FAST)
+        q++;
+    return q > p + 3 && q < d->n && d->in[q].op == IR_RERAISE ? q + 1 : -1;
+}
+
 /* 3.11+: the handler block of a try nested in a finally body, from its
  * PUSH_EXC_INFO at p to the end of its cleanup (`COPY 3; POP_EXCEPT;
- * RERAISE 1`, placed last), or -1. */
+ * RERAISE 1`, placed last), or an inlined comprehension's; -1 if none. */
 static int handler_block_end(const dc *d, int p) {
-    if (p < 0 || p >= d->n || d->in[p].op != IR_PUSH_EXC_INFO)
+    if (p >= 0 && p < d->n && d->in[p].op != IR_PUSH_EXC_INFO)
+        return dc_comprehension_cleanup_end(d, p);
+    if (p < 0 || p >= d->n)
         return -1;
     int c = dc_handler_at(d, p);
     if (c <= p || c + 2 >= d->n || d->in[c].op != IR_COPY || d->in[c + 1].op != IR_POP_EXCEPT ||
@@ -228,7 +243,8 @@ static int copy_walk_in_step(copy_walk_state *w) {
             p++;
         if (p >= end)
             return 0;
-        if (cold && ops[k].op == IR_PUSH_EXC_INFO && d->in[p].op != IR_PUSH_EXC_INFO) {
+        if (cold && handler_block_end(d, base + k) >= 0 &&
+            (ops[k].op == IR_PUSH_EXC_INFO ? d->in[p].op != IR_PUSH_EXC_INFO : handler_block_end(d, p) < 0)) {
             int e = handler_block_end(d, base + k);
             if (e < 0 || e > base + len)
                 return 0;

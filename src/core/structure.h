@@ -26,6 +26,7 @@ int dc_same_stack(const dc_stack *a, const dc_stack *b);
 
 /* ---- copies.c: copies of finally bodies and exits, the unwinding of a try body ---- */
 int dc_breaks_out(const dc *d, const dc_loop *lp, int target);
+int dc_comprehension_cleanup_end(const dc *d, int p);
 int dc_continues_as(const dc *d, int a, int b);
 int dc_copy_falls_through(const dc *d, int after, int end);
 int dc_enclosing_cleanup(const dc *d, int i, int end);

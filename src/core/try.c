@@ -659,6 +659,15 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
     return join;
 }
 
+/* Does the RERAISE at j end the handler block of an inlined comprehension
+ * (3.12+), which raises the comprehension's exception, not the finally's? */
+static int ends_comprehension_cleanup(const dc *d, int j) {
+    int q = j - 1;
+    while (q > 0 && d->in[q].op == IR_STORE_FAST)
+        q--;
+    return q - 2 >= 0 && dc_comprehension_cleanup_end(d, q - 2) == j + 1;
+}
+
 /* 3.12+ copies the RERAISE closing a finally body (at `close`) into the
  * branches of the body that fall into it, in [from, to): jumps there again,
  * as in the source, so they read as the ends of the branches and not as
@@ -666,7 +675,8 @@ static int cold_join(dc *d, int stop, int H, int cend, int end, int exit) {
 static void unthread_reraises(dc *d, int from, int close, int to) {
     for (int j = from; j < to; j++) {
         const dp_instr *r = &d->in[j];
-        if (j != close && r->op == IR_RERAISE && r->arg == d->in[close].arg && dc_handler_at(d, j) == dc_handler_at(d, close)) {
+        if (j != close && r->op == IR_RERAISE && r->arg == d->in[close].arg &&
+            dc_handler_at(d, j) == dc_handler_at(d, close) && !ends_comprehension_cleanup(d, j)) {
             dp_instr *x = dc_edit(d, j);
             x->op = IR_JUMP;
             x->arg = 0;
