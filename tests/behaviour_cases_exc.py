@@ -452,6 +452,24 @@ def finally_building_a_list_by_comprehension(xs, x):
     return log
 
 
+# --- a finally block ending in a while loop, inside a with (3.12+: the
+# loop's exits in the handler's copy are two RERAISEs; in the body's copy, a
+# line's NOP that one of them jumps to.  Was "finally block left without its
+# copy") ---------------------------------------------------------------------
+
+@case(([1, 2], 1, False), ([1], "value", True), ([], "value", False))
+def with_try_finally_ending_in_a_while_loop(xs, x, suppress):
+    log = []
+    xs = list(xs)
+    with Ctx(log, "a", suppress):
+        try:
+            _step(log, x)
+        finally:
+            while xs:
+                log.append(xs.pop())
+    return log
+
+
 # --- nested withs whose body returns a constant: the constant is loaded
 # after both __exit__ calls, and a suppressed exception goes on in a copy of
 # the enclosing with's exit and the code after it (3.11+: "stack underflow",

@@ -393,7 +393,10 @@ static int copy_walk_jumps(const copy_walk_state *w) {
         if (w->gone[kk] && !same_place)
             return 0;
         if (t == len || (t < len && fin_exit(d, base, len, t))) {
-            if (!dc_same_continuation(d, d->in[q].target, w->c) && !same_place)
+            /* (past the line's NOP that ends the copy, where its other
+             * exits go: a loop's exits, 3.12+) */
+            if (!dc_same_continuation(d, d->in[q].target, w->c) && !same_place &&
+                past_nops(d, d->in[q].target) != past_nops(d, w->c))
                 return 0;
         } else if (!same_place) {
             return 0;
