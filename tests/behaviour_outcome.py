@@ -42,3 +42,25 @@ def call(fn, args):
     except Exception as e:
         return ("raised", type(e))
     return ("returned", repr(result), repr(args))
+
+
+class CallTimeout(BaseException):
+    """A call ran past its limit (a BaseException: the code under test
+    catching Exception does not swallow it)."""
+
+
+def within(seconds, run, *args):
+    """run(*args), raising CallTimeout once `seconds` have passed (SIGALRM,
+    so POSIX only): a decompiled loop that never ends fails its case."""
+    import signal
+
+    def on_alarm(signum, frame):
+        raise CallTimeout()
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        return run(*args)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -5,7 +5,6 @@ input: the same result (generators drained, coroutines and async generators
 run with asyncio), the same mutations of the arguments, or the same
 exception type."""
 import faulthandler
-import signal
 
 import pytest
 
@@ -20,25 +19,12 @@ CALL_LIMIT = 10  # seconds: a decompiled loop that never ends fails its case
 CASE_LIMIT = 120  # seconds: a decompile that never returns ends the run
 
 
-class CallTimeout(Exception):
-    pass
-
-
-def _on_alarm(signum, frame):
-    raise CallTimeout()
-
-
 def outcome(fn, args):
     """behaviour_outcome.call(fn, args), failing the test past CALL_LIMIT."""
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT)
     try:
-        return behaviour_outcome.call(fn, args)
-    except CallTimeout:
+        return behaviour_outcome.within(CALL_LIMIT, behaviour_outcome.call, fn, args)
+    except behaviour_outcome.CallTimeout:
         pytest.fail("%s%r did not return within %ds" % (fn.__name__, args, CALL_LIMIT))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def decompiled_function(fn, validate=True):

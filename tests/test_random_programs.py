@@ -3,10 +3,9 @@
 where the checker proved it, else the state machine) and as the forced
 state machine, and each must behave as the original on every input: the
 same result or exception, and the same log of what ran."""
-import signal
-
 import pytest
 
+import behaviour_outcome
 import random_programs
 from depyf import _core
 
@@ -14,25 +13,12 @@ SEEDS = range(0, 1000)
 CALL_LIMIT = 10  # seconds: a decompiled loop that never logs would never end
 
 
-class CallTimeout(BaseException):  # (not caught as the functions catch Exception)
-    pass
-
-
-def _on_alarm(signum, frame):
-    raise CallTimeout()
-
-
 def outcome(fn, args):
     """random_programs.outcome, failing the test past CALL_LIMIT."""
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, CALL_LIMIT)
     try:
-        return random_programs.outcome(fn, args)
-    except CallTimeout:
+        return behaviour_outcome.within(CALL_LIMIT, random_programs.outcome, fn, args)
+    except behaviour_outcome.CallTimeout:
         pytest.fail("%s%r did not return within %ds" % (fn.__name__, args, CALL_LIMIT))
-    finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def decompiled(fn, force_fallback):
