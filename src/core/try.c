@@ -1221,6 +1221,8 @@ static int exit_end(const dc *d, int p, int h) {
  * constant: the enclosing with's __exit__ and the return, copied as exits
  * are), the copy is stepped over: that code is read once, at stop. */
 static void skip_exit_copy(dc *d, int stop, int on) {
+    if (on < 0 || on >= d->n)
+        return;
     int via_jump = d->in[on].op == IR_JUMP, start = via_jump ? d->in[on].target : on;
     if (start < 0 || start >= d->n || d->nref[start] != via_jump || same_flow(d, stop, on) != 1)
         return;
@@ -1278,7 +1280,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     if (dc_open_handler(d, h) < 0)
         return -1;
     int L = d->in[test].target;
-    if (L + 4 > d->n)
+    if (L < 0 || L + 4 >= d->n) /* (a suppressed exception goes on at L + 4: code follows) */
         return dc_fail(d, H, "truncated with handler");
     int after = furthest_exit(d, body, H, L + 4);
     dp_node *exitfn, *slot, *w = dc_with_node(d, mgr, is_async, i, &exitfn, &slot);
