@@ -1295,6 +1295,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         return -1;
     w->l1.v[0]->b = slot->a->l1.v[0];
     int body_live = d->region_live, stop = d->region_stop;
+    int cl = dc_handler_at(d, H), clend = cleanup_end(d, cl); /* (3.12+: the cold handler's cleanup) */
     dc_set(d, &d->skip_to[H], L + 4);
     dc_seen(d, H, L + 4);
     dc_seen(d, i, body); /* BEFORE_WITH and the await of __aenter__ */
@@ -1332,7 +1333,7 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
         int loop_end = d->loop != NULL && dc_is_loop_head(d, back) && k == d->loop->brk;
         /* (or the code right after this with's cold handler, which the
          * walk steps over from e: the rest of an enclosing with's body) */
-        int cl = dc_handler_at(d, H), past_handler = e == H && cl > L && back == cleanup_end(d, cl);
+        int past_handler = e == H && cl > L && back == clend;
         if (d->lay.cold_handlers && back >= 0 && back != e && !loop_end && !past_handler)
             return dc_fail(d, L + 4, "with block left for another place than after it");
         *next = e;
@@ -1340,7 +1341,6 @@ int dc_with(dc *d, int i, int end, dc_stack *st, dp_nodes *out, int *next) {
     } else if (body_live && stop < H) {
         skip_exit_copy(d, stop, L + 4);
     }
-    int cl = dc_handler_at(d, H), clend = cleanup_end(d, cl);
     if (cl > L && clend > 0 && !body_live && d->in[L + 4].op == IR_JUMP && dc_is_loop_head(d, d->in[L + 4].target)) {
         /* 3.12+, a body that never completes, in a loop: an exception that
          * __exit__ suppresses goes on at the loop's head (the with ends the
