@@ -25,7 +25,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . tools/venv.sh
 
-stage() { printf '\n=== %s\n' "$*"; }
+# each stage's header says when it started (minutes into the run)
+stage() { printf '\n=== [%d:%02d] %s\n' $((SECONDS / 60)) $((SECONDS % 60)) "$*"; }
 
 stage "wheels for every CPython 3.8-3.13 here, and the sdist (built from source in a clean venv)"
 CHECK_SDIST=1 tools/build_wheels.sh dist
@@ -35,20 +36,21 @@ wheel_for() { ls dist/depyf-*-cp"${1/./}"-cp"${1/./}"-*.whl; }
 stage "install the wheel with its test extra into .venv, and headless Chromium for the report tests"
 make_venv .venv
 # (--force-reinstall: pip takes a wheel of the installed version as installed)
-.venv/bin/python -m pip install -q "$(wheel_for 3.11)[test]" meson ninja  # meson, ninja: in-tree builds (stage 8)
+.venv/bin/python -m pip install -q "$(wheel_for 3.11)[test]" meson ninja  # meson, ninja: tools/dev_build.sh
 .venv/bin/python -m pip install -q --force-reinstall --no-deps "$(wheel_for 3.11)"
 if [ ! -x /usr/bin/chromium ] || [ ! -x /usr/bin/chromedriver ]; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium chromium-driver
 fi
 
 stage "C unit tests"
-make ctest
+# (the core is compiled once, on every core, into the archive the tests link)
+make -j"$(nproc)" ctest
 
 stage "fuzz smoke run (fuzz/README.md) and the C unit tests under valgrind"
 if ! command -v clang >/dev/null || ! command -v valgrind >/dev/null; then
     apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq clang valgrind
 fi
-make fuzz-smoke FUZZ_SMOKE_TIME=20
+make -j"$(nproc)" fuzz-smoke FUZZ_SMOKE_TIME=20
 make ctest-valgrind
 
 # Tests import the installed depyf, never the source tree's ./depyf (which
@@ -75,7 +77,7 @@ make_venv .venv-asan
     -Csetup-args=-Db_sanitize=address,undefined -Csetup-args=-Db_lundef=false
 
 stage "C unit tests under ASan+UBSan"
-make ctest-san
+make -j"$(nproc)" ctest-san
 
 stage "pytest under ASan+UBSan"
 # Python itself is not instrumented: the sanitizer runtimes are preloaded, and
@@ -96,8 +98,10 @@ for py in $(other_pythons); do
     ".venv-$tag/bin/python" -m pip install -q pytest "$(wheel_for "$tag")"
     # The tests that run the other interpreters themselves (test_lift,
     # test_legacy_try: pyenv's pythons, without depyf) import the checkout's
-    # depyf: ./depyf gets the extension built for this interpreter too.
-    PATH="$PWD/.venv/bin:$PATH" DEV_BUILD_SUFFIX=-ci tools/dev_build.sh "$py"
+    # depyf: ./depyf gets this interpreter's extension too, from its wheel.
+    "$py" -c 'import sys, zipfile
+z = zipfile.ZipFile(sys.argv[1])
+z.extractall(".", [n for n in z.namelist() if n.startswith("depyf/_core.")])' "$(wheel_for "$tag")"
     # Run from outside the checkout: before 3.11 (no PYTHONSAFEPATH) Python
     # puts the working directory first on sys.path; this way every test of
     # this process and of the `python -m depyf` it starts imports the wheel.
