@@ -2,7 +2,10 @@
 (random_programs.py) are decompiled, as users get them (the structured form
 where the checker proved it, else the state machine) and as the forced
 state machine, and each must behave as the original on every input: the
-same result or exception, and the same log of what ran."""
+same result or exception, and the same log of what ran.  Both flavours of
+the generator: the plain one, and the rich one (more kinds of statements
+and expressions, a closure, match on 3.10+)."""
+
 import pytest
 
 import behaviour_outcome
@@ -28,17 +31,18 @@ def decompiled(fn, force_fallback):
     return ns["f"], source
 
 
+@pytest.mark.parametrize("rich", [False, True], ids=["plain", "rich"])
 @pytest.mark.parametrize("force_fallback", [False, True], ids=["as-printed", "state-machine"])
-def test_random_functions_behave_as_their_decompiled_source(force_fallback):
+def test_random_functions_behave_as_their_decompiled_source(force_fallback, rich):
     checked = 0
     for seed in SEEDS:
-        original = random_programs.function(random_programs.program(seed))
+        original = random_programs.function(random_programs.program(seed, rich))
         if original is None:
             continue
         new, source = decompiled(original, force_fallback)
         for args in random_programs.INPUTS:
             want, got = outcome(original, args), outcome(new, args)
             assert got == want, "seed %d, input %r:\nwant %r\ngot  %r\nsource:\n%s\ndecompiled:\n%s" % (
-                seed, args, want, got, random_programs.program(seed), source)
+                seed, args, want, got, random_programs.program(seed, rich), source)
         checked += 1
     assert checked > len(SEEDS) * 9 // 10
