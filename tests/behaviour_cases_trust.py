@@ -494,3 +494,74 @@ def _loud_value(log, name):
 @case(([],))
 def percent_format_of_an_fstring_without_fields(log):
     return f"%s and %s" % (_Loud(log, "a"), _loud_value(log, "b")), log
+
+
+# --- a display added to on one way of a branch (`**(b or {'k': 1})`): both
+# ways were walked on copies of the stack holding the same display node, and
+# the literal was merged into it on the way that builds it, so the printed
+# display had the literal's items as well as the conditional --------------------
+
+@case(([], {}), ([("a", 1)], {"b": 2}), ([], None))
+def dict_display_merging_an_or_of_a_literal(a, b):
+    return {**dict(a), **(b or {"k": 1})}
+
+
+@case(((), {}), ((("a", 1),), {"b": 2}), ((), None))
+def call_keywords_merging_an_or_of_a_literal(a, b):
+    return dict(*a, **(b or {"k": 1}))
+
+
+@case(([], []), ([0], [5]), ([3], None))
+def list_display_extended_by_an_or_of_a_literal(a, b):
+    return [*a, *(b or [1, 2])]
+
+
+@case((True, {"b": 2}), (False, {"b": 2}))
+def dict_display_merging_a_conditional_literal(a, b):
+    return {"x": 1, **(b if a else {"k": 1})}
+
+
+@case(({}, 1), ({"a": 2}, None))
+def set_display_updated_by_an_or_of_a_literal(a, b):
+    return {*a, *(b and {1, 2} or {3})}
+
+
+# --- a literal dict as a `**` entry: {**{k: v}, ...} starts from an empty
+# dict, {k: v, **{k2: v2}} follows items that could have taken k2 ------------
+
+@case((1, 2), ("x", None))
+def dict_display_starting_with_a_literal_unpacked(x, n):
+    return {**{"k": x}, "n": n}, {"a": 1, **{"b": x}, "n": n}
+
+
+@case((1, {}), ("x", {"b": 3}))
+def call_keywords_starting_with_a_literal_unpacked(x, d):
+    return dict(**{"k": x}, n=1), dict(a=1, **d, **{"b": 2}), dict(**{"k": x})
+
+
+# --- 3.10: a break out of a try/finally copies the small code after the loop
+# (a return) after the finally body's copy: read as the try body's own
+# `return`, it computed its value before the finally body ran ------------------
+
+class _Counter:
+    def __init__(self, n):
+        self.n = n
+
+    def __repr__(self):
+        return "_Counter(%r)" % self.n
+
+
+@case((1, True), (5, True), (1, False))
+def break_out_of_a_try_finally_before_a_computed_return(n, go):
+    box = _Counter(n)
+    if go:
+        while True:
+            try:
+                if box.n > 2:
+                    break
+                box.n += 1
+            finally:
+                box.n *= 10
+    else:
+        box.n = -1
+    return box.n

@@ -42,6 +42,13 @@ STRUCTURED = [
     "conditional_argument_of_a_returned_call",
     "conditional_argument_of_a_returned_method_call",
     "conditional_argument_after_its_callable_was_fetched",
+    # every version: a literal dict unpacked into a display or a call's
+    # keywords was printed as items, which compile to other code
+    "dict_display_starting_with_a_literal_unpacked",
+    "call_keywords_starting_with_a_literal_unpacked",
+    # 3.10: a with in a while loop whose body breaks, the code after the loop
+    # copied after __exit__
+    "while_loop_retrying_under_a_suppressing_with",
 ]
 
 BY_NAME = {fn.__name__: fn for fn, _ in behaviour_cases.CASES}

@@ -120,6 +120,9 @@ typedef struct dc {
     struct dc_undo_instr *undo_ins; /* instructions rewritten during them (dc_edit), as they were */
     int nundo_ins, capundo_ins;
     int spec_depth;    /* speculations open (dc_spec_begin) */
+    size_t shared_seq; /* nodes made up to this one (dp_node.seq) may be on more than one
+                          stack: a stack copy or a speculation began after them; one is
+                          copied before it is changed in place (dc_own_slot) */
     dc_handler *handlers;
     int nhandlers;
     int *opened_log;   /* handlers whose `opened` was set, in order (dc_open_handler), so
@@ -203,6 +206,9 @@ int dc_push(dc *d, dc_stack *st, dp_node *e);
 dp_node *dc_pop(dc *d, dc_stack *st, int at);  /* NULL + error on underflow */
 dp_node *dc_top(dc *d, dc_stack *st, int k, int at); /* k = 0: top */
 int dc_stack_copy(dc *d, dc_stack *dst, const dc_stack *src);
+/* The display at slot k of st, to be added to in place (LIST_EXTEND, DICT_UPDATE,
+ * LIST_APPEND, ...): copied into the slot first where another stack may hold it. */
+dp_node *dc_own_slot(dc *d, dc_stack *st, int k);
 
 /* Node helpers (expr.c). */
 dp_node *dc_node(dc *d, int kind);

@@ -223,11 +223,39 @@ dp_node *dc_top(dc *d, dc_stack *st, int k, int at) {
 }
 
 int dc_stack_copy(dc *d, dc_stack *dst, const dc_stack *src) {
+    d->shared_seq = d->sh->ar->nodes;
     dst->n = 0;
     for (int k = 0; k < src->n; k++)
         if (dc_push(d, dst, src->v[k]) < 0)
             return -1;
     return 0;
+}
+
+/* The structurer walks the two ways of a branch on copies of the stack,
+ * which hold the same nodes, and a speculation may be dropped: a display
+ * built on (`[*a, *(b or [1])]` adds [1] to the display on one way) is
+ * copied before it changes, unless it was made after the last copy. */
+static int copy_list(dc *d, dp_nodes *l) {
+    dp_nodes c = {0};
+    for (int k = 0; k < l->n; k++)
+        if (dp_nodes_push(d->sh->ar, &c, l->v[k]) < 0)
+            return oom(d);
+    *l = c;
+    return 0;
+}
+
+dp_node *dc_own_slot(dc *d, dc_stack *st, int k) {
+    dp_node *x = st->v[k], *c;
+    if (x->seq > d->shared_seq)
+        return x;
+    if ((c = dc_node(d, x->kind)) == NULL)
+        return NULL;
+    size_t seq = c->seq;
+    *c = *x;
+    c->seq = seq;
+    if (copy_list(d, &c->l1) < 0 || copy_list(d, &c->l2) < 0)
+        return NULL;
+    return st->v[k] = c;
 }
 
 /* ---- helpers for building values ---- */
@@ -300,12 +328,29 @@ static int as_keywords(const dp_node *dict, const dp_node *into, int allow_star)
     return 1;
 }
 
-/* DICT_UPDATE / DICT_MERGE: literal dicts merge, anything else is **it.
- * Into a call's keyword arguments (`call`; the dict's op records it) only
- * a literal that reads as keywords merges: g(**{k: v}) stays so. */
-static int update_dict(dc *d, dp_node *dict, dp_node *it, int call) {
+/* Does a literal dict added to a display's `dict` read as its items?  The
+ * compiler gathers a display's items into chunks and adds each to the dict
+ * it builds: after a `**x` entry, or after a full chunk (16 items and more:
+ * a long display is cut), more items; anywhere else a literal is a `**{...}`
+ * entry: {**{k: v}, ...} starts from an empty dict, {k: v, **{k2: v2}}
+ * follows a chunk that could have taken k2.  `first`: the first of the
+ * dicts BUILD_MAP_UNPACK (3.8) merges, which is its leading items. */
+static int literal_is_items(const dp_node *dict, int first) {
+    if (first)
+        return 1;
+    int run = 0;
+    while (run < dict->l1.n && dict->l1.v[dict->l1.n - 1 - run] != NULL)
+        run++;
+    return dict->l1.n > 0 && (run == 0 || run >= 16);
+}
+
+/* DICT_UPDATE / DICT_MERGE: literal dicts merge where they are items
+ * (literal_is_items; a call's keywords are gathered the same way), anything
+ * else is **it.  Into a call's keyword arguments (`call`; the dict's op
+ * records it) only a literal that reads as keywords merges. */
+static int update_dict(dc *d, dp_node *dict, dp_node *it, int call, int first) {
     dict->op |= call;
-    if (it->kind == E_DICT && it->op2 == 0 && (!call || as_keywords(it, dict, 0))) {
+    if (it->kind == E_DICT && it->op2 == 0 && literal_is_items(dict, first) && (!call || as_keywords(it, dict, 0))) {
         for (int k = 0; k < it->l1.n; k++) /* (a NULL key is a `**x` entry) */
             if (dp_nodes_push(d->sh->ar, &dict->l1, it->l1.v[k]) < 0 || dc_add(d, &dict->l2, it->l2.v[k]) < 0)
                 return oom(d);
@@ -352,11 +397,23 @@ static int add_ex_args(dc *d, dp_node *call, dp_node *args) {
     return dc_add(d, &call->l1, s);
 }
 
+/* Whether a call's positional arguments include a `*x`. */
+static int has_starred(const dp_node *call) {
+    for (int k = 0; k < call->l1.n; k++)
+        if (call->l1.v[k]->kind == E_STARRED)
+            return 1;
+    return 0;
+}
+
 /* The mapping operand of CALL_FUNCTION_EX: a dict merged for the call
- * (op set) lists keywords and `**x`; a dict display passed whole (3.8
- * `g(**{...})`) is flattened only when that reads the same. */
+ * (op set) lists keywords and `**x`; a dict display passed whole is
+ * flattened only when that reads the same: after a `*x`, or when the
+ * arguments would take more than 30 stack slots (3.10+ passes them in a
+ * dict then, a keyword counting two); elsewhere keywords compile to a call
+ * with names, and 3.8's `g(**{...})` stays so. */
 static int add_ex_kwargs(dc *d, dp_node *call, dp_node *kw) {
-    if (kw->kind == E_DICT && as_keywords(kw, NULL, kw->op)) {
+    int many = call->l1.n + 2 * kw->l1.n > 30;
+    if (kw->kind == E_DICT && (kw->op || has_starred(call) || many) && as_keywords(kw, NULL, kw->op)) {
         for (int k = 0; k < kw->l1.n; k++) {
             dp_node *key = kw->l1.v[k];
             dp_node *e = dc_node(d, E_KEYWORD);
@@ -660,9 +717,15 @@ static int small_int(const char *text) {
     return v;
 }
 
-/* The value at stack depth `depth` (1 = top) for LIST_APPEND and friends. */
-static dp_node *at_depth(dc *d, dc_stack *st, int depth, int at) {
-    return dc_top(d, st, depth - 1, at);
+/* The display at stack depth `depth` (1 = top) for LIST_EXTEND and friends,
+ * to be added to: 1 with *x set (dc_own_slot), 0 if the value there is not
+ * of kind1 or kind2, -1 on an error. */
+static int display_at_depth(dc *d, dc_stack *st, int depth, int at, int kind1, int kind2, dp_node **x) {
+    if ((*x = dc_top(d, st, depth - 1, at)) == NULL)
+        return -1;
+    if ((*x)->kind != kind1 && (*x)->kind != kind2)
+        return 0;
+    return (*x = dc_own_slot(d, st, st->n - depth)) == NULL ? -1 : 1;
 }
 
 void dc_seen(dc *d, int from, int to) {
@@ -889,6 +952,7 @@ static int operator_step(dc *d, int i, dc_stack *st) {
 static int build_step(dc *d, int i, dc_stack *st) {
     const dp_instr *ins = &d->in[i];
     dp_node *a, *b, *n;
+    int r;
     switch (ins->op) {
     case IR_BUILD_TUPLE:
         /* a tuple of closure cells feeds MAKE_FUNCTION; any tuple works */
@@ -938,19 +1002,19 @@ static int build_step(dc *d, int i, dc_stack *st) {
          * is mutated by a statement, see stmt.c */
         if (ins->arg < 1)
             return dc_fail(d, i, "%s with depth %d", dp_irop_name(ins->op), ins->arg);
-        if ((a = at_depth(d, st, ins->arg + 1, i)) == NULL || (a->kind != E_LIST && a->kind != E_SET))
-            return a == NULL ? -1 : 0;
+        if ((r = display_at_depth(d, st, ins->arg + 1, i, E_LIST, E_SET, &a)) <= 0)
+            return r;
         if ((b = dc_pop(d, st, i)) == NULL)
             return -1;
         return extend_display(d, a, b) < 0 ? -1 : 1;
     case IR_DICT_UPDATE: case IR_DICT_MERGE:
         if (ins->arg < 1)
             return dc_fail(d, i, "%s with depth %d", dp_irop_name(ins->op), ins->arg);
-        if ((a = at_depth(d, st, ins->arg + 1, i)) == NULL || a->kind != E_DICT)
-            return a == NULL ? -1 : 0;
+        if ((r = display_at_depth(d, st, ins->arg + 1, i, E_DICT, E_DICT, &a)) <= 0)
+            return r;
         if ((b = dc_pop(d, st, i)) == NULL)
             return -1;
-        return update_dict(d, a, b, ins->op == IR_DICT_MERGE) < 0 ? -1 : 1;
+        return update_dict(d, a, b, ins->op == IR_DICT_MERGE, 0) < 0 ? -1 : 1;
     case IR_LIST_TO_TUPLE:
         if ((a = dc_pop(d, st, i)) == NULL)
             return -1;
@@ -970,7 +1034,7 @@ static int build_step(dc *d, int i, dc_stack *st) {
         int base = st->n - ins->arg;
         for (int k = 0; k < ins->arg; k++) {
             dp_node *it = st->v[base + k];
-            int r = (nk == E_DICT) ? update_dict(d, n, it, kind == 'K') : extend_display(d, n, it);
+            r = (nk == E_DICT) ? update_dict(d, n, it, kind == 'K', k == 0) : extend_display(d, n, it);
             if (r < 0)
                 return -1;
         }

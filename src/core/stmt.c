@@ -42,6 +42,7 @@ static void *log_room(dc *d, void *p, int n, int *cap, size_t size, int at) {
  * that every instruction was used would count code no statement holds),
  * the declarations it added, a pending chained assignment, temporaries. */
 void dc_spec_begin(dc *d, dc_spec *s) {
+    d->shared_seq = d->sh->ar->nodes; /* (a dropped speculation's changes to displays: dc_own_slot) */
     s->saved = *d->sh->err;
     s->pending_chain = d->pending_chain;
     s->ntemps = d->sh->ntemps;
@@ -1892,6 +1893,8 @@ static int value_stmt(dc *d, walk *w, int i, int *next) {
         int below = ins->op == IR_MAP_ADD ? 3 : 2;
         x = ins->arg == 1 && st->n >= below ? st->v[st->n - below] : NULL;
         int display = x && (ins->op == IR_MAP_ADD ? x->kind == E_DICT : x->kind == E_LIST || x->kind == E_SET);
+        if (display && (x = dc_own_slot(d, st, st->n - below)) == NULL)
+            return -1;
         if (display && ins->op == IR_MAP_ADD) {
             dp_node *val = dc_pop(d, st, i), *key = val ? dc_pop(d, st, i) : NULL;
             if (key == NULL || dc_add(d, &x->l1, key) < 0 || dc_add(d, &x->l2, val) < 0)
