@@ -1054,3 +1054,65 @@ def except_clause_with_a_called_type(x, log):
     except (ValueError, _lookup_error()) as exc:
         log.append(type(exc).__name__)
     return len(log)
+
+
+# --- retrying under a context manager that suppresses: the body breaks out of
+# the loop, an exception __exit__ suppresses goes round again (the only way
+# back to the loop's head is the with's handler) -------------------------------
+
+def _attempts(*xs):
+    return list(xs)
+
+
+@case((_attempts("value", 1), []), (_attempts("value", "value"), []), (_attempts(), []),
+      (_attempts("key", 1), []))
+def for_loop_retrying_under_a_suppressing_with(xs, log):
+    for x in xs:
+        with Ctx(log, "m", True):
+            _step(log, x)
+            break
+    else:
+        log.append("gave up")
+    return log
+
+
+@case((_attempts("value", 1), []), (_attempts("value", "key"), []))
+def while_true_retrying_under_a_suppressing_with(xs, log):
+    while True:
+        x = xs.pop(0)  # (raises once xs is empty: the loop ends)
+        with Ctx(log, "m", True):
+            _step(log, x)
+            break
+    return log
+
+
+@case((_attempts("value", 1), []), (_attempts("value", "value"), []), (_attempts(), []))
+def while_loop_retrying_under_a_suppressing_with(xs, log):
+    while xs:
+        with Ctx(log, "m", True):
+            _step(log, xs.pop(0))
+            break
+    return log
+
+
+@case((_attempts("value", 1), []), (_attempts("value", "value"), []), (_attempts(), []))
+def while_loop_retrying_under_a_suppressing_with_then_code(xs, log):
+    while xs:
+        log.append(len(xs))
+        with Ctx(log, "m", True):
+            _step(log, xs.pop(0))
+            break
+    else:
+        return "exhausted"
+    log.append("done")
+    return log
+
+
+@case((_attempts("value", 1, "key"), []), (_attempts(), []))
+def while_loop_continuing_from_a_with(xs, log):
+    while xs:
+        with Ctx(log, "m", True):
+            if _step(log, xs.pop(0)) == 1:
+                continue
+            log.append("after")
+    return log

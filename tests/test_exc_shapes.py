@@ -35,6 +35,12 @@ KNOWN_FALLBACK = {
     "finally_ending_in_a_return": {8, 9, 10, 11},
     "try_except_finally_returning": {8, 9, 10, 11},
     "async_finally_ending_in_an_awaited_return": {8, 9, 10, 11},
+    # a with in a loop whose body breaks, and the code after the loop, only
+    # a break reaches, placed after __exit__ (3.10), or a with's suppressed
+    # way on as the loop's only way back to its test at the bottom (3.12+)
+    "for_loop_retrying_under_a_suppressing_with": {10},
+    "while_true_retrying_under_a_suppressing_with": {10},
+    "while_loop_retrying_under_a_suppressing_with_then_code": {12, 13},
 }
 
 

@@ -1011,6 +1011,17 @@ static int unwinds_only(const dc *d, int j, int end) {
     return 1;
 }
 
+/* 3.10: a `break` that leaves blocks copies the code after the loop when it
+ * is small (a return), after popping a for loop's iterator: is the code at
+ * k such a copy?  Then it is read as the jump there. */
+static int breaks_to_copy(dc *d, int k) {
+    if (d->loop == NULL || k >= d->n)
+        return 0;
+    if (d->loop->is_for)
+        return d->in[k].op == IR_POP_TOP && tail_copy_of(d, k + 1, d->loop->brk);
+    return tail_copy_of(d, k, d->loop->brk);
+}
+
 /* Leaves block s at its POP_BLOCK i; the region being walked ends at `end`. */
 static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     if (s < 0)
@@ -1046,8 +1057,7 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
          * after the with (3.10 copies it): a value computed inside the
          * block comes before POP_BLOCK, a constant may come after */
         int k = j + len, e = k < d->n ? tail_end(d, k) : -1;
-        /* 3.10: `break` out of a for loop pops the iterator, then copies the code after the loop */
-        if (e > k + 1 && d->in[k].op == IR_POP_TOP && d->loop && d->loop->is_for && tail_copy_of(d, k + 1, d->loop->brk))
+        if (e > k && breaks_to_copy(d, k))
             return 0;
         /* (from inside a loop within the with, control cannot go to the code
          * after the with but by a return: `return <constant>` it is; so is
@@ -1106,7 +1116,18 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
         dc_unthread_copy(d, j, clen);
         dc_seen(d, j, j + clen);
         *next = j + clen;
-        tail_copy_of(d, *next, FE + 1);
+        /* past the copy the statement is left: for the code after it, or
+         * after the loop a break leaves (copies of small code, 3.10), or by
+         * `return <constant>` (the compiler loads a constant after the
+         * unwinding; a computed value is loaded before POP_BLOCK).  Code
+         * that computes, ending in the body (an if's branch in it) and not
+         * just before the handler (the code after the statement, placed
+         * there), is none of these. */
+        if (!tail_copy_of(d, *next, FE + 1) && !breaks_to_copy(d, *next)) {
+            int e = tail_end(d, *next);
+            if (e > *next && e + 1 < H && !(e == *next + 1 && d->in[*next].op == IR_LOAD_CONST))
+                return dc_fail(d, *next, "code after the copy of a finally block read as the try body's");
+        }
         return 0;
     }
     *next = j;
