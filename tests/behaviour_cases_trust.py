@@ -565,3 +565,31 @@ def break_out_of_a_try_finally_before_a_computed_return(n, go):
     else:
         box.n = -1
     return box.n
+
+
+# --- 3.12+: a return inside nested try/finally statements runs the inner
+# finally body's copy, then the outer one's: the inner copy was read as the
+# try body's own code (the finally body ran twice) --------------------------
+
+@case((1, []), (0, []))
+def return_through_two_finally_blocks(x, log):
+    try:
+        try:
+            return x
+        finally:
+            log.append(91)
+    finally:
+        log.append(2)
+
+
+@case(([1], 1, True, []), ([1], 0, True, []), ([], 1, True, []))
+def return_of_a_bool_op_through_two_finally_blocks_in_a_loop(xs, x, c, log):
+    try:
+        for i in xs:
+            try:
+                return x and c
+            finally:
+                log.append(91)
+    finally:
+        log.append(2)
+    return log

@@ -478,20 +478,30 @@ int dc_take_copy(dc *d, int i, int end, const dp_instr *ops, int len) {
     return cl;
 }
 
+/* Can code at i be a copy of the finally body at ops (its handler's code)?
+ * Not where that handler protects it: it is the try body's own code, the
+ * same as the finally body (`x = f()` ending both), before a jump to the
+ * copy, say. */
+static int may_copy(const dc *d, int i, const dp_instr *ops) {
+    return ops != NULL && !dc_within_try(d, i, (int)(ops - d->in) - 1);
+}
+
 /* A copy of an enclosing finally body starting at i (CPython inlines the
  * finally block before every exit of the try body): its length, or 0. */
 static int any_finally_copy(const dc *d, int i, int end) {
-    int len = dc_copy_len(d, i, end, d->fin_ops, d->fin_len);
+    int len = may_copy(d, i, d->fin_ops) ? dc_copy_len(d, i, end, d->fin_ops, d->fin_len) : 0;
     for (int k = d->nfin_outer - 1; len == 0 && k >= 0; k--)
-        len = dc_copy_len(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
+        if (may_copy(d, i, d->fin_outer[k].ops))
+            len = dc_copy_len(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
     return len;
 }
 
 /* Takes the copy that any_finally_copy finds at i. */
 void dc_take_any_finally_copy(dc *d, int i, int end) {
-    int len = dc_take_copy(d, i, end, d->fin_ops, d->fin_len);
+    int len = may_copy(d, i, d->fin_ops) ? dc_take_copy(d, i, end, d->fin_ops, d->fin_len) : 0;
     for (int k = d->nfin_outer - 1; len == 0 && k >= 0; k--)
-        len = dc_take_copy(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
+        if (may_copy(d, i, d->fin_outer[k].ops))
+            len = dc_take_copy(d, i, end, d->fin_outer[k].ops, d->fin_outer[k].len);
 }
 
 /* From j on, only the unwinding of enclosing blocks (loop iterators,

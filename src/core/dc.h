@@ -191,6 +191,17 @@ static inline int dc_handler_at(const dc *d, int i) {
     return d->in[h].op == IR_STOPITERATION_ERROR ? -1 : h;
 }
 
+/* Is instruction i in the body of the try whose handler is at h (3.12+)?
+ * It is protected by h, or by a handler whose code h protects in turn (a
+ * nested try or with); code that a later try protects is not.  With h
+ * unknown (-1): protected at all. */
+static inline int dc_within_try(const dc *d, int i, int h) {
+    int c = dc_handler_at(d, i);
+    for (int depth = 0; h >= 0 && c >= 0 && c != h && depth < 32; depth++)
+        c = c < d->n ? dc_handler_at(d, c) : -1;
+    return h < 0 ? c >= 0 : c == h;
+}
+
 /* Marks [from, to) as consumed.  After structuring, a reachable instruction
  * nobody consumed means the structure lost code: the result is discarded. */
 void dc_seen(dc *d, int from, int to);

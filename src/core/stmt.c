@@ -1270,17 +1270,6 @@ int dc_cold_tail_jumps_to(const dc *d, int from, int end, int target) {
     return target >= 0 && find_cold_tail(d, from, end, target, &t);
 }
 
-/* Is instruction i in the body of the try whose handler is at h (3.12+)?
- * It is protected by h, or by a handler whose code h protects in turn (a
- * nested try or with); code that a later try protects is not.  With h
- * unknown (-1): protected at all. */
-static int within_try(const dc *d, int i, int h) {
-    int c = dc_handler_at(d, i);
-    for (int depth = 0; h >= 0 && c >= 0 && c != h && depth < 32; depth++)
-        c = c < d->n ? dc_handler_at(d, c) : -1;
-    return h < 0 ? c >= 0 : c == h;
-}
-
 /* The walk of one region [start, end) of statements (dc_region): its
  * state, shared by the steps below, each of which takes the instruction at
  * w->i and says how the walk goes on. */
@@ -1461,7 +1450,7 @@ static int walk_statement_start(dc *d, walk *w) {
      * stops protecting statements; its table entries can reach
      * further, over except clauses placed after the code that
      * follows the try */
-    if (w->finish && i > w->start && d->lay.cold_handlers && !within_try(d, i, w->finish_h) &&
+    if (w->finish && i > w->start && d->lay.cold_handlers && !dc_within_try(d, i, w->finish_h) &&
         d->in[i].op != IR_NOP && (st->n == 0 || memcmp(st->v, w->start_stack, (size_t)st->n * sizeof *st->v) == 0))
         return W_STOP; /* (not with a return value in place of a with's __exit__: see start_stack) */
     /* a with block ends once __exit__ was called and its result popped */
@@ -1485,15 +1474,21 @@ static int walk_copies(dc *d, walk *w) {
     /* 3.12+: a copy of the innermost finally body that falls through to
      * the code after it is the try body's normal exit: the body ends
      * here (try.c takes the copy), even where the exception table
-     * covers code further on (an except clause placed later) */
-    int cl = st->n <= base && d->lay.cold_handlers ? dc_copy_len(d, i, end, d->fin_ops, d->fin_len) : 0;
+     * covers code further on (an except clause placed later).  Code the
+     * finally's own handler protects is still the body: the same code as
+     * the finally body can end it, before the copy */
+    int fin_h = d->fin_ops != NULL ? (int)(d->fin_ops - d->in) - 1 : -1;
+    int cl = st->n <= base && d->lay.cold_handlers && !(fin_h >= 0 && dc_within_try(d, i, fin_h))
+                 ? dc_copy_len(d, i, end, d->fin_ops, d->fin_len)
+                 : 0;
     if (cl > 0 && dc_copy_falls_through(d, i + cl, end))
         return W_STOP;
     /* CPython inlines the finally body before every exit of the try body,
      * including between a return value and its RETURN_VALUE */
-    int fin = dc_finally_copy_at(d, i, w->finish ? d->n : end); /* (a try body's last return may cross its end) */
-    if (fin > 0 && (st->n <= base || dc_unwinds_to_return(d, i + fin, end))) {
-        dc_take_any_finally_copy(d, i, w->finish ? d->n : end);
+    int upto = w->finish ? d->n : end; /* (a try body's last return may cross its end) */
+    int fin = dc_finally_copy_at(d, i, upto);
+    if (fin > 0 && (st->n <= base || dc_unwinds_to_return(d, i + fin, upto))) {
+        dc_take_any_finally_copy(d, i, upto);
         d->fin_copy_end = i + fin;
         w->i = i + fin;
         return W_NEXT;
@@ -1505,7 +1500,7 @@ static int walk_copies(dc *d, walk *w) {
      * raises.  Only the unwinding of a return, break or continue
      * leaves the protection early. */
     if (st->n <= base && d->open_try >= 0 && !d->lay.block_stack && ins->op != IR_NOP && d->reach[i] &&
-        !within_try(d, i, d->open_try) && !dc_only_unwinds(d, i, end))
+        !dc_within_try(d, i, d->open_try) && !dc_only_unwinds(d, i, end))
         return dc_fail(d, i, "code after a try statement inside its body");
     /* 3.11+: past the POP_EXCEPT that ends the region's except clause
      * only its way out follows (a jump, a return of a constant, the
