@@ -1022,6 +1022,26 @@ static int breaks_to_copy(dc *d, int k) {
     return tail_copy_of(d, k, d->loop->brk);
 }
 
+/* Does the tail [k, e] (its RETURN_VALUE) return constants and local
+ * variables that the finally body [H + 1, FE) does not bind, after popping
+ * the iterators of the for loops it leaves?  Then it returns the same
+ * before the finally body runs as after: read as the try body's return. */
+static int returns_what_finally_keeps(const dc *d, int k, int e, int H, int FE) {
+    while (k < e && d->in[k].op == IR_POP_TOP)
+        k++;
+    int j = k;
+    while (j < e && (d->in[j].op == IR_LOAD_CONST || d->in[j].op == IR_LOAD_FAST))
+        j++;
+    j += j > k + 1 && j < e && d->in[j].op == IR_BUILD_TUPLE && d->in[j].arg == j - k;
+    if (j != e || k == e)
+        return 0;
+    for (int q = k; q < e; q++)
+        for (int f = H + 1; d->in[q].op == IR_LOAD_FAST && f < FE && f < d->n; f++)
+            if ((d->in[f].op == IR_STORE_FAST || d->in[f].op == IR_DELETE_FAST) && d->in[f].arg == d->in[q].arg)
+                return 0;
+    return 1;
+}
+
 /* Leaves block s at its POP_BLOCK i; the region being walked ends at `end`. */
 static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
     if (s < 0)
@@ -1125,7 +1145,7 @@ static int pop_block(dc *d, int i, int s, int end, dc_stack *st, int *next) {
          * there), is none of these. */
         if (!tail_copy_of(d, *next, FE + 1) && !breaks_to_copy(d, *next)) {
             int e = tail_end(d, *next);
-            if (e > *next && e + 1 < H && !(e == *next + 1 && d->in[*next].op == IR_LOAD_CONST))
+            if (e > *next && e + 1 < H && !returns_what_finally_keeps(d, *next, e, H, FE))
                 return dc_fail(d, *next, "code after the copy of a finally block read as the try body's");
         }
         return 0;
