@@ -1022,18 +1022,19 @@ static int breaks_to_copy(dc *d, int k) {
     return tail_copy_of(d, k, d->loop->brk);
 }
 
-/* Does the tail [k, e] (its RETURN_VALUE) return constants and local
- * variables that the finally body [H + 1, FE) does not bind, after popping
- * the iterators of the for loops it leaves?  Then it returns the same
- * before the finally body runs as after: read as the try body's return. */
+/* Does the tail [k, e] (its RETURN_VALUE) return a value computed before
+ * (it only pops the iterators of the for loops it leaves), or constants and
+ * local variables that the finally body [H + 1, FE) does not bind?  Then it
+ * returns the same before the finally body runs as after: read as the try
+ * body's return. */
 static int returns_what_finally_keeps(const dc *d, int k, int e, int H, int FE) {
-    while (k < e && d->in[k].op == IR_POP_TOP)
+    while (k < e && (d->in[k].op == IR_POP_TOP || d->in[k].op == IR_SWAP))
         k++;
     int j = k;
     while (j < e && (d->in[j].op == IR_LOAD_CONST || d->in[j].op == IR_LOAD_FAST))
         j++;
     j += j > k + 1 && j < e && d->in[j].op == IR_BUILD_TUPLE && d->in[j].arg == j - k;
-    if (j != e || k == e)
+    if (j != e)
         return 0;
     for (int q = k; q < e; q++)
         for (int f = H + 1; d->in[q].op == IR_LOAD_FAST && f < FE && f < d->n; f++)
