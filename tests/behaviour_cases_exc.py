@@ -1116,3 +1116,20 @@ def while_loop_continuing_from_a_with(xs, log):
                 continue
             log.append("after")
     return log
+
+
+@case((True, False, _attempts("value", 1), []), (True, False, _attempts(), []), (False, True, _attempts(1), []),
+      (False, False, _attempts(1), []))
+def while_else_breaking_from_a_with_in_an_if_branch(c1, c2, xs, log):
+    # (the break goes where the if statement goes on, past the elif: it was
+    # read as the branch's own way out, and lost)
+    if c1:
+        while xs:
+            with Ctx(log, "m", True):
+                _step(log, xs.pop(0))
+                break
+        else:
+            raise ValueError("exhausted")
+    elif c2:
+        return 1
+    return log

@@ -41,6 +41,7 @@ KNOWN_FALLBACK = {
     "for_loop_retrying_under_a_suppressing_with": {10},
     "while_true_retrying_under_a_suppressing_with": {10},
     "while_loop_retrying_under_a_suppressing_with_then_code": {12, 13},
+    "while_else_breaking_from_a_with_in_an_if_branch": {10},
 }
 
 

@@ -1031,9 +1031,10 @@ static int add_delete(dc *d, dc_stack *st, dp_nodes *out, dp_node *target, int a
 int dc_jump_stmt(dc *d, int i, int target, int exit, dp_nodes *out, int *handled) {
     *handled = 1;
     /* only the innermost loop can be the target of break/continue; inside a
-     * loop a jump to its exit is a break even where a region ends there too */
+     * loop a jump to its exit (or where its breaks go on, when its exit ends
+     * the enclosing region) is a break even where a region ends there too */
     dc_loop *lp = d->loop;
-    if (lp && target == lp->brk && target != lp->head)
+    if (lp && (target == lp->brk || target == lp->then) && target != lp->head)
         return dc_add(d, out, dc_stmt(d, S_BREAK, i));
     if (target == exit)
         return 0;
