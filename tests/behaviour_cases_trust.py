@@ -593,3 +593,23 @@ def return_of_a_bool_op_through_two_finally_blocks_in_a_loop(xs, x, c, log):
     finally:
         log.append(2)
     return log
+
+
+# --- 3.11: a return in a try body pops the except block first, so its code
+# follows the range the handler protects, and the body's other branches jump
+# past it: it was read as the try's else clause (run after every branch) ------
+
+@case((1, [1], []), (1, [], []), (0, [], []), ("boom", [], []))
+def return_in_the_last_branch_of_a_try_except_finally_body(x, xs, log):
+    try:
+        if x in xs:
+            log.append(1)
+        elif x:
+            if x == "boom":
+                raise ValueError(x)
+            return 1
+    except Exception:
+        log.append(2)
+    finally:
+        log.append(38)
+    return log

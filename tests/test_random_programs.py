@@ -25,7 +25,6 @@ MODES = {"as-printed": dict(validate=True), "state-machine": dict(force_fallback
 KNOWN_WRONG_UNVALIDATED = {
     (8, True): {629},
     (9, True): {629},
-    (11, True): {114},
     (12, False): {849},  # a with whose body never completes, in a try: its suppressed way on lost
     (12, True): {421, 877},
     (13, False): {849},

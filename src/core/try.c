@@ -1038,12 +1038,29 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
 
 /* try/except before 3.12: the handlers follow the body and its else
  * clause [body's stop, H); the statement ends where their jumps go. */
+/* 3.11: a return in the body pops the except block first, so its code (a
+ * line's NOP, finally copies, the constant, RETURN_VALUE) follows the
+ * table's range [i, body_end); the body's other ways out jump past it, to
+ * t.  That code is the rest of the body's last branch, not an else clause,
+ * which every way through the body reaches: the body ends at t. */
+static int body_past_table(const dc *d, int i, int body_end, int H) {
+    int t = -1;
+    for (int j = i; j < body_end; j++) {
+        const dp_instr *x = &d->in[j];
+        if (dc_is_jump(x->op) && x->target > body_end && x->target < H && x->target > t &&
+            !dc_is_loop_exit(d, x->target))
+            t = x->target;
+    }
+    return t > body_end && dc_unwinds_to_return(d, body_end, t) ? t : body_end;
+}
+
 static int try_except_inline(dc *d, try_parts *t, int body_end) {
     int H = t->H, cend = t->cend, star_else, star_after;
     if (d->lay.star_else_after_handlers &&
         dc_except_star_layout(d, H, t->clean, cend, body_end, &star_else, &star_after))
         return except_star_311(d, t->tr, H, t->i, t->end, t->clean, cend, body_end, star_else, star_after, t->st,
                                t->out, t->next, t->falls);
+    body_end = body_past_table(d, t->i, body_end, H);
     int after = try_after(d, body_end, cend, cend);
     for (int j = H; j < cend; j++) {
         const dp_instr *x = &d->in[j];
