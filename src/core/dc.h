@@ -191,7 +191,7 @@ static inline int dc_handler_at(const dc *d, int i) {
     return d->in[h].op == IR_STOPITERATION_ERROR ? -1 : h;
 }
 
-/* Is instruction i in the body of the try whose handler is at h (3.12+)?
+/* Is instruction i in the body of the try whose handler is at h (3.11+)?
  * It is protected by h, or by a handler whose code h protects in turn (a
  * nested try or with); code that a later try protects is not.  With h
  * unknown (-1): protected at all. */

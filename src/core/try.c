@@ -1036,8 +1036,6 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
     return dc_add(d, t->out, tr);
 }
 
-/* try/except before 3.12: the handlers follow the body and its else
- * clause [body's stop, H); the statement ends where their jumps go. */
 /* 3.11: a return in the body pops the except block first, so its code (a
  * line's NOP, finally copies, the constant, RETURN_VALUE) follows the
  * table's range [i, body_end); the body's other ways out jump past it, to
@@ -1054,6 +1052,8 @@ static int body_past_table(const dc *d, int i, int body_end, int H) {
     return t > body_end && dc_unwinds_to_return(d, body_end, t) ? t : body_end;
 }
 
+/* try/except before 3.12: the handlers follow the body and its else
+ * clause [body's stop, H); the statement ends where their jumps go. */
 static int try_except_inline(dc *d, try_parts *t, int body_end) {
     int H = t->H, cend = t->cend, star_else, star_after;
     if (d->lay.star_else_after_handlers &&
