@@ -55,6 +55,7 @@ static int value_step(dc *d, int q, dc_stack *st, int *next) {
 /* Speculatively evaluates a pure operand from `p`: expression steps only,
  * up to a conditional jump with exactly one new value on the stack. */
 static int try_segment(dc *d, int p, int end, dc_stack *st, seg *out) {
+    size_t shared = d->shared_seq; /* (put back below: the copy is gone then, see dc.h) */
     dc_stack tmp = {0};
     if (dc_stack_copy(d, &tmp, st) < 0)
         return -1;
@@ -75,7 +76,9 @@ static int try_segment(dc *d, int p, int end, dc_stack *st, seg *out) {
             break;
         q = nq;
     }
-    if (!dc_spec_end(d, &sp, ok ? 0 : -1) || !ok)
+    int kept = dc_spec_end(d, &sp, ok ? 0 : -1);
+    d->shared_seq = shared;
+    if (!kept || !ok)
         return 0;
     dp_node *x = tmp.v[tmp.n - 1];
     out->start = p;

@@ -122,7 +122,10 @@ typedef struct dc {
     int spec_depth;    /* speculations open (dc_spec_begin) */
     size_t shared_seq; /* nodes made up to this one (dp_node.seq) may be on more than one
                           stack: a stack copy or a speculation began after them; one is
-                          copied before it is changed in place (dc_own_slot) */
+                          copied before it is changed in place (dc_own_slot).  A
+                          speculation puts it back at its end: the copies made inside
+                          are gone (a display whose every value holds a conditional
+                          expression is not copied at each) */
     dc_handler *handlers;
     int nhandlers;
     int *opened_log;   /* handlers whose `opened` was set, in order (dc_open_handler), so
@@ -350,6 +353,7 @@ typedef struct dc_spec {
     int nglobals, nnonlocals;  /* lengths of d->globals and d->nonlocals before */
     dp_node *pending_chain;
     int ntemps;
+    size_t shared_seq;         /* d->shared_seq before: the stacks copied inside are gone after */
 } dc_spec;
 void dc_spec_begin(dc *d, dc_spec *s);
 /* Returns 1 if the speculation succeeded, 0 if it failed (error cleared). */

@@ -338,8 +338,8 @@ static int as_keywords(const dp_node *dict, const dp_node *into, int allow_star)
 static int literal_is_items(const dp_node *dict, int first) {
     if (first)
         return 1;
-    int run = 0;
-    while (run < dict->l1.n && dict->l1.v[dict->l1.n - 1 - run] != NULL)
+    int run = 0; /* (the items since the last `**`, counted up to 16) */
+    while (run < 16 && run < dict->l1.n && dict->l1.v[dict->l1.n - 1 - run] != NULL)
         run++;
     return dict->l1.n > 0 && (run == 0 || run >= 16);
 }

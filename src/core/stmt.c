@@ -42,6 +42,7 @@ static void *log_room(dc *d, void *p, int n, int *cap, size_t size, int at) {
  * that every instruction was used would count code no statement holds),
  * the declarations it added, a pending chained assignment, temporaries. */
 void dc_spec_begin(dc *d, dc_spec *s) {
+    s->shared_seq = d->shared_seq;
     d->shared_seq = d->sh->ar->nodes; /* (a dropped speculation's changes to displays: dc_own_slot) */
     s->saved = *d->sh->err;
     s->pending_chain = d->pending_chain;
@@ -59,6 +60,7 @@ int dc_spec_end(dc *d, dc_spec *s, int result) {
     /* (set from the saved depth: a speculation left by an error return
      * inside this one is closed here too) */
     d->spec_depth = s->depth;
+    d->shared_seq = s->shared_seq;
     if (result >= 0 && !d->sh->err->set) {
         if (d->spec_depth == 0)
             d->nseen_log = d->nundo = d->nundo_ins = 0; /* nothing left that could undo these */
