@@ -266,3 +266,15 @@ def test_the_pyc_api_reads_only_regular_files(tmp_path):
     bad.write_bytes(b"\0" * 64)
     with pytest.raises(ValueError, match="not a .pyc file"):
         depyf.Decompiler.from_pyc(str(bad))
+
+
+@pytest.mark.skipif(sys.version_info < (3, 10), reason="3.8/3.9 keep every value of a display on the stack, "
+                    "which each conditional copies: quadratic still (docs/limits.md)")
+def test_a_display_with_a_conditional_in_every_value_needs_memory_in_proportion():
+    # Each conditional expression is walked on copies of the stack, which hold the
+    # dict being built; copying that dict before each addition (to keep the copies
+    # apart) was quadratic: 24,000 values needed more than 8 KiB each (about 3 now).
+    n = 24000
+    src = "def f(a, b, c):\n    return {%s}\n" % ", ".join("'k%d': (a if c else b)" % i for i in range(n))
+    out = _core.decompile(function_code(src), validate=False, memory_limit=n * 8 << 10)
+    assert "depyf:" not in out and out.count(" if c else b") == n
