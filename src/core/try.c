@@ -1036,11 +1036,13 @@ static int try_except_312(dc *d, try_parts *t, int body_end) {
     return dc_add(d, t->out, tr);
 }
 
-/* 3.11: a return in the body pops the except block first, so its code (a
- * line's NOP, finally copies, the constant, RETURN_VALUE) follows the
- * table's range [i, body_end); the body's other ways out jump past it, to
- * t.  That code is the rest of the body's last branch, not an else clause,
- * which every way through the body reaches: the body ends at t. */
+/* 3.11: a return in the body pops the except block first, so its code (the
+ * return's line as a NOP, finally copies, the constant, RETURN_VALUE)
+ * follows the table's range [i, body_end); the body's other ways out jump
+ * past it, to t.  That code is the rest of the body's last branch, not an
+ * else clause, which every way through the body reaches: the body ends at
+ * t.  (A copy of the code after the statement, a `return None` with no
+ * line of its own, reads better after it: it starts with the constant.) */
 static int body_past_table(const dc *d, int i, int body_end, int H) {
     int t = -1;
     for (int j = i; j < body_end; j++) {
@@ -1049,7 +1051,7 @@ static int body_past_table(const dc *d, int i, int body_end, int H) {
             !dc_is_loop_exit(d, x->target))
             t = x->target;
     }
-    return t > body_end && dc_unwinds_to_return(d, body_end, t) ? t : body_end;
+    return t > body_end && d->in[body_end].op != IR_LOAD_CONST && dc_unwinds_to_return(d, body_end, t) ? t : body_end;
 }
 
 /* try/except before 3.12: the handlers follow the body and its else
